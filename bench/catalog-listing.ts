@@ -16,11 +16,15 @@ import { testConfig } from "../test/appliance.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const files = Number(args.get("files") ?? 600);
 const repeat = Number(args.get("repeat") ?? 20);
 const dir = mkdtempSync(join(tmpdir(), "svc-listing-"));
-const app = await startAppliance(testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000 } } }), createLogger({ test: true }));
+const app = await startAppliance(
+  testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000 } } }),
+  createLogger({ test: true }),
+);
 try {
   const lake = app.lake!;
   const { packet, template } = packetSource("listing");
@@ -35,7 +39,8 @@ try {
     flushMs.push(performance.now() - t0);
   }
   flushMs.sort((a, b) => a - b);
-  const catalog = (lake as unknown as { parts: { catalog: import("../src/lake/catalog-port.ts").LakeCatalog } }).parts.catalog;
+  const catalog = (lake as unknown as { parts: { catalog: import("../src/lake/catalog-port.ts").LakeCatalog } }).parts
+    .catalog;
   const table = (await catalog.getTable("main", "hep_proto_1_call"))!;
   const time = async (fn: () => Promise<unknown>) => {
     const out: number[] = [];

@@ -3,7 +3,8 @@
  * bound address of each module read from its "listening" log line, error lines collected. Killed
  * when the bench process exits, whatever fails.
  */
-const spawn = (cfgPath: string) => Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "ignore" });
+const spawn = (cfgPath: string) =>
+  Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "ignore" });
 
 export interface ChildAppliance {
   child: ReturnType<typeof spawn>;
@@ -14,7 +15,11 @@ export interface ChildAppliance {
   errorLines: string[];
 }
 
-export async function startChildAppliance(cfgPath: string, waitFor: string[], timeoutMs = 30_000): Promise<ChildAppliance> {
+export async function startChildAppliance(
+  cfgPath: string,
+  waitFor: string[],
+  timeoutMs = 30_000,
+): Promise<ChildAppliance> {
   const child = spawn(cfgPath);
   process.on("exit", () => child.kill("SIGKILL"));
   const addresses: Record<string, string> = {};
@@ -46,7 +51,10 @@ export async function startChildAppliance(cfgPath: string, waitFor: string[], ti
   })();
   const deadline = Date.now() + timeoutMs;
   while (!started || !waitFor.every((m) => addresses[m])) {
-    if (Date.now() > deadline) throw new Error(`appliance did not start (waiting for ${[...waitFor.filter((m) => !addresses[m]), ...(started ? [] : ["svc started"])].join(", ")})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `appliance did not start (waiting for ${[...waitFor.filter((m) => !addresses[m]), ...(started ? [] : ["svc started"])].join(", ")})`,
+      );
     await Bun.sleep(50);
   }
   return { child, addresses, errorLines, port: (m) => Number(addresses[m]?.split(":").pop()) };

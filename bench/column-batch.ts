@@ -21,7 +21,8 @@ import { parseSip, type SipMessage } from "../src/sip/index.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const seconds = Number(args.get("seconds") ?? 5);
 const seal = Number(args.get("seal") ?? 4096);
 const threads = args.get("threads") ?? "2";
@@ -44,7 +45,12 @@ const cpu = () => {
 };
 
 /** Rows per CPU-µs through `write` for `seconds`, sealing every `seal` rows; also the sealed bytes per row. */
-function run(name: string, write: (k: number) => void, sealNow: () => number, secs = seconds): { name: string; us_per_row: number; sealed_bytes_per_row: number } {
+function run(
+  name: string,
+  write: (k: number) => void,
+  sealNow: () => number,
+  secs = seconds,
+): { name: string; us_per_row: number; sealed_bytes_per_row: number } {
   const until = performance.now() + secs * 1000;
   const c0 = cpu();
   let rows = 0;
@@ -54,7 +60,11 @@ function run(name: string, write: (k: number) => void, sealNow: () => number, se
     rows += seal;
     bytes += sealNow();
   }
-  return { name, us_per_row: Math.round(((cpu() - c0) / rows) * 100) / 100, sealed_bytes_per_row: Math.round((bytes / rows) * 10) / 10 };
+  return {
+    name,
+    us_per_row: Math.round(((cpu() - c0) / rows) * 100) / 100,
+    sealed_bytes_per_row: Math.round((bytes / rows) * 10) / 10,
+  };
 }
 
 const csv = new CsvBatch(csvColumns(table).length, 8 << 20);
@@ -116,13 +126,17 @@ const f0 = cpu();
 const until = performance.now() + seconds * 1000;
 let n = 0;
 while (performance.now() < until) {
-  await con.run(`COPY (SELECT * FROM (${source})) TO '${join(dir, `f${n++ % 2}.parquet`)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`);
+  await con.run(
+    `COPY (SELECT * FROM (${source})) TO '${join(dir, `f${n++ % 2}.parquet`)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`,
+  );
   flushRows += seal * 10;
 }
 const copyUs = Math.round(((cpu() - f0) / flushRows) * 100) / 100;
 const flushBytes = Bun.file(join(dir, "f0.parquet")).size / (seal * 10);
 writeFileSync(join(dir, "ours.parquet"), Buffer.concat(lastParquet));
-const check = (await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${join(dir, "ours.parquet")}')`)).getRowObjects()[0]!.n;
+const check = (
+  await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${join(dir, "ours.parquet")}')`)
+).getRowObjects()[0]!.n;
 con.closeSync();
 db.closeSync();
 rmSync(dir, { recursive: true, force: true });
@@ -130,7 +144,11 @@ console.log(
   JSON.stringify({
     seal_rows: seal,
     writers: results,
-    duckdb_flush_copy: { threads: Number(threads), us_per_row: copyUs, parquet_bytes_per_row: Math.round(flushBytes * 10) / 10 },
+    duckdb_flush_copy: {
+      threads: Number(threads),
+      us_per_row: copyUs,
+      parquet_bytes_per_row: Math.round(flushBytes * 10) / 10,
+    },
     ours_read_back_rows: Number(check),
   }),
 );

@@ -24,7 +24,8 @@ import type { NewDataFile } from "../src/lake/catalog-port.ts";
 import { testConfig } from "../test/appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const MiB = 1024 * 1024;
 const DEF = hepTableDef(1, "call");
 const KEY = `${DEF.schema}.${DEF.name}`;
@@ -56,7 +57,11 @@ function rowsSql(first: number, n: number, t0Us: number, stepUs: number): string
 async function generate(dir: string, totalBytes: number, fileBytes: number): Promise<void> {
   const dataPath = join(dir, "lake/");
   const cat = openLakeCatalog({ path: join(dir, "catalog.sqlite"), dataPath });
-  const info = await cat.ensureTable(DEF.schema, { name: DEF.name, columns: DEF.columns.map((c) => ({ name: c.name, type: c.type })), partitionBy: "date" });
+  const info = await cat.ensureTable(DEF.schema, {
+    name: DEF.name,
+    columns: DEF.columns.map((c) => ({ name: c.name, type: c.type })),
+    partitionBy: "date",
+  });
   const db = await DuckDBInstance.create(":memory:", { threads: "2" });
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");
@@ -66,7 +71,9 @@ async function generate(dir: string, totalBytes: number, fileBytes: number): Pro
   const startUs = (Math.floor(Date.now() / dayMs) - 1) * dayMs * 1000; // yesterday 00:00 UTC: two partitions
   // Bytes per row from a calibration file (not registered), then rows per file and the time step.
   const probe = join(dir, "probe.parquet");
-  await con.run(`COPY (${rowsSql(0, 5000, startUs, 1000)}) TO '${probe}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`);
+  await con.run(
+    `COPY (${rowsSql(0, 5000, startUs, 1000)}) TO '${probe}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`,
+  );
   const bytesPerRow = Bun.file(probe).size / 5000;
   rmSync(probe);
   const rowsPerFile = Math.max(100, Math.round(fileBytes / bytesPerRow));
@@ -109,7 +116,12 @@ const mib = (b: number) => Math.round(b / MiB);
 async function measure(dir: string, engine: string, memoryLimit: string): Promise<void> {
   const config = testConfig(dir, {
     ingest: { hep: { enable: false }, line_protocol: { enable: false } },
-    storage: { lakehouse: { retention: { days: 0 }, compaction: { engine, min_age_sec: 0, check_interval_sec: 86_400, memory_limit: memoryLimit } } },
+    storage: {
+      lakehouse: {
+        retention: { days: 0 },
+        compaction: { engine, min_age_sec: 0, check_interval_sec: 86_400, memory_limit: memoryLimit },
+      },
+    },
   });
   const metrics = new MetricsRegistry();
   configureLogging({ level: "warn" });
@@ -119,7 +131,11 @@ async function measure(dir: string, engine: string, memoryLimit: string): Promis
     await lake.defineTable(DEF);
     const state = async () => {
       const files = await lake.files(KEY);
-      return { files: files.length, mib: mib(files.reduce((s, f) => s + f.bytes, 0)), rows: files.reduce((s, f) => s + f.rows, 0) };
+      return {
+        files: files.length,
+        mib: mib(files.reduce((s, f) => s + f.bytes, 0)),
+        rows: files.reduce((s, f) => s + f.rows, 0),
+      };
     };
     // From the catalog only: a DuckDB query over every row now would leave its memory in the idle figure.
     const before = await state();
@@ -139,7 +155,8 @@ async function measure(dir: string, engine: string, memoryLimit: string): Promis
     clearInterval(timer);
     const peak = kb("VmHWM");
     const after = await state();
-    const check = (await lake.query(`SELECT count(*) AS n, count(DISTINCT uuid) AS d FROM svc_lake.main.${DEF.name}`)).rows[0] as { n: number; d: number };
+    const check = (await lake.query(`SELECT count(*) AS n, count(DISTINCT uuid) AS d FROM svc_lake.main.${DEF.name}`))
+      .rows[0] as { n: number; d: number };
     console.log(
       JSON.stringify({
         engine,
@@ -174,9 +191,21 @@ if (args.has("generate")) {
   try {
     const source = data ? resolve(data) : dir;
     if (!existsSync(join(source, "catalog.sqlite"))) {
-      const gen = spawnSync(process.execPath, [import.meta.path, "--generate", source, "--bytes", String(Math.round(gb * 1024 * MiB)), "--file-bytes", String(Math.round(fileMb * MiB))], {
-        stdio: ["ignore", "inherit", "inherit"],
-      });
+      const gen = spawnSync(
+        process.execPath,
+        [
+          import.meta.path,
+          "--generate",
+          source,
+          "--bytes",
+          String(Math.round(gb * 1024 * MiB)),
+          "--file-bytes",
+          String(Math.round(fileMb * MiB)),
+        ],
+        {
+          stdio: ["ignore", "inherit", "inherit"],
+        },
+      );
       if (gen.status !== 0) throw new Error(`generator failed (${gen.status})`);
     }
     // --data: the generated lake is kept there and each run compacts a copy of it.

@@ -18,7 +18,8 @@ import { waitFor } from "../test/harness.ts";
 import { startChildAppliance } from "./child-appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const COUNTS = (args.get("nodes") ?? "1,2,4,8").split(",").map(Number);
 const ROWS = Number(args.get("rows") ?? 20_000);
 const RUNS = Number(args.get("runs") ?? 30);
@@ -27,7 +28,8 @@ const MAX = Math.max(...COUNTS);
 const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-fan-out-bench-"));
 const now = Date.now();
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 
 // --- the nodes: child processes, each with its own calls over the last hour ------------------
 const nodes: Array<{ url: string }> = [];
@@ -62,36 +64,60 @@ for (let n = 0; n < MAX; n++) {
     const r = await fetch(`${url}/api/v1/hep`, { method: "POST", body: Buffer.concat(packets) });
     if (r.status !== 202) throw new Error(`node ${n}: HEP POST ${r.status} ${await r.text()}`);
   }
-  const rows = async () => ((await (await fetch(`${url}/api/v1/metadata/stats`)).json()) as { row_count: number }).row_count;
+  const rows = async () =>
+    ((await (await fetch(`${url}/api/v1/metadata/stats`)).json()) as { row_count: number }).row_count;
   await waitFor(`node ${n}: all ${ROWS} calls stored`, async () => (await rows()) >= ROWS || undefined, 300_000, 200);
   nodes.push({ url });
   console.error(`node ${n}: ${ROWS} calls at ${url}`);
 }
 
 // --- one coordinator per node count, in-process, measured --------------------------------------
-console.log(`| nodes | search newest 100: median / p90 ms | histogram 1 h by method: median / p90 ms | call view of one Call-ID: median / p90 ms |`);
+console.log(
+  `| nodes | search newest 100: median / p90 ms | histogram 1 h by method: median / p90 ms | call view of one Call-ID: median / p90 ms |`,
+);
 console.log(`|---|---|---|---|`);
 for (const count of COUNTS) {
   await using coord = await startTestAppliance(join(dir, `coord-${count}`), {
     log: { level: "error" },
     ingest: { hep: { enable: false } },
-    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, nodes: nodes.slice(0, count).map((x, i) => ({ name: `n${i}`, url: x.url })) },
+    coordinator: {
+      auth: { admin_password_hash: sha256Hex(PASSWORD) },
+      nodes: nodes.slice(0, count).map((x, i) => ({ name: `n${i}`, url: x.url })),
+    },
     storage: { lakehouse: { tuning: { threads: 1, memory_limit: "256MB" } } },
   });
   const api = `${coord.app.coordinatorUrl}/api/v4`;
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await login.json()) as { token: string }).token;
   const post = async (path: string, body: unknown) => {
     const t = performance.now();
-    const r = await fetch(`${api}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    const r = await fetch(`${api}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
     const j = (await r.json()) as { meta?: { partial?: boolean } };
     if (!r.ok || j.meta?.partial) throw new Error(`${path}: ${r.status} ${JSON.stringify(j).slice(0, 300)}`);
     return performance.now() - t;
   };
   const window = { from: now - 3_600_000, to: now + 60_000 };
   const reads = {
-    search: () => post("/transactions/search", { filter: { proto_type: 1, event_type: "call" }, param: { limit: 100 }, timestamp: window }),
-    histogram: () => post("/transactions/histogram", { filter: { proto_type: 1, event_type: "call" }, timestamp: window, group_by: "method" }),
+    search: () =>
+      post("/transactions/search", {
+        filter: { proto_type: 1, event_type: "call" },
+        param: { limit: 100 },
+        timestamp: window,
+      }),
+    histogram: () =>
+      post("/transactions/histogram", {
+        filter: { proto_type: 1, event_type: "call" },
+        timestamp: window,
+        group_by: "method",
+      }),
     call: () => post("/transactions/messages", { session_id: `n0-${Math.floor(ROWS / 2)}@bench`, timestamp: window }),
   };
   const cells: string[] = [];

@@ -15,16 +15,23 @@ import { startAppliance } from "../src/main.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const rows = Number(args.get("rows") ?? 250_000);
 const files = Number(args.get("files") ?? 50);
 const variant = args.get("variant") ?? "base";
 const dir = mkdtempSync(join(tmpdir(), "svc-flushmem-"));
 const KEY = "main.hep_proto_1_call";
-const status = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024;
+const status = (k: string) =>
+  Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024;
 const mb = (b: number) => Math.round(b / 1048576);
 
-const app = await startAppliance(testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000 } } }), createLogger({ test: true }));
+const app = await startAppliance(
+  testConfig(dir, {
+    storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000 } },
+  }),
+  createLogger({ test: true }),
+);
 try {
   const { packet, template } = packetSource("flushmem");
   const buf = template.slice();
@@ -34,8 +41,12 @@ try {
     await app.lake!.sync();
   }
   let source = await app.lake!.scanSql(KEY);
-  if (variant === "buf2m") source = source.replaceAll("strict_mode = true", "strict_mode = true, buffer_size = 2097152");
-  const db = await DuckDBInstance.create(":memory:", { threads: variant === "t1" ? "1" : "2", memory_limit: variant === "mem512" ? "512MB" : (args.get("memory-limit") ?? "2GB") });
+  if (variant === "buf2m")
+    source = source.replaceAll("strict_mode = true", "strict_mode = true, buffer_size = 2097152");
+  const db = await DuckDBInstance.create(":memory:", {
+    threads: variant === "t1" ? "1" : "2",
+    memory_limit: variant === "mem512" ? "512MB" : (args.get("memory-limit") ?? "2GB"),
+  });
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");
   await con.run("SET preserve_insertion_order = false");
@@ -50,7 +61,11 @@ try {
   );
   const c = process.cpuUsage(c0);
   const peak = status("VmHWM");
-  const groups = Number((await con.runAndReadAll(`SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata('${out}')`)).getRowObjects()[0]!.n);
+  const groups = Number(
+    (
+      await con.runAndReadAll(`SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata('${out}')`)
+    ).getRowObjects()[0]!.n,
+  );
   console.log(
     JSON.stringify({
       variant,

@@ -14,13 +14,23 @@ import { testConfig } from "../test/appliance.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const rows = Number(args.get("rows") ?? 200_000);
 const sealRows = Number(args.get("seal-rows") ?? 5000);
 for (const every of (args.get("every") ?? "10000,50000").split(",").map(Number)) {
   const dir = mkdtempSync(join(tmpdir(), "svc-flushsize-"));
   const app = await startAppliance(
-    testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000, tuning: { threads: 2, memory_limit: "2GB" } } } }),
+    testConfig(dir, {
+      storage: {
+        lakehouse: {
+          flush_interval_sec: 3600,
+          batch_size: 1_000_000_000,
+          max_buffered_rows: 10_000_000,
+          tuning: { threads: 2, memory_limit: "2GB" },
+        },
+      },
+    }),
     createLogger({ test: true }),
   );
   try {
@@ -36,7 +46,8 @@ for (const every of (args.get("every") ?? "10000,50000").split(",").map(Number))
     let cpuUs = 0;
     let flushes = 0;
     for (let n = 0; n < rows; ) {
-      for (const end = Math.min(rows, n + sealRows); n < end; n++) app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
+      for (const end = Math.min(rows, n + sealRows); n < end; n++)
+        app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
       await lake.sync();
       if (n % every === 0 || n === rows) {
         const c0 = process.cpuUsage();
@@ -46,7 +57,14 @@ for (const every of (args.get("every") ?? "10000,50000").split(",").map(Number))
         flushes++;
       }
     }
-    console.log(JSON.stringify({ rows_per_flush: every, flushes, flush_cpu_us_per_row: Math.round((cpuUs / rows) * 100) / 100, flush_cpu_ms_per_flush: Math.round(cpuUs / flushes / 100) / 10 }));
+    console.log(
+      JSON.stringify({
+        rows_per_flush: every,
+        flushes,
+        flush_cpu_us_per_row: Math.round((cpuUs / rows) * 100) / 100,
+        flush_cpu_ms_per_flush: Math.round(cpuUs / flushes / 100) / 10,
+      }),
+    );
   } finally {
     await app.stop();
     rmSync(dir, { recursive: true, force: true });

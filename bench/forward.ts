@@ -29,7 +29,12 @@ import { TcpProxy } from "../test/peers/tcp-proxy.ts";
 import { startChildAppliance } from "./child-appliance.ts";
 
 const { values } = parseArgs({
-  options: { backlog: { type: "string", default: "50000" }, rate: { type: "string", default: "2000" }, seconds: { type: "string", default: "10" }, probes: { type: "string", default: "20" } },
+  options: {
+    backlog: { type: "string", default: "50000" },
+    rate: { type: "string", default: "2000" },
+    seconds: { type: "string", default: "10" },
+    probes: { type: "string", default: "20" },
+  },
 });
 const PROBES = Number(values.probes);
 const PASSWORD = "bench-forward-admin-password";
@@ -39,21 +44,34 @@ const SECONDS = Number(values.seconds);
 const TOKEN = "bench-forward-token-0123456789abcdef";
 
 /** Waits for `cond`, polled every 5 ms: the catch-up time is read from when it turns true. */
-const until = (what: string, cond: () => boolean, timeoutMs: number) => waitFor(what, () => cond() || undefined, timeoutMs, 5);
+const until = (what: string, cond: () => boolean, timeoutMs: number) =>
+  waitFor(what, () => cond() || undefined, timeoutMs, 5);
 
 const root = mkdtempSync(join(tmpdir(), "svc-bench-forward-"));
 const cfgPath = join(root, "central.json");
 const centralDir = join(root, "central");
 writeFileSync(
   cfgPath,
-  JSON.stringify(testConfigJson(centralDir, { node: { http_server: { token: TOKEN } }, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, log: { level: "info", format: "json" } })),
+  JSON.stringify(
+    testConfigJson(centralDir, {
+      node: { http_server: { token: TOKEN } },
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      log: { level: "info", format: "json" },
+    }),
+  ),
 );
 const central = await startChildAppliance(cfgPath, ["node-http", "coordinator-http"]);
 const proxy = new TcpProxy(central.port("node-http")).start();
 
 async function edge(name: string, forward: boolean): Promise<RunningApp> {
   const dir = join(root, name);
-  return await startAppliance(testConfig(dir, forward ? { ingest: { forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN } } } : {}), createLogger({ test: true }));
+  return await startAppliance(
+    testConfig(
+      dir,
+      forward ? { ingest: { forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN } } } : {},
+    ),
+    createLogger({ test: true }),
+  );
 }
 
 async function sendHttp(app: RunningApp, prefix: string, n: number): Promise<void> {
@@ -89,18 +107,33 @@ async function steady(app: RunningApp, prefix: string): Promise<{ cpu: number; m
 /** Milliseconds from the edge's 202 until the central's coordinator finds the Call-ID, per probe. */
 async function foundOnCentral(app: RunningApp): Promise<number[]> {
   const base = `http://127.0.0.1:${central.port("coordinator-http")}/api/v4`;
-  const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${base}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const { token } = (await login.json()) as { token: string };
   const found = async (callId: string, fromMs: number): Promise<boolean> => {
-    const body = { param: { limit: 1 }, timestamp: { from: fromMs - 60_000, to: Date.now() + 60_000 }, filter: { proto_type: 1, event_type: "call", call_id: callId } };
-    const r = await fetch(`${base}/transactions/search`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const body = {
+      param: { limit: 1 },
+      timestamp: { from: fromMs - 60_000, to: Date.now() + 60_000 },
+      filter: { proto_type: 1, event_type: "call", call_id: callId },
+    };
+    const r = await fetch(`${base}/transactions/search`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return r.status === 200 && ((await r.json()) as { data: { items: unknown[] } }).data.items.length > 0;
   };
   const ms: number[] = [];
   for (let i = 0; i < PROBES; i++) {
     const callId = `probe-${i}-${crypto.randomUUID()}`;
     const at = Date.now();
-    const res = await fetch(`${app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(forwardPacket(callId, i)) });
+    const res = await fetch(`${app.nodeUrl}/api/v1/hep`, {
+      method: "POST",
+      body: Buffer.from(forwardPacket(callId, i)),
+    });
     if (res.status !== 202) throw new Error(`edge answered ${res.status}`);
     const t0 = performance.now();
     await waitFor(`probe ${i} on the central`, async () => (await found(callId, at)) || undefined, 60_000, 20);
@@ -166,7 +199,9 @@ try {
     `steady ${RATE} packets/s over UDP for ${SECONDS} s: edge CPU ${(base.cpu * 100).toFixed(1)} % of a core without forwarding, ${(fwd.cpu * 100).toFixed(1)} % with (+${((fwd.cpu - base.cpu) * 100).toFixed(1)} points); max lag ${fwd.maxLag.toFixed(2)} s`,
   );
   const at = (q: number) => Math.round(probes[Math.min(probes.length - 1, Math.floor(q * probes.length))]!);
-  console.log(`found on the central's coordinator after the edge's 202 (${probes.length} probes): p50 ${at(0.5)} ms, max ${at(1)} ms`);
+  console.log(
+    `found on the central's coordinator after the edge's 202 (${probes.length} probes): p50 ${at(0.5)} ms, max ${at(1)} ms`,
+  );
   console.log(
     `catch-up beside live capture at ${RATE}/s: ${BACKLOG} waiting packets sent in ${caughtUpSec.toFixed(1)} s after the link came back, the first batch acknowledged after ${(caughtUpSec - afterFirstSec).toFixed(1)} s (back-off), then ${Math.round((BACKLOG - firstLive) / afterFirstSec)} packets/s; live datagrams received ${liveReceived} of ${liveRun.sent}, kernel drops ${kernelDrops}`,
   );

@@ -64,7 +64,9 @@ function measure(label: string, seconds: number, run: () => void): void {
     n += 10_000;
   }
   const elapsed = (Bun.nanoseconds() - start) / 1e9;
-  console.log(`${label}: ${Math.round(n / elapsed).toLocaleString("en-US")} msgs/s (${((elapsed / n) * 1e9).toFixed(0)} ns/msg)`);
+  console.log(
+    `${label}: ${Math.round(n / elapsed).toLocaleString("en-US")} msgs/s (${((elapsed / n) * 1e9).toFixed(0)} ns/msg)`,
+  );
 }
 
 const seconds = Number(process.argv[2] ?? 2);

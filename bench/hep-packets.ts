@@ -31,7 +31,11 @@ export function packetSource(prefix: string): PacketSource {
     branch: BRANCH,
     srcIp: "192.0.2.10",
     mediaPort: 30000,
-    extraHeaders: ["P-Asserted-Identity: <sip:+15551234567@example.com>", "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, PRACK, UPDATE, INFO", "Supported: 100rel, timer, replaces"],
+    extraHeaders: [
+      "P-Asserted-Identity: <sip:+15551234567@example.com>",
+      "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, PRACK, UPDATE, INFO",
+      "Supported: 100rel, timer, replaces",
+    ],
   });
   const template = encodeHep3({
     srcIp: "192.0.2.10",
@@ -47,7 +51,8 @@ export function packetSource(prefix: string): PacketSource {
   });
   const text = new TextDecoder("latin1").decode(template);
   const digitOffsets: number[] = [];
-  for (let at = text.indexOf(callId); at >= 0; at = text.indexOf(callId, at + 1)) digitOffsets.push(at + prefix.length + 1);
+  for (let at = text.indexOf(callId); at >= 0; at = text.indexOf(callId, at + 1))
+    digitOffsets.push(at + prefix.length + 1);
   // HEP3 chunks: find 0x0009 (seconds) and 0x000a (microseconds) by walking the chunk list.
   const dv = new DataView(template.buffer, template.byteOffset, template.byteLength);
   let secOff = -1;

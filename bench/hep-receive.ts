@@ -9,14 +9,22 @@
 import { MetricsRegistry, createLogger, type TableDef } from "../src/core/index.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 
 if (args.has("serve")) {
   const { BatchSink, createHepListeners, createHepPipeline } = await import("../src/ingest/index.ts");
   const { loadConfig } = await import("../src/config/index.ts");
   const cfg = loadConfig({
     env: {},
-    json: { ingest: { hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 67108864, batch_receive: args.get("batch") !== "0" }, tcp: { enable: false } } } },
+    json: {
+      ingest: {
+        hep: {
+          udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 67108864, batch_receive: args.get("batch") !== "0" },
+          tcp: { enable: false },
+        },
+      },
+    },
   }).config;
   const registry = new MetricsRegistry();
   const logger = createLogger();
@@ -49,10 +57,21 @@ if (args.has("serve")) {
   const rate = Number(args.get("rate") ?? 60000);
   const seconds = Number(args.get("seconds") ?? 10);
   const profile = args.get("profile");
-  const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), import.meta.path, "--serve", "1", "--batch", args.get("batch") ?? "1"], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []),
+      import.meta.path,
+      "--serve",
+      "1",
+      "--batch",
+      args.get("batch") ?? "1",
+    ],
+    {
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
   const reader = child.stdout.getReader();
   const lines: string[] = [];
   let buf = "";
@@ -76,7 +95,19 @@ if (args.has("serve")) {
   };
   await Bun.sleep(300);
   const t0 = await ticks();
-  const sender = Bun.spawn([process.execPath, `${import.meta.dir}/hep-sender.ts`, "--target", `127.0.0.1:${port}`, "--rate", String(rate), "--seconds", String(seconds)], { stdout: "pipe" });
+  const sender = Bun.spawn(
+    [
+      process.execPath,
+      `${import.meta.dir}/hep-sender.ts`,
+      "--target",
+      `127.0.0.1:${port}`,
+      "--rate",
+      String(rate),
+      "--seconds",
+      String(seconds),
+    ],
+    { stdout: "pipe" },
+  );
   const sent = JSON.parse(await new Response(sender.stdout).text()) as { sent: number; rate: number };
   await Bun.sleep(300);
   const t1 = await ticks();

@@ -10,7 +10,8 @@
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const [host, portText] = (args.get("target") ?? "127.0.0.1:9060").split(":");
 const port = Number(portText);
 const transport = args.get("transport") ?? "udp";
@@ -67,4 +68,12 @@ if (transport === "udp") {
   s.end();
 }
 const secs = (performance.now() - started) / 1000;
-console.log(JSON.stringify({ sent, seconds: Math.round(secs * 100) / 100, rate: Math.round(sent / secs), packet_bytes: template.length, payload_bytes: payloadBytes }));
+console.log(
+  JSON.stringify({
+    sent,
+    seconds: Math.round(secs * 100) / 100,
+    rate: Math.round(sent / secs),
+    packet_bytes: template.length,
+    payload_bytes: payloadBytes,
+  }),
+);

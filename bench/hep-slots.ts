@@ -18,7 +18,8 @@ import { invite } from "../test/fixtures/sip.ts";
 import { tempDir } from "../test/harness.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const num = (k: string, d: number) => Number(args.get(k) ?? d);
 const hosts = num("hosts", 40);
 const perHost = num("per-host", 64);
@@ -31,7 +32,16 @@ const trickleShare = num("trickle-share", 1);
 const tcpExtra = JSON.parse(args.get("tcp") ?? "{}") as Record<string, unknown>;
 
 const packet = (callId: string) =>
-  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
+  encodeHep3({
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    ipProtocol: 6,
+    timestampUs: Date.now() * 1000,
+    protoType: 1,
+    payload: invite({ callId, from: "a", to: "b" }),
+  });
 
 /** Connects from `from`; resolves with the socket once connected, or undefined when it was closed first (refused). */
 function open(port: number, from: string): Promise<net.Socket | undefined> {
@@ -50,7 +60,10 @@ const metric = (a: TestAppliance, re: RegExp) => [...a.app.metrics.render().matc
 
 async function storedCount(a: TestAppliance, prefix: string): Promise<number> {
   await a.app.lake!.sync();
-  const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`${prefix}%`]);
+  const r = await a.app.lake!.query(
+    `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`,
+    [`${prefix}%`],
+  );
   return Number(r.rows[0]!.n);
 }
 
@@ -61,7 +74,9 @@ const quantile = (xs: number[], q: number) => {
 };
 
 await using dir = tempDir();
-await using a = await startTestAppliance(dir.path, { ingest: { hep: { tcp: { idle_timeout_sec: idleSec, ...tcpExtra } } } });
+await using a = await startTestAppliance(dir.path, {
+  ingest: { hep: { tcp: { idle_timeout_sec: idleSec, ...tcpExtra } } },
+});
 const port = a.app.ingest!.listeners.tcp!.port();
 const started = performance.now();
 const deadline = started + seconds * 1000;
@@ -97,7 +112,9 @@ async function holder(from: string, trickle: boolean): Promise<void> {
     const since = performance.now();
     live.set(s, since);
     let i = 0;
-    const t = trickle ? setInterval(() => i < bytes.length && !s.destroyed && s.write(bytes.subarray(i, ++i)), trickleMs) : undefined;
+    const t = trickle
+      ? setInterval(() => i < bytes.length && !s.destroyed && s.write(bytes.subarray(i, ++i)), trickleMs)
+      : undefined;
     await new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once("close", () => resolve())));
     clearInterval(t);
     live.delete(s);
@@ -111,7 +128,8 @@ async function holder(from: string, trickle: boolean): Promise<void> {
   }
 }
 const holders: Promise<void>[] = [];
-for (let h = 1; h <= hosts; h++) for (let k = 0; k < perHost; k++) holders.push(holder(`127.0.1.${h}`, k < perHost * trickleShare));
+for (let h = 1; h <= hosts; h++)
+  for (let k = 0; k < perHost; k++) holders.push(holder(`127.0.1.${h}`, k < perHost * trickleShare));
 while (performance.now() - started < 3000) await Bun.sleep(100);
 const heldBeforeAgents = held;
 
@@ -139,7 +157,15 @@ async function agent(from: string, prefix: string) {
   }
   const stored = await storedCount(a, prefix);
   s.destroy();
-  return { connected: true, attempts, connect_ms: Math.round(connectMs), all_first_stored_ms: storedMs === null ? null : Math.round(storedMs), sent, stored, closed_by_svc: closedBySvc };
+  return {
+    connected: true,
+    attempts,
+    connect_ms: Math.round(connectMs),
+    all_first_stored_ms: storedMs === null ? null : Math.round(storedMs),
+    sent,
+    stored,
+    closed_by_svc: closedBySvc,
+  };
 }
 const [known, fresh] = await Promise.all([agent("127.0.0.250", "bench-known-"), agent("127.0.0.251", "bench-new-")]);
 const heldAtEnd = held;
@@ -149,12 +175,32 @@ stopping = true;
 for (const s of live.keys()) s.destroy();
 await Promise.all(holders);
 
-const closed = Object.fromEntries(metric(a, /^svc_hep_connections_closed_total\{transport="tcp",reason="(\w+)"\} (\d+)$/gm).map((m) => [m[1], Number(m[2])]));
+const closed = Object.fromEntries(
+  metric(a, /^svc_hep_connections_closed_total\{transport="tcp",reason="(\w+)"\} (\d+)$/gm).map((m) => [
+    m[1],
+    Number(m[2]),
+  ]),
+);
 console.log(
   JSON.stringify({
-    config: { hosts, per_host: perHost, idle_timeout_sec: idleSec, trickle_ms: trickleMs, trickle_share: trickleShare, retry_ms: retryMs, seconds, ...tcpExtra },
+    config: {
+      hosts,
+      per_host: perHost,
+      idle_timeout_sec: idleSec,
+      trickle_ms: trickleMs,
+      trickle_share: trickleShare,
+      retry_ms: retryMs,
+      seconds,
+      ...tcpExtra,
+    },
     hostile: { held_before_agents: heldBeforeAgents, held_at_end: heldAtEnd, connects },
-    trickle_life_ms: { closed: trickleLives.length, p50: quantile(trickleLives, 0.5), max: quantile(trickleLives, 1), open_at_end: trickleOpenAtEnd, oldest_open_at_end_ms: Math.round(oldestAtEnd) },
+    trickle_life_ms: {
+      closed: trickleLives.length,
+      p50: quantile(trickleLives, 0.5),
+      max: quantile(trickleLives, 1),
+      open_at_end: trickleOpenAtEnd,
+      oldest_open_at_end_ms: Math.round(oldestAtEnd),
+    },
     known_agent: known,
     new_agent: fresh,
     closed_by_svc: closed,

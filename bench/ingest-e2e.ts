@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { testConfigJson } from "../test/appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const rate = Number(args.get("rate") ?? "20000");
 const seconds = Number(args.get("seconds") ?? "10");
 const transport = args.get("transport") ?? "udp";
@@ -35,17 +36,32 @@ await Bun.write(
           tuning: { threads: 2, memory_limit: "2GB" },
         },
       },
-      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 }, ...(args.has("threads") ? { threads: Number(args.get("threads")) } : {}) } },
+      ingest: {
+        hep: {
+          udp: { socket_buffer_bytes: 67108864 },
+          ...(args.has("threads") ? { threads: Number(args.get("threads")) } : {}),
+        },
+      },
     }),
   ),
 );
 
 // --profile DIR: the appliance writes a JS CPU profile (markdown) there when it exits.
 const profile = args.get("profile");
-const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), "src/main.ts", "serve", "--config-path", cfgPath], {
-  stderr: "pipe",
-  stdout: "inherit",
-});
+const child = Bun.spawn(
+  [
+    process.execPath,
+    ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []),
+    "src/main.ts",
+    "serve",
+    "--config-path",
+    cfgPath,
+  ],
+  {
+    stderr: "pipe",
+    stdout: "inherit",
+  },
+);
 const ports: Record<string, number> = {};
 const reader = child.stderr.getReader();
 let pending = "";
@@ -87,7 +103,13 @@ const rssTimer = setInterval(async () => {
 // Visibility probes during the load: a packet with a unique Call-ID, then search until it is found.
 const api = `http://127.0.0.1:${ports["coordinator-http"]}/api/v4`;
 const token = (
-  (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as {
+  (await (
+    await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    })
+  ).json()) as {
     token: string;
   }
 ).token;
@@ -105,7 +127,13 @@ const probes = (async () => {
     const callId = `probe-${n}-${crypto.randomUUID()}`;
     const sentAt = performance.now();
     probeSock.send(
-      encodeHep3({ srcIp: "192.0.2.99", dstIp: "192.0.2.98", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "p", to: "q" }) }),
+      encodeHep3({
+        srcIp: "192.0.2.99",
+        dstIp: "192.0.2.98",
+        timestampUs: Date.now() * 1000,
+        protoType: 1,
+        payload: invite({ callId, from: "p", to: "q" }),
+      }),
       ports["hep-udp"]!,
       "127.0.0.1",
     );
@@ -115,7 +143,10 @@ const probes = (async () => {
         await fetch(`${api}/transactions/search`, {
           method: "POST",
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ filter: { call_id: callId }, timestamp: { from: Date.now() - 60_000, to: Date.now() + 60_000 } }),
+          body: JSON.stringify({
+            filter: { call_id: callId },
+            timestamp: { from: Date.now() - 60_000, to: Date.now() + 60_000 },
+          }),
         })
       ).json()) as { data: { items: unknown[] } };
       searchMs.push(performance.now() - asked);
@@ -172,7 +203,11 @@ const sender = Bun.spawn(
   ],
   { stdout: "pipe", stderr: "inherit" },
 );
-const senderOut = JSON.parse((await new Response(sender.stdout).text()).trim()) as { sent: number; rate: number; packet_bytes: number };
+const senderOut = JSON.parse((await new Response(sender.stdout).text()).trim()) as {
+  sent: number;
+  rate: number;
+  packet_bytes: number;
+};
 // The peak while the load ran; peak_rss_mb also covers the count afterwards and the stop's last flush.
 const loadPeakRss = peakRss;
 const cpuAfter = await Bun.file(`/proc/${child.pid}/stat`).text();
@@ -199,7 +234,8 @@ const pct = (q: number, of = visibility) => {
   return Math.round(v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? NaN);
 };
 // Stored rows: poll node stats until the count stops growing.
-const stats = async () => (await (await fetch(`http://127.0.0.1:${ports["node-http"]}/api/v1/metadata/stats`)).json()) as { row_count: number };
+const stats = async () =>
+  (await (await fetch(`http://127.0.0.1:${ports["node-http"]}/api/v1/metadata/stats`)).json()) as { row_count: number };
 let stored = 0;
 for (let stable = 0; stable < 6; ) {
   await Bun.sleep(500);
@@ -209,7 +245,11 @@ for (let stable = 0; stable < 6; ) {
 }
 // Why rows went missing: the appliance's own drop counters (kernel receive-buffer drops are the rest).
 const metricsText = await (await fetch(`http://127.0.0.1:${ports["coordinator-http"]}/metrics`)).text().catch(() => "");
-const dropReasons = Object.fromEntries([...metricsText.matchAll(/^svc_hep_packets_dropped_total\{reason="([^"]+)"\} (\d+)/gm)].filter((m) => Number(m[2]) > 0).map((m) => [m[1]!, Number(m[2])]));
+const dropReasons = Object.fromEntries(
+  [...metricsText.matchAll(/^svc_hep_packets_dropped_total\{reason="([^"]+)"\} (\d+)/gm)]
+    .filter((m) => Number(m[2]) > 0)
+    .map((m) => [m[1]!, Number(m[2])]),
+);
 const udpErrors = (await Bun.file("/proc/net/snmp").text()).split("\n").filter((l) => l.startsWith("Udp:"));
 child.kill("SIGTERM");
 const exit = await child.exited;
@@ -242,13 +282,26 @@ const result = {
   appliance_cores_by_thread: perThread,
   appliance_cpu_us_per_msg: Math.round(((cpuSeconds * 1e6) / Math.max(1, senderOut.sent)) * 10) / 10,
   sender_cores_busy: senderCpu ? Math.round((Number(senderCpu.total) / 1e6 / seconds) * 100) / 100 : null,
-  machine_cores_busy: Math.round(((machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all)) * cpus().length * 100) / 100,
+  machine_cores_busy:
+    Math.round(
+      ((machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all)) * cpus().length * 100,
+    ) / 100,
   appliance_drops: dropReasons,
   // This run's datagrams the kernel dropped for the appliance's UDP socket (the line below is machine-wide and cumulative).
   socket_kernel_drops: Number(/^svc_hep_udp_kernel_drops_total (\d+)/m.exec(metricsText)?.[1] ?? NaN),
   // Per ingest thread: packets and CPU seconds (several threads; docs/ARCHITECTURE.md "Several ingest threads").
-  thread_packets: Object.fromEntries([...metricsText.matchAll(/^svc_hep_thread_packets_total\{thread="(\d+)"\} (\d+)/gm)].map((m) => [m[1], Number(m[2])])),
-  thread_cpu_sec: Object.fromEntries([...metricsText.matchAll(/^svc_hep_thread_cpu_seconds_total\{thread="(\d+)"\} ([\d.e+-]+)/gm)].map((m) => [m[1], Number(m[2])])),
+  thread_packets: Object.fromEntries(
+    [...metricsText.matchAll(/^svc_hep_thread_packets_total\{thread="(\d+)"\} (\d+)/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]),
+  ),
+  thread_cpu_sec: Object.fromEntries(
+    [...metricsText.matchAll(/^svc_hep_thread_cpu_seconds_total\{thread="(\d+)"\} ([\d.e+-]+)/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]),
+  ),
   kernel_udp_after: udpErrors[1]
     ? Object.fromEntries(
         udpErrors[0]!

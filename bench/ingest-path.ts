@@ -12,7 +12,8 @@ import { loadConfig } from "../src/config/index.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const seconds = Number(args.get("seconds") ?? 8);
 const count = Number(args.get("packets") ?? 65536);
 
@@ -73,4 +74,11 @@ const cpu0 = process.cpuUsage();
 const n = run(seconds * 1000);
 const cpu = process.cpuUsage(cpu0);
 const us = (cpu.user + cpu.system) / n;
-console.log(JSON.stringify({ packets: n, rows, us_per_packet: Math.round(us * 100) / 100, packets_per_cpu_second: Math.round(1e6 / us) }));
+console.log(
+  JSON.stringify({
+    packets: n,
+    rows,
+    us_per_packet: Math.round(us * 100) / 100,
+    packets_per_cpu_second: Math.round(1e6 / us),
+  }),
+);

@@ -19,7 +19,8 @@ import { Lake } from "../src/lake/index.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const threadCounts = (args.get("threads") ?? "1,2").split(",").map(Number);
 const seconds = Number(args.get("seconds") ?? 10);
 const flush = (args.get("flush") ?? "off") === "on";
@@ -78,12 +79,19 @@ async function run(threads: number) {
   const metrics = new MetricsRegistry();
   const lake = new Lake({ config: { ...config.storage.lakehouse, tuning: engineTuning(config) }, logger, metrics });
   await lake.start();
-  const ingest = createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, {
-    entry: new URL("../src/ingest/thread/worker.ts", import.meta.url),
-    count: threads,
-    spoolFormat: config.storage.lakehouse.spool_format,
-    feed: { frames: frames.buffer.slice(0), ratePerSec: rate },
-  });
+  const ingest = createThreadedHepIngest(
+    config.ingest,
+    lake,
+    config.storage.lakehouse.max_buffered_rows,
+    logger,
+    metrics,
+    {
+      entry: new URL("../src/ingest/thread/worker.ts", import.meta.url),
+      count: threads,
+      spoolFormat: config.storage.lakehouse.spool_format,
+      feed: { frames: frames.buffer.slice(0), ratePerSec: rate },
+    },
+  );
   for (const m of ingest.modules) await m.start();
   const stored = () => metrics.sumOf("svc_hep_rows_accepted_total");
   const dropped = () => metrics.sumOf("svc_hep_packets_dropped_total");
@@ -91,8 +99,12 @@ async function run(threads: number) {
   /** Per thread: [packets, CPU seconds] from the rendered series (svc_hep_thread_*{thread="i"}). */
   const perThread = () => {
     const text = metrics.render();
-    const value = (name: string, i: number) => Number(new RegExp(`^${name}\\{thread="${i}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
-    return Array.from({ length: threads }, (_, i) => [value("svc_hep_thread_packets_total", i), value("svc_hep_thread_cpu_seconds_total", i)] as const);
+    const value = (name: string, i: number) =>
+      Number(new RegExp(`^${name}\\{thread="${i}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+    return Array.from(
+      { length: threads },
+      (_, i) => [value("svc_hep_thread_packets_total", i), value("svc_hep_thread_cpu_seconds_total", i)] as const,
+    );
   };
   const sample = () => ({
     perThread: perThread(),
@@ -127,17 +139,40 @@ async function run(threads: number) {
     flush,
     stored_per_sec: Math.round(msgs / secs),
     dropped: b.dropped - a.dropped,
-    us_per_msg: { process: perMsg(procSec), ingest_threads: perMsg(ingestSec), main_thread: perMsg(mainSec), duckdb_and_rest: perMsg(procSec - ingestSec - mainSec) },
-    cores: { process: +(procSec / secs).toFixed(2), ingest_threads: +(ingestSec / secs).toFixed(2), main_thread: +(mainSec / secs).toFixed(2) },
+    us_per_msg: {
+      process: perMsg(procSec),
+      ingest_threads: perMsg(ingestSec),
+      main_thread: perMsg(mainSec),
+      duckdb_and_rest: perMsg(procSec - ingestSec - mainSec),
+    },
+    cores: {
+      process: +(procSec / secs).toFixed(2),
+      ingest_threads: +(ingestSec / secs).toFixed(2),
+      main_thread: +(mainSec / secs).toFixed(2),
+    },
     peak_rss_mb: Math.round(Math.max(peakRss, b.rss) / 1e6),
     // A thread slower per message than the others (its own JIT, its core) shows here.
-    per_thread: b.perThread.map(([p, c], i) => ({ msgs_per_sec: Math.round((p - a.perThread[i]![0]) / secs), us_per_msg: perMsgOf(c - a.perThread[i]![1], p - a.perThread[i]![0]) })),
-    cores_by_thread_name: Object.fromEntries([...b.ticks.entries()].map(([k, v]) => [k, Math.round(((v - (a.ticks.get(k) ?? 0)) / 100 / secs) * 100) / 100] as const).filter(([, v]) => v > 0)),
+    per_thread: b.perThread.map(([p, c], i) => ({
+      msgs_per_sec: Math.round((p - a.perThread[i]![0]) / secs),
+      us_per_msg: perMsgOf(c - a.perThread[i]![1], p - a.perThread[i]![0]),
+    })),
+    cores_by_thread_name: Object.fromEntries(
+      [...b.ticks.entries()]
+        .map(([k, v]) => [k, Math.round(((v - (a.ticks.get(k) ?? 0)) / 100 / secs) * 100) / 100] as const)
+        .filter(([, v]) => v > 0),
+    ),
   };
 }
 
 const results = [];
 for (const n of threadCounts) results.push(await run(n));
 const base = results[0]!.stored_per_sec;
-for (const r of results) console.log(JSON.stringify({ ...r, speedup: +(r.stored_per_sec / base).toFixed(2), machine: `${cpus().length} × ${cpus()[0]?.model}` }));
+for (const r of results)
+  console.log(
+    JSON.stringify({
+      ...r,
+      speedup: +(r.stored_per_sec / base).toFixed(2),
+      machine: `${cpus().length} × ${cpus()[0]?.model}`,
+    }),
+  );
 process.exit(0);

@@ -12,7 +12,8 @@ import { callsOverTime } from "../test/fixtures/calls-over-time.ts";
 import { tempDir, waitFor } from "../test/harness.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const CALLS = Number(args.get("calls") ?? 20_000);
 const MINUTES = Number(args.get("minutes") ?? 60);
 const RUNS = Number(args.get("runs") ?? 5);
@@ -21,9 +22,18 @@ const PASSWORD = "bench-kpi-password";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 await using dir = tempDir("svc-bench-kpi-");
-await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, storage: { lakehouse: { flush_interval_sec: 3600 } } });
+await using a = await startTestAppliance(dir.path, {
+  coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  storage: { lakehouse: { flush_interval_sec: 3600 } },
+});
 const now = Date.now();
-const sent = callsOverTime({ calls: CALLS, fromMs: now - MINUTES * 60_000, spanMs: MINUTES * 60_000 - 120_000, seed: 7, tag: "bench" });
+const sent = callsOverTime({
+  calls: CALLS,
+  fromMs: now - MINUTES * 60_000,
+  spanMs: MINUTES * 60_000 - 120_000,
+  seed: 7,
+  tag: "bench",
+});
 const udp = await Bun.udpSocket({});
 const port = a.app.ingest!.listeners.udp!.port();
 for (let i = 0; i < sent.length; i++) {
@@ -36,14 +46,21 @@ await waitFor(
   "messages stored",
   async () => {
     await lake.sync();
-    return Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) >= sent.length * 0.99;
+    return (
+      Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) >=
+      sent.length * 0.99
+    );
   },
   120_000,
 );
 await lake.flush();
 
 const api = `${a.app.coordinatorUrl}/api/v4`;
-const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+const login = await fetch(`${api}/auth/sessions`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ username: "admin", password: PASSWORD }),
+});
 const token = ((await login.json()) as { token: string }).token;
 const timed = async (url: string, headers: Record<string, string> = {}) => {
   const t = performance.now();

@@ -16,14 +16,20 @@ import { startAppliance } from "../src/main.ts";
 import { packetSource } from "./hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const rows = Number(args.get("rows") ?? 100_000);
 const threads = Number(args.get("threads") ?? 2);
 const repeat = Number(args.get("repeat") ?? 3);
 const dir = mkdtempSync(join(tmpdir(), "svc-flush-"));
 const KEY = "main.hep_proto_1_call";
 
-const app = await startAppliance(testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000 } } }), createLogger({ test: true }));
+const app = await startAppliance(
+  testConfig(dir, {
+    storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000 } },
+  }),
+  createLogger({ test: true }),
+);
 try {
   const { packet, template } = packetSource("flush");
   const buf = template.slice();
@@ -33,7 +39,8 @@ try {
   let jsMs = 0;
   for (let n = 0; n < rows; ) {
     const t = performance.now();
-    for (const end = Math.min(rows, n + sealRows); n < end; n++) app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
+    for (const end = Math.min(rows, n + sealRows); n < end; n++)
+      app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
     jsMs += performance.now() - t;
     await app.lake!.sync();
   }
@@ -50,7 +57,12 @@ try {
     };
   };
   const variants: Array<[string, () => { sql: string; out?: string }]> = [
-    ["CSV parse, every column", () => ({ sql: `SELECT count(*), sum(length(payload)), sum(length(data_extra)), max(session_id), max(caller) FROM (${source})` })],
+    [
+      "CSV parse, every column",
+      () => ({
+        sql: `SELECT count(*), sum(length(payload)), sum(length(data_extra)), max(session_id), max(caller) FROM (${source})`,
+      }),
+    ],
     ["partition pass: SELECT DISTINCT date", () => ({ sql: `SELECT DISTINCT date::VARCHAR FROM (${source})` })],
     ["COPY ORDER BY session_id, timestamp (compaction's order)", () => copy("session_id, timestamp")],
     ["COPY ORDER BY timestamp", () => copy("timestamp")],
@@ -62,7 +74,9 @@ try {
     ["COPY, no ORDER BY, zstd level -1", () => copy("", "", "COMPRESSION zstd, COMPRESSION_LEVEL -1")],
     ["COPY, no ORDER BY, snappy instead of zstd", () => copy("", "", "COMPRESSION snappy")],
   ];
-  console.log(`rows ${rows} in ${Math.ceil(rows / sealRows)} spool files, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`);
+  console.log(
+    `rows ${rows} in ${Math.ceil(rows / sealRows)} spool files, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`,
+  );
   for (const [name, make] of variants) {
     const wall: number[] = [];
     const cpu: number[] = [];
@@ -82,7 +96,8 @@ try {
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     console.log(
-      `${name.padEnd(52)} wall ${med(wall).toFixed(0).padStart(5)} ms  CPU ${((med(cpu) * 1000) / rows).toFixed(2).padStart(6)} µs/row` + (bytes ? `  ${(bytes / rows).toFixed(1)} B/row` : ""),
+      `${name.padEnd(52)} wall ${med(wall).toFixed(0).padStart(5)} ms  CPU ${((med(cpu) * 1000) / rows).toFixed(2).padStart(6)} µs/row` +
+        (bytes ? `  ${(bytes / rows).toFixed(1)} B/row` : ""),
     );
   }
   con.closeSync();

@@ -16,7 +16,8 @@ import { testConfigJson } from "../test/appliance.ts";
 import { startChildAppliance } from "./child-appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const rate = Number(args.get("rate") ?? "50000");
 const seconds = Number(args.get("seconds") ?? "10");
 const batch = Number(args.get("batch") ?? "5000");
@@ -39,10 +40,20 @@ await Bun.write(cfgPath, JSON.stringify(cfg));
 const { child, errorLines, port } = await startChildAppliance(cfgPath, ["lineproto-receiver", "coordinator-http"]);
 const lpUrl = `http://127.0.0.1:${port("lineproto-receiver")}`;
 const api = `http://127.0.0.1:${port("coordinator-http")}/api/v4`;
-const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+const login = await fetch(`${api}/auth/sessions`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ username: "admin", password: PASSWORD }),
+});
 const token = ((await login.json()) as { token: string }).token;
 const call = async (path: string, body: unknown) =>
-  (await (await fetch(`${api}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })).json()) as {
+  (await (
+    await fetch(`${api}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    })
+  ).json()) as {
     data: { rows?: Array<Record<string, unknown>>; items?: unknown[] };
   };
 
@@ -56,13 +67,16 @@ function lines(n: number, nowMs: number): string[] {
     const ns = `${nowMs}${String(k % 1_000_000).padStart(6, "0")}`;
     switch (k % 3) {
       case 0:
-        out[i] = `cpu,cpu=cpu${k % 8},host=${host},dc=eu-west-1 usage_user=${(k % 1000) / 10},usage_system=${(k % 333) / 10},usage_idle=${(k % 777) / 10},usage_iowait=0.25,usage_steal=0 ${ns}`;
+        out[i] =
+          `cpu,cpu=cpu${k % 8},host=${host},dc=eu-west-1 usage_user=${(k % 1000) / 10},usage_system=${(k % 333) / 10},usage_idle=${(k % 777) / 10},usage_iowait=0.25,usage_steal=0 ${ns}`;
         break;
       case 1:
-        out[i] = `mem,host=${host},dc=eu-west-1 total=${17179869184 + k}i,available=${k * 4096}i,used=${k * 1024}i,used_percent=${(k % 100) + 0.5} ${ns}`;
+        out[i] =
+          `mem,host=${host},dc=eu-west-1 total=${17179869184 + k}i,available=${k * 4096}i,used=${k * 1024}i,used_percent=${(k % 100) + 0.5} ${ns}`;
         break;
       default:
-        out[i] = `disk,device=nvme0n1p${k % 4},fstype=ext4,host=${host},path=/var/lib/data free=${k * 8192}i,total=1099511627776i,used_percent=${(k % 97) + 0.25},inodes_free=${k}i ${ns}`;
+        out[i] =
+          `disk,device=nvme0n1p${k % 4},fstype=ext4,host=${host},path=/var/lib/data free=${k * 8192}i,total=1099511627776i,used_percent=${(k % 97) + 0.25},inodes_free=${k}i ${ns}`;
     }
   }
   return out;
@@ -76,16 +90,26 @@ const probeLoop = (async () => {
   while (probing) {
     const id = `q${n++}z`;
     const nowMs = Date.now();
-    let r = await fetch(`${lpUrl}/api/v2/write?bucket=bench&org=o&precision=ms`, { method: "POST", body: `probe,id=${id} v=1 ${nowMs}` });
+    let r = await fetch(`${lpUrl}/api/v2/write?bucket=bench&org=o&precision=ms`, {
+      method: "POST",
+      body: `probe,id=${id} v=1 ${nowMs}`,
+    });
     // 503 = the lake's buffer is full (back-pressure): retry after Retry-After like a client would.
     while (r.status === 503) {
       await Bun.sleep(Number(r.headers.get("retry-after") ?? "1") * 1000);
-      r = await fetch(`${lpUrl}/api/v2/write?bucket=bench&org=o&precision=ms`, { method: "POST", body: `probe,id=${id} v=1 ${nowMs}` });
+      r = await fetch(`${lpUrl}/api/v2/write?bucket=bench&org=o&precision=ms`, {
+        method: "POST",
+        body: `probe,id=${id} v=1 ${nowMs}`,
+      });
     }
     const acked = performance.now();
     if (r.status !== 204) throw new Error(`probe write: ${r.status} ${await r.text()}`);
     for (;;) {
-      const s = await call("/transactions/search", { filter: { proto_type: 300, event_type: "bench__probe", payload: id }, param: { limit: 1 }, timestamp: { from: nowMs - 1000, to: nowMs + 1000 } });
+      const s = await call("/transactions/search", {
+        filter: { proto_type: 300, event_type: "bench__probe", payload: id },
+        param: { limit: 1 },
+        timestamp: { from: nowMs - 1000, to: nowMs + 1000 },
+      });
       if ((s.data.items?.length ?? 0) > 0) break;
       await Bun.sleep(5);
     }
@@ -169,7 +193,8 @@ child.kill("SIGTERM");
 const exit = await child.exited;
 
 const sorted = [...latencies].sort((a, b) => a - b);
-const pct = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN);
+const pct = (p: number) =>
+  Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN);
 console.log(
   JSON.stringify({
     target_rate: rate,

@@ -53,7 +53,9 @@ if (check.errors.length > 0 || check.points.length !== linesPerBody) {
   throw new Error(`bench body does not parse cleanly: ${JSON.stringify(check.errors.slice(0, 3))}`);
 }
 const fields = check.points.reduce((n, p) => n + p.fields.length, 0);
-console.log(`body: ${linesPerBody} lines, ${(bytes.length / 1e6).toFixed(2)} MB, ${(fields / linesPerBody).toFixed(1)} fields/line, Bun ${Bun.version}`);
+console.log(
+  `body: ${linesPerBody} lines, ${(bytes.length / 1e6).toFixed(2)} MB, ${(fields / linesPerBody).toFixed(1)} fields/line, Bun ${Bun.version}`,
+);
 
 /** Wall-clock rate, plus the rate per CPU-second (less sensitive to a busy shared machine). */
 function measure(label: string, run: () => number): void {
@@ -72,7 +74,9 @@ function measure(label: string, run: () => number): void {
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const mbps = (bodies * bytes.length) / 1e6 / elapsed;
   const rate = (x: number) => Math.round(x).toLocaleString("en-US");
-  console.log(`${label}: ${rate(points / elapsed)} points/s wall, ${rate(points / cpuSeconds)} points/CPU-s, ${mbps.toFixed(1)} MB/s (${((elapsed / points) * 1e9).toFixed(0)} ns/point)`);
+  console.log(
+    `${label}: ${rate(points / elapsed)} points/s wall, ${rate(points / cpuSeconds)} points/CPU-s, ${mbps.toFixed(1)} MB/s (${((elapsed / points) * 1e9).toFixed(0)} ns/point)`,
+  );
 }
 
 measure("parse string body", () => parseLineProtocol(text, { precision: "ns" }).points.length);

@@ -18,7 +18,8 @@ import { startAppliance } from "../src/main.ts";
 import { testConfig } from "../test/appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const total = Number(args.get("tables") ?? "500");
 const batch = Number(args.get("batch") ?? "100");
 const maxTables = args.get("max-tables");
@@ -41,12 +42,19 @@ const app = await startAppliance(
 try {
   const lpUrl = app.lineProtocol!.url();
   const api = `${app.coordinatorUrl}/api/v4`;
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await login.json()) as { token: string }).token;
   const T0 = Math.floor(Date.now() / 1000);
   /** False when the table cap refused the point (400, table_limit). */
   const write = async (table: string, i: number): Promise<boolean> => {
-    const r = await fetch(`${lpUrl}/write?db=bench&precision=s`, { method: "POST", body: `${table},host=h${i % 7},dc=eu v=${i}i,w=${i / 3},ok=true,msg="m${i}" ${T0 + i}` });
+    const r = await fetch(`${lpUrl}/write?db=bench&precision=s`, {
+      method: "POST",
+      body: `${table},host=h${i % 7},dc=eu v=${i}i,w=${i / 3},ok=true,msg="m${i}" ${T0 + i}`,
+    });
     const text = await r.text();
     if (r.status === 400 && text.includes("table_limit")) return false;
     if (r.status !== 204) throw new Error(`write ${table}: ${r.status} ${text}`);
@@ -71,7 +79,10 @@ try {
     let allMs: number | undefined;
     let flushMs: number | undefined;
     if (all) {
-      const body = Array.from({ length: done - refused }, (_, i) => `t${i},host=h${i % 7},dc=eu v=${i}i,w=${i / 3},ok=true,msg="m${i}" ${T0 + done + i}`).join("\n");
+      const body = Array.from(
+        { length: done - refused },
+        (_, i) => `t${i},host=h${i % 7},dc=eu v=${i}i,w=${i / 3},ok=true,msg="m${i}" ${T0 + done + i}`,
+      ).join("\n");
       const a = performance.now();
       const r = await fetch(`${lpUrl}/write?db=bench&precision=s`, { method: "POST", body });
       if (r.status !== 204) throw new Error(`write all: ${r.status} ${await r.text()}`);
@@ -95,7 +106,9 @@ try {
         query_p50_ms: Number(q[2]!.toFixed(1)),
         query_max_ms: Number(q[4]!.toFixed(1)),
         existing_write_ms: Number(existing.toFixed(1)),
-        ...(allMs !== undefined ? { write_all_tables_ms: Math.round(allMs), flush_all_tables_ms: Math.round(flushMs ?? 0) } : {}),
+        ...(allMs !== undefined
+          ? { write_all_tables_ms: Math.round(allMs), flush_all_tables_ms: Math.round(flushMs ?? 0) }
+          : {}),
         rss_mb: Math.round(process.memoryUsage().rss / 1e6),
       }),
     );

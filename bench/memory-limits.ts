@@ -70,7 +70,9 @@ async function measure(label: string, fn: () => Promise<string>): Promise<void> 
 
 /** curl in its own process: its memory is not ours. */
 async function curl(args: string[]): Promise<string> {
-  const p = Bun.spawn(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", ...args], { stdout: "pipe" });
+  const p = Bun.spawn(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", ...args], {
+    stdout: "pipe",
+  });
   const out = await new Response(p.stdout).text();
   await p.exited;
   return out;
@@ -100,10 +102,20 @@ await using a = await startTestAppliance(dir.path, {
   },
 });
 const base = `${a.app.coordinatorUrl}/api/v4`;
-const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+const login = await fetch(`${base}/auth/sessions`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ username: "admin", password: PASSWORD }),
+});
 const token = ((await login.json()) as { token: string }).token;
 const auth = ["-H", `authorization: Bearer ${token}`];
-console.log(JSON.stringify({ cpu: spawnSync("nproc").stdout.toString().trim(), bun: Bun.version, rss_idle_mib: mib(kb("VmRSS")) }));
+console.log(
+  JSON.stringify({
+    cpu: spawnSync("nproc").stdout.toString().trim(),
+    bun: Bun.version,
+    rss_idle_mib: mib(kb("VmRSS")),
+  }),
+);
 
 if (mode === "sql" || mode === "both") {
   for (const [label, sql] of [
@@ -113,12 +125,16 @@ if (mode === "sql" || mode === "both") {
     ["sql 300 MB in one chunk (2048 rows × 150 KB)", "SELECT i, repeat('x', 150000) AS pad FROM range(2048) r(i)"],
   ] as const) {
     const body = JSON.stringify({ sql, limit: 50_000 });
-    await measure(label, () => curl([...auth, "-H", "content-type: application/json", "--data-binary", body, `${base}/query`]));
+    await measure(label, () =>
+      curl([...auth, "-H", "content-type: application/json", "--data-binary", body, `${base}/query`]),
+    );
   }
 }
 
 if (mode === "pcap" || mode === "both") {
   const path = join(dir.path, "empty-records.pcap");
   emptyRecordsPcap(path, records);
-  await measure(`pcap ${records} empty records (${mib(24 + 16 * records)} MiB)`, () => curl([...auth, "-F", `file=@${path}`, `${base}/imports/pcap`]));
+  await measure(`pcap ${records} empty records (${mib(24 + 16 * records)} MiB)`, () =>
+    curl([...auth, "-F", `file=@${path}`, `${base}/imports/pcap`]),
+  );
 }

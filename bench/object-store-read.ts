@@ -20,7 +20,8 @@ import { pyPeersPython } from "../test/harness.ts";
 import { startMoto } from "../test/peers/moto.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const FILES = Number(args.get("files") ?? 500);
 const ROWS = Number(args.get("rows") ?? 200);
 const RUNS = Number(args.get("runs") ?? 3);
@@ -41,12 +42,31 @@ const BODY = "INVITE sip:bob@example.com SIP/2.0 Via: SIP/2.0/UDP 10.0.0.1:5060;
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-s3-"));
 const moto = await startMoto(dir);
-const s3 = { region: "us-east-1", access_key_id: moto.accessKeyId, secret_access_key: moto.secretAccessKey, endpoint: moto.endpoint };
+const s3 = {
+  region: "us-east-1",
+  access_key_id: moto.accessKeyId,
+  secret_access_key: moto.secretAccessKey,
+  endpoint: moto.endpoint,
+};
 const open = async (cacheBytes: number) => {
   const config = testConfig(dir, {
-    storage: { lakehouse: { data_path: `s3://${moto.bucket}/bench/`, s3, batch_size: 1_000_000, flush_interval_sec: 3600, read_cache_bytes: cacheBytes, compaction: { enable: false } } },
+    storage: {
+      lakehouse: {
+        data_path: `s3://${moto.bucket}/bench/`,
+        s3,
+        batch_size: 1_000_000,
+        flush_interval_sec: 3600,
+        read_cache_bytes: cacheBytes,
+        compaction: { enable: false },
+      },
+    },
   });
-  const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics: new MetricsRegistry(), sealIntervalMs: 20 });
+  const lake = new Lake({
+    config: lakeConfig(config),
+    logger: createLogger({ test: true }),
+    metrics: new MetricsRegistry(),
+    sealIntervalMs: 20,
+  });
   await lake.start();
   await lake.defineTable(def);
   return lake;
@@ -79,10 +99,12 @@ try {
   const bytes = files.reduce((a, f) => a + f.bytes, 0);
   const maxUs = t0Us + FILES * 60_000_000;
   const wanted = ids[Math.floor(ids.length / 3)]!;
-  const newestSql = (scan: string) => `SELECT "timestamp", call_id FROM (${scan}) t ORDER BY "timestamp" DESC LIMIT 100`;
+  const newestSql = (scan: string) =>
+    `SELECT "timestamp", call_id FROM (${scan}) t ORDER BY "timestamp" DESC LIMIT 100`;
   const callSql = (scan: string) => `SELECT "timestamp", call_id FROM (${scan}) t WHERE call_id = '${wanted}'`;
   const newest = async () => newestSql(await lake.scanSql(KEY, { fromUs: maxUs - 600_000_000, buffer: false }));
-  const call = async () => callSql(await lake.scanSql(KEY, { equals: { column: "call_id", values: [wanted] }, buffer: false }));
+  const call = async () =>
+    callSql(await lake.scanSql(KEY, { equals: { column: "call_id", values: [wanted] }, buffer: false }));
   const time = async (sql: () => Promise<string>) => {
     const out: number[] = [];
     for (let r = 0; r < RUNS; r++) {
@@ -129,7 +151,17 @@ print(json.dumps(out))
 `;
   const httpfs = (runs: number) => {
     const r = Bun.spawnSync([pyPeersPython(), "-c", py], {
-      stdin: new TextEncoder().encode(JSON.stringify({ endpoint: moto.endpoint, key: moto.accessKeyId, secret: moto.secretAccessKey, all: urls, newest: newestUrls, id: wanted, runs })),
+      stdin: new TextEncoder().encode(
+        JSON.stringify({
+          endpoint: moto.endpoint,
+          key: moto.accessKeyId,
+          secret: moto.secretAccessKey,
+          all: urls,
+          newest: newestUrls,
+          id: wanted,
+          runs,
+        }),
+      ),
       stdout: "pipe",
       stderr: "pipe",
     });

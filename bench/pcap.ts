@@ -40,10 +40,14 @@ const [chunks, writeS] = time(() => {
 });
 const file = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
 chunks.reduce((off, c) => (file.set(c, off), off + c.length), 0);
-console.log(`write   ${rows} rows in ${writeS.toFixed(3)} s: ${Math.round(rows / writeS)} rows/s, ${(file.length / writeS / 1e6).toFixed(0)} MB/s`);
+console.log(
+  `write   ${rows} rows in ${writeS.toFixed(3)} s: ${Math.round(rows / writeS)} rows/s, ${(file.length / writeS / 1e6).toFixed(0)} MB/s`,
+);
 
 const [extracted, readS] = time(() => extractSipMessages(file));
-console.log(`extract ${extracted.messages.length} msgs in ${readS.toFixed(3)} s: ${Math.round(extracted.messages.length / readS)} msgs/s, ${(file.length / readS / 1e6).toFixed(0)} MB/s`);
+console.log(
+  `extract ${extracted.messages.length} msgs in ${readS.toFixed(3)} s: ${Math.round(extracted.messages.length / readS)} msgs/s, ${(file.length / readS / 1e6).toFixed(0)} MB/s`,
+);
 
 const corpus = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
 if (existsSync(corpus)) {

@@ -17,7 +17,8 @@ import { PgCatalog } from "../src/lake/catalog-pg/index.ts";
 import { startPostgres } from "../test/peers/postgres.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const seconds = Number(args.get("seconds") ?? 10);
 const counts = (args.get("writers") ?? "1,4,8").split(",").map(Number);
 const columnCount = Number(args.get("columns") ?? 12);
@@ -25,12 +26,17 @@ const given = args.get("url");
 const pg = given === undefined ? await startPostgres("bench") : null;
 const log = createLogger({ bench: true });
 
-const columns = Array.from({ length: columnCount }, (_, i) => ({ name: `c${i}`, type: i % 3 === 0 ? ("varchar" as const) : ("int64" as const) }));
+const columns = Array.from({ length: columnCount }, (_, i) => ({
+  name: `c${i}`,
+  type: i % 3 === 0 ? ("varchar" as const) : ("int64" as const),
+}));
 
 async function run(writers: number): Promise<Record<string, unknown>> {
   const url = pg === null ? given! : await pg.createDatabase(`w${writers}`);
   const dir = mkdtempSync(join(tmpdir(), "svc-pgbench-"));
-  const cats = await Promise.all(Array.from({ length: writers }, (_, i) => PgCatalog.open({ url, dataPath: dir, owner: `bench-${i}`, log })));
+  const cats = await Promise.all(
+    Array.from({ length: writers }, (_, i) => PgCatalog.open({ url, dataPath: dir, owner: `bench-${i}`, log })),
+  );
   try {
     const t = await cats[0]!.ensureTable("main", { name: "events", columns });
     const latencies: number[] = [];
@@ -43,9 +49,22 @@ async function run(writers: number): Promise<Record<string, unknown>> {
           const abs = join(dir, path);
           mkdirSync(dirname(abs), { recursive: true });
           writeFileSync(abs, Buffer.alloc(256));
-          const stats = Object.fromEntries(columns.map((c, i) => [c.name, { min: c.type === "varchar" ? `a${n}` : String(n), max: c.type === "varchar" ? `z${n}` : String(n + i), nullCount: 0 }]));
+          const stats = Object.fromEntries(
+            columns.map((c, i) => [
+              c.name,
+              {
+                min: c.type === "varchar" ? `a${n}` : String(n),
+                max: c.type === "varchar" ? `z${n}` : String(n + i),
+                nullCount: 0,
+              },
+            ]),
+          );
           const t0 = performance.now();
-          await cat.commitDataFiles(t.tableId, [{ path, recordCount: 100, fileSizeBytes: 256, footerSize: 50, columnStats: stats }], [{ writerKey: `bench-${w}`, watermark: n }]);
+          await cat.commitDataFiles(
+            t.tableId,
+            [{ path, recordCount: 100, fileSizeBytes: 256, footerSize: 50, columnStats: stats }],
+            [{ writerKey: `bench-${w}`, watermark: n }],
+          );
           latencies.push(performance.now() - t0);
           n++;
         }
@@ -54,7 +73,8 @@ async function run(writers: number): Promise<Record<string, unknown>> {
     );
     const total = perWriter.reduce((a, b) => a + b, 0);
     latencies.sort((a, b) => a - b);
-    const q = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 10) / 10;
+    const q = (p: number) =>
+      Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 10) / 10;
     return {
       writers,
       seconds,

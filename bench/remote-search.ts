@@ -24,7 +24,8 @@ import { invite } from "../test/fixtures/sip.ts";
 import { startMoto } from "../test/peers/moto.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const FILES = Number(args.get("files") ?? 500);
 const ROWS = Number(args.get("rows") ?? 50);
 const RUNS = Number(args.get("runs") ?? 10);
@@ -33,7 +34,12 @@ const MINUTE_MS = 60_000;
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-remote-search-"));
 const moto = await startMoto(dir);
-const s3 = { region: "us-east-1", access_key_id: moto.accessKeyId, secret_access_key: moto.secretAccessKey, endpoint: moto.endpoint };
+const s3 = {
+  region: "us-east-1",
+  access_key_id: moto.accessKeyId,
+  secret_access_key: moto.secretAccessKey,
+  endpoint: moto.endpoint,
+};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const load = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
 /** The data: FILES minutes ending a minute ago (inside any retention). */
@@ -46,7 +52,15 @@ async function appliance(name: string, lakehouse: Record<string, unknown>): Prom
     log: { level: "error" },
     ingest: { hep: { threads: 0 } },
     coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
-    storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, compaction: { enable: false }, tuning: { threads: 2, memory_limit: "512MB" }, ...lakehouse } },
+    storage: {
+      lakehouse: {
+        flush_interval_sec: 3600,
+        batch_size: 1_000_000,
+        compaction: { enable: false },
+        tuning: { threads: 2, memory_limit: "512MB" },
+        ...lakehouse,
+      },
+    },
   });
 }
 
@@ -84,24 +98,37 @@ interface Item {
 
 async function measure(a: TestAppliance): Promise<{ newest: [number, number]; callid: [number, number] }> {
   const api = `${a.app.coordinatorUrl}/api/v4`;
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await login.json()) as { token: string }).token;
   const search = async (filter: Record<string, unknown>): Promise<{ ms: number; items: Item[] }> => {
     const t = performance.now();
     const r = await fetch(`${api}/transactions/search`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify({ filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit: 100 }, timestamp: window }),
+      body: JSON.stringify({
+        filter: { proto_type: 1, event_type: "call", ...filter },
+        param: { limit: 100 },
+        timestamp: window,
+      }),
     });
     const j = (await r.json()) as { data?: { items?: Item[] } };
     const ms = performance.now() - t;
-    if (r.status !== 200) throw new Error(`search ${JSON.stringify(filter)}: ${r.status} ${JSON.stringify(j).slice(0, 300)}`);
+    if (r.status !== 200)
+      throw new Error(`search ${JSON.stringify(filter)}: ${r.status} ${JSON.stringify(j).slice(0, 300)}`);
     return { ms, items: j.data?.items ?? [] };
   };
   const newest = async () => {
     const { ms, items } = await search({});
     const ts = items.map((i) => Number(i.timestamp_us));
-    if (items.length !== 100 || ts.some((x, i) => i > 0 && x > ts[i - 1]!) || Math.max(...ts) < (t0 + (FILES - 1) * MINUTE_MS) * 1000)
+    if (
+      items.length !== 100 ||
+      ts.some((x, i) => i > 0 && x > ts[i - 1]!) ||
+      Math.max(...ts) < (t0 + (FILES - 1) * MINUTE_MS) * 1000
+    )
       throw new Error(`newest-100: ${items.length} rows or not the newest`);
     return ms;
   };
@@ -110,7 +137,8 @@ async function measure(a: TestAppliance): Promise<{ newest: [number, number]; ca
     const f = (n * 211) % FILES;
     const i = (n++ * 13) % ROWS;
     const { ms, items } = await search({ call_id: callId(f, i) });
-    if (items.length !== 1 || items[0]!.sid !== callId(f, i)) throw new Error(`Call-ID ${callId(f, i)}: ${items.length} rows`);
+    if (items.length !== 1 || items[0]!.sid !== callId(f, i))
+      throw new Error(`Call-ID ${callId(f, i)}: ${items.length} rows`);
     return ms;
   };
   const first = [await newest(), await byCallId()] as const;
@@ -124,11 +152,23 @@ async function measure(a: TestAppliance): Promise<{ newest: [number, number]; ca
 }
 
 try {
-  const results: Array<{ lake: string; buildMs: number; files: number; m: Awaited<ReturnType<typeof measure>>; load: string }> = [];
+  const results: Array<{
+    lake: string;
+    buildMs: number;
+    files: number;
+    m: Awaited<ReturnType<typeof measure>>;
+    load: string;
+  }> = [];
   const local = await appliance("local", { data_path: join(dir, "local/lake/") });
   try {
     const buildMs = await build(local);
-    results.push({ lake: "local disk", buildMs, files: (await local.app.lake!.files("main.hep_proto_1_call")).length, m: await measure(local), load: await load() });
+    results.push({
+      lake: "local disk",
+      buildMs,
+      files: (await local.app.lake!.files("main.hep_proto_1_call")).length,
+      m: await measure(local),
+      load: await load(),
+    });
   } finally {
     await local[Symbol.asyncDispose]();
   }
@@ -137,20 +177,34 @@ try {
     ["S3 (moto), read cache 0", 0],
   ] as const) {
     const name = cache === 0 ? "s3-nocache" : "s3";
-    const a = await appliance(name, { data_path: `s3://${moto.bucket}/${name}/`, s3, ...(cache === undefined ? {} : { read_cache_bytes: cache }) });
+    const a = await appliance(name, {
+      data_path: `s3://${moto.bucket}/${name}/`,
+      s3,
+      ...(cache === undefined ? {} : { read_cache_bytes: cache }),
+    });
     try {
       const buildMs = await build(a);
-      results.push({ lake: label, buildMs, files: (await a.app.lake!.files("main.hep_proto_1_call")).length, m: await measure(a), load: await load() });
+      results.push({
+        lake: label,
+        buildMs,
+        files: (await a.app.lake!.files("main.hep_proto_1_call")).length,
+        m: await measure(a),
+        load: await load(),
+      });
     } finally {
       await a[Symbol.asyncDispose]();
     }
   }
   console.log(`${FILES} files of ${ROWS} calls, ${RUNS} warm runs; ms at the client`);
-  console.log("| lake | files | build | newest-100 first | newest-100 warm (median) | Call-ID first | Call-ID warm (median) | load |");
+  console.log(
+    "| lake | files | build | newest-100 first | newest-100 warm (median) | Call-ID first | Call-ID warm (median) | load |",
+  );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     const f = (x: number) => Math.round(x).toLocaleString("en").replace(/,/g, " ");
-    console.log(`| ${r.lake} | ${r.files} | ${(r.buildMs / 1000).toFixed(1)} s | ${f(r.m.newest[0])} | ${f(r.m.newest[1])} | ${f(r.m.callid[0])} | ${f(r.m.callid[1])} | ${r.load} |`);
+    console.log(
+      `| ${r.lake} | ${r.files} | ${(r.buildMs / 1000).toFixed(1)} s | ${f(r.m.newest[0])} | ${f(r.m.newest[1])} | ${f(r.m.callid[0])} | ${f(r.m.callid[1])} | ${r.load} |`,
+    );
   }
 } finally {
   await moto[Symbol.asyncDispose]();

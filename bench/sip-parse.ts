@@ -80,7 +80,9 @@ function measure(name: string, seconds: number, run: () => unknown): void {
     Math.round(1e9 / ns)
       .toLocaleString("en-US")
       .padStart(11);
-  console.log(`${name.padEnd(38)} ${rate(bestCpu)} /s cpu ${bestCpu.toFixed(0).padStart(6)} ns/op   ${rate(bestWall)} /s wall`);
+  console.log(
+    `${name.padEnd(38)} ${rate(bestCpu)} /s cpu ${bestCpu.toFixed(0).padStart(6)} ns/op   ${rate(bestWall)} /s wall`,
+  );
 }
 
 const seconds = Number(process.argv[2] ?? 2);

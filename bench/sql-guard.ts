@@ -32,9 +32,17 @@ async function perOp(fn: () => unknown): Promise<number> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-sql-guard-"));
-const engine = await Engine.open({ threads: 1, memoryLimit: "256MB", tempDirectory: join(dir, "tmp"), allowedDirectories: [dir], queryConnections: 1 });
+const engine = await Engine.open({
+  threads: 1,
+  memoryLimit: "256MB",
+  tempDirectory: join(dir, "tmp"),
+  allowedDirectories: [dir],
+  queryConnections: 1,
+});
 try {
-  await engine.ddl("CREATE TABLE svc_lake.main.hep_proto_1_call AS SELECT 'a@x' AS session_id, 'INVITE' AS method, 486 AS response_code, now() AS timestamp");
+  await engine.ddl(
+    "CREATE TABLE svc_lake.main.hep_proto_1_call AS SELECT 'a@x' AS session_id, 'INVITE' AS method, 486 AS response_code, now() AS timestamp",
+  );
   const run = (sql: string, params: string[]) => engine.query(sql, params);
   for (const [name, sql] of Object.entries(QUERIES)) {
     const checked = checkReadOnlySql(sql, { allowedTables });
@@ -43,7 +51,9 @@ try {
     const guard = await perOp(() => checkReadOnlySql(sql, { allowedTables }));
     const parse = await perOp(() => crossCheckWithDuckDb(run, wrapped, checked.value.tables));
     const exec = await perOp(() => engine.query(wrapped, undefined, { readOnly: true }));
-    console.log(`${name.padEnd(8)} guard ${(guard * 1000).toFixed(0)} µs  DuckDB parse cross-check ${(parse * 1000).toFixed(0)} µs  run over 1 row ${(exec * 1000).toFixed(0)} µs`);
+    console.log(
+      `${name.padEnd(8)} guard ${(guard * 1000).toFixed(0)} µs  DuckDB parse cross-check ${(parse * 1000).toFixed(0)} µs  run over 1 row ${(exec * 1000).toFixed(0)} µs`,
+    );
   }
 } finally {
   engine.close();

@@ -37,7 +37,9 @@ const lakeDir = resolve(args.get("lake-dir") ?? join(tmpdir(), `svc-startup-lake
 const root = resolve(import.meta.dir, "..");
 
 // No compaction and no retention: the 1 000 files stay 1 000 files across the runs.
-const LAKE = { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, compaction: { enable: false } } } };
+const LAKE = {
+  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, compaction: { enable: false } } },
+};
 
 async function writeLake(dir: string, n: number): Promise<void> {
   const marker = join(dir, `.files-${n}`);
@@ -62,7 +64,8 @@ async function writeLake(dir: string, n: number): Promise<void> {
 
 function parquetCount(dir: string): number {
   let n = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile() && e.name.endsWith(".parquet")) n++;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile() && e.name.endsWith(".parquet")) n++;
   return n;
 }
 
@@ -85,13 +88,22 @@ function cpuMs(pid: number): number {
   }
 }
 
-async function startOnce(dir: string, binary: string): Promise<{ providersMs: number; readyMs: number; cpuMs: number }> {
+async function startOnce(
+  dir: string,
+  binary: string,
+): Promise<{ providersMs: number; readyMs: number; cpuMs: number }> {
   const port = await freePort();
   const cfgPath = join(dir, "startup-bench.json");
-  const cfg = testConfigJson(dir, { ...LAKE, log: { level: "warn", format: "json" }, coordinator: { http_server: { listen: `127.0.0.1:${port}` } } });
+  const cfg = testConfigJson(dir, {
+    ...LAKE,
+    log: { level: "warn", format: "json" },
+    coordinator: { http_server: { listen: `127.0.0.1:${port}` } },
+  });
   writeFileSync(cfgPath, JSON.stringify(cfg));
   const base = `http://127.0.0.1:${port}`;
-  const cmd = source ? [process.execPath, join(root, "src/main.ts"), "serve", "--config-path", cfgPath] : [binary, "serve", "--config-path", cfgPath];
+  const cmd = source
+    ? [process.execPath, join(root, "src/main.ts"), "serve", "--config-path", cfgPath]
+    : [binary, "serve", "--config-path", cfgPath];
   const t0 = performance.now();
   const child = Bun.spawn(cmd, { stdout: "ignore", stderr: "ignore", cwd: dir });
   try {
@@ -113,7 +125,9 @@ async function startOnce(dir: string, binary: string): Promise<{ providersMs: nu
     }
     let readyMs = -1;
     for (;;) {
-      const h = (await (await fetch(`${base}/health`)).json()) as { checks?: Record<string, Array<{ state?: string }>> };
+      const h = (await (await fetch(`${base}/health`)).json()) as {
+        checks?: Record<string, Array<{ state?: string }>>;
+      };
       const startup = h.checks?.startup?.[0];
       // An old executable has no startup check: it answers only once everything has started.
       if (startup?.state !== "starting") {
@@ -155,7 +169,12 @@ async function measure(label: string, dir: string): Promise<void> {
         lake: label,
         parquet_files: files,
         runs,
-        auth_providers_200_ms: { p50: pct(x.providers, 0.5), p95: pct(x.providers, 0.95), min: pct(x.providers, 0), max: pct(x.providers, 1) },
+        auth_providers_200_ms: {
+          p50: pct(x.providers, 0.5),
+          p95: pct(x.providers, 0.95),
+          min: pct(x.providers, 0),
+          max: pct(x.providers, 1),
+        },
         cpu_ms_at_first_200: { p50: pct(x.cpu, 0.5), p95: pct(x.cpu, 0.95) },
         lake_ready_ms: { p50: pct(x.ready, 0.5), p95: pct(x.ready, 0.95) },
       }),

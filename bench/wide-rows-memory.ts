@@ -22,7 +22,8 @@ const FILES = 8;
 const HEADER = `X-Long-Header: ${"h".repeat(2000)}`;
 const PASSWORD = "bench-wide-rows-password";
 
-const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) / 1024;
+const kb = (field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) / 1024;
 const mib = (n: number) => Math.round(n);
 
 async function writeRows(lake: Lake): Promise<void> {
@@ -44,16 +45,31 @@ async function benchQuery(): Promise<void> {
   await using dir = tempDir();
   await using a = await startTestAppliance(dir.path, {
     coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
-    storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, compaction: { enable: false }, tuning: { threads: 2, memory_limit: "4GB" } } },
+    storage: {
+      lakehouse: {
+        flush_interval_sec: 3600,
+        batch_size: 1_000_000,
+        compaction: { enable: false },
+        tuning: { threads: 2, memory_limit: "4GB" },
+      },
+    },
   });
   const lake = a.app.lake!;
   await lake.defineTable(DEF);
   await writeRows(lake);
   const base = `${a.app.coordinatorUrl}/api/v4`;
-  const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${base}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await login.json()) as { token: string }).token;
   const post = async (sql: string) => {
-    const r = await fetch(`${base}/query`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ sql }) });
+    const r = await fetch(`${base}/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ sql }),
+    });
     return { status: r.status, body: (await r.text()).slice(0, 240) };
   };
   for (const sql of ["SELECT string_agg(payload, '') AS s FROM ce_hep", "SELECT count(*) AS n FROM ce_hep"]) {
@@ -63,7 +79,18 @@ async function benchQuery(): Promise<void> {
     const t0 = performance.now();
     const r = await post(sql);
     const ms = Math.round(performance.now() - t0);
-    console.log(JSON.stringify({ case: "query", sql, status: r.status, answer: r.body, ms, rss_before_mib: mib(idle), rss_peak_mib: mib(kb("VmHWM")), rss_after_mib: mib(kb("VmRSS")) }));
+    console.log(
+      JSON.stringify({
+        case: "query",
+        sql,
+        status: r.status,
+        answer: r.body,
+        ms,
+        rss_before_mib: mib(idle),
+        rss_peak_mib: mib(kb("VmHWM")),
+        rss_after_mib: mib(kb("VmRSS")),
+      }),
+    );
   }
 }
 

@@ -52,7 +52,9 @@ for (const f of ["index.html", "assets/app.js", "assets/app.css"]) {
     process.exit(1);
   }
 }
-console.log(`build: dashboard ${ui.outdir} (${ui.files.length} files, ${(ui.files.reduce((n, f) => n + f.bytes, 0) / 1024).toFixed(0)} KiB)`);
+console.log(
+  `build: dashboard ${ui.outdir} (${ui.files.length} files, ${(ui.files.reduce((n, f) => n + f.bytes, 0) / 1024).toFixed(0)} KiB)`,
+);
 
 const version = String((await Bun.file(join(ROOT, "package.json")).json()).version);
 const revision = gitRevision();
@@ -61,7 +63,12 @@ mkdirSync(dirname(outfile), { recursive: true });
 
 // @duckdb/node-bindings requires every platform package by name; only linux-x64 (glibc) is
 // installed and embedded, the others must stay unresolved or the bundler fails.
-const otherPlatforms = ["@duckdb/node-bindings-darwin-*", "@duckdb/node-bindings-win32-*", "@duckdb/node-bindings-linux-arm64*", "@duckdb/node-bindings-linux-x64-musl"];
+const otherPlatforms = [
+  "@duckdb/node-bindings-darwin-*",
+  "@duckdb/node-bindings-win32-*",
+  "@duckdb/node-bindings-linux-arm64*",
+  "@duckdb/node-bindings-linux-x64-musl",
+];
 
 const cmd = [
   process.execPath,
@@ -111,7 +118,9 @@ if (!opts["skip-check"]) {
     const check = Bun.spawnSync([outfile, "version"], { cwd: elsewhere, stdout: "pipe", stderr: "pipe" });
     const out = check.stdout.toString().trim();
     if (!check.success || !out.includes(version) || !out.includes(revision)) {
-      console.error(`build: check failed: \`${outfile} version\` exit ${check.exitCode}\n${out}\n${check.stderr.toString()}`);
+      console.error(
+        `build: check failed: \`${outfile} version\` exit ${check.exitCode}\n${out}\n${check.stderr.toString()}`,
+      );
       process.exit(1);
     }
     console.log(`build: check ok: ${out}`);

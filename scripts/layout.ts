@@ -87,11 +87,18 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 function config(dir: string, adminPassword: string, extra: Record<string, unknown>): Record<string, unknown> {
   return {
     log: { level: "info", format: "json" },
-    coordinator: { enable: true, http_server: { listen: "127.0.0.1:0" }, settings_db_path: join(dir, "settings.db"), auth: { admin_password_hash: sha256(adminPassword) } },
+    coordinator: {
+      enable: true,
+      http_server: { listen: "127.0.0.1:0" },
+      settings_db_path: join(dir, "settings.db"),
+      auth: { admin_password_hash: sha256(adminPassword) },
+    },
     ingest: {
       hep: { udp: { listen: "127.0.0.1:0" }, tcp: { listen: "127.0.0.1:0" } },
     },
-    storage: { lakehouse: { catalog_path: join(dir, "catalog.sqlite"), data_path: join(dir, "lake"), flush_interval_sec: 1 } },
+    storage: {
+      lakehouse: { catalog_path: join(dir, "catalog.sqlite"), data_path: join(dir, "lake"), flush_interval_sec: 1 },
+    },
     ...extra,
   };
 }
@@ -100,19 +107,34 @@ function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<s
   const out = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
-    const isObj = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+    const isObj = (x: unknown): x is Record<string, unknown> =>
+      typeof x === "object" && x !== null && !Array.isArray(x);
     out[k] = isObj(prev) && isObj(v) ? merge(prev, v) : v;
   }
   return out;
 }
 
 /** Starts one role and waits for the listeners named in `wait` to report their address. */
-async function startRole(name: string, dir: string, cfg: Record<string, unknown>, binary: string | undefined, wait: string[]): Promise<Role> {
+async function startRole(
+  name: string,
+  dir: string,
+  cfg: Record<string, unknown>,
+  binary: string | undefined,
+  wait: string[],
+): Promise<Role> {
   mkdirSync(dir, { recursive: true });
   const cfgPath = join(dir, "svc.json");
   writeFileSync(cfgPath, JSON.stringify(cfg, null, 2));
-  const cmd = binary ? [binary, "serve", "--config-path", cfgPath] : [process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", cfgPath];
-  const child = Bun.spawn(cmd, { cwd: dir, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+  const cmd = binary
+    ? [binary, "serve", "--config-path", cfgPath]
+    : [process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", cfgPath];
+  const child = Bun.spawn(cmd, {
+    cwd: dir,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   const addresses: Record<string, string> = {};
   const errors: string[] = [];
   let started = false;
@@ -144,7 +166,12 @@ async function startRole(name: string, dir: string, cfg: Record<string, unknown>
       reject(new Error(`${name} exited before it listened: ${errors.slice(-3).join(" | ") || "no output"}`));
     })();
   });
-  const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${name} did not listen within 60 s (${wait.filter((m) => !addresses[m]).join(", ")})`)), 60_000).unref());
+  const timer = new Promise<never>((_, reject) =>
+    setTimeout(
+      () => reject(new Error(`${name} did not listen within 60 s (${wait.filter((m) => !addresses[m]).join(", ")})`)),
+      60_000,
+    ).unref(),
+  );
   try {
     await Promise.race([ready, timer]);
   } catch (e) {
@@ -164,7 +191,15 @@ async function stopRole(r: Role): Promise<void> {
 
 /** A lake on the shared PostgreSQL catalog: one data_path for all, a state_path of the role's own (docs/DUCKLAKE.md "PostgreSQL catalog"). */
 function sharedLake(roleDir: string, catalogUrl: string, dataPath: string): Record<string, unknown> {
-  return { lakehouse: { catalog_type: "postgres", catalog_path: catalogUrl, data_path: dataPath, state_path: join(roleDir, "state"), flush_interval_sec: 1 } };
+  return {
+    lakehouse: {
+      catalog_type: "postgres",
+      catalog_path: catalogUrl,
+      data_path: dataPath,
+      state_path: join(roleDir, "state"),
+      flush_interval_sec: 1,
+    },
+  };
 }
 
 /** The PostgreSQL server of a layout with nodes: the given database, or one started here (test/peers/postgres.ts). */
@@ -173,7 +208,11 @@ async function layoutPostgres(o: LayoutOptions): Promise<{ lakeUrl: string; stor
   const { startPostgres } = await import("../test/peers/postgres.ts");
   const pg = await startPostgres("lake");
   try {
-    return { lakeUrl: pg.url, storeUrl: await pg.createDatabase("shared_store"), stop: async () => await pg[Symbol.asyncDispose]() };
+    return {
+      lakeUrl: pg.url,
+      storeUrl: await pg.createDatabase("shared_store"),
+      stop: async () => await pg[Symbol.asyncDispose](),
+    };
   } catch (e) {
     await pg[Symbol.asyncDispose]();
     throw e;
@@ -183,7 +222,8 @@ async function layoutPostgres(o: LayoutOptions): Promise<{ lakeUrl: string; stor
 export async function startLayout(o: LayoutOptions): Promise<Layout> {
   const nodeCount = o.nodes ?? 0;
   const coordinatorCount = o.coordinators ?? 0;
-  if (coordinatorCount > 0 && nodeCount === 0) throw new Error("layout: coordinators need nodes to stand in front of (nodes >= 1)");
+  if (coordinatorCount > 0 && nodeCount === 0)
+    throw new Error("layout: coordinators need nodes to stand in front of (nodes >= 1)");
   const own = o.dir === undefined;
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), "svc-layout-"));
   const adminPassword = randomBytes(12).toString("base64url");
@@ -207,17 +247,26 @@ export async function startLayout(o: LayoutOptions): Promise<Layout> {
     const nodes: Role[] = [];
     let central: Role;
     if (nodeCount === 0) {
-      central = await role("central", config(join(dir, "central"), adminPassword, { node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } } }), ["coordinator-http", "node-http"]);
+      central = await role(
+        "central",
+        config(join(dir, "central"), adminPassword, {
+          node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } },
+        }),
+        ["coordinator-http", "node-http"],
+      );
     } else {
       pg = await layoutPostgres(o);
       const dataPath = `${join(dir, "shared-lake")}/`;
       for (let i = 1; i <= nodeCount; i++) {
         const nodeDir = join(dir, `node-${i}`);
         // A capture node: HEP in, the node port (searches, forward batches) out; the coordinators serve the dashboard.
-        const cfg = merge(config(nodeDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } } }), {
-          coordinator: { enable: false },
-          storage: sharedLake(nodeDir, pg.lakeUrl, dataPath),
-        });
+        const cfg = merge(
+          config(nodeDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } } }),
+          {
+            coordinator: { enable: false },
+            storage: sharedLake(nodeDir, pg.lakeUrl, dataPath),
+          },
+        );
         nodes.push(await role(`node-${i}`, cfg, ["node-http", "hep-udp"]));
       }
       central = nodes[0]!;
@@ -225,8 +274,13 @@ export async function startLayout(o: LayoutOptions): Promise<Layout> {
     const edges: Role[] = [];
     for (let i = 1; i <= o.edges; i++) {
       const edgeDir = join(dir, `edge-${i}`);
-      const forward = { ingest: { forward: { enable: true, url: central.url("node-http"), token: nodeToken, timeout_sec: 5 } } };
-      const cfg = merge(merge(config(edgeDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0" } } }), forward), o.edgeConfig ?? {});
+      const forward = {
+        ingest: { forward: { enable: true, url: central.url("node-http"), token: nodeToken, timeout_sec: 5 } },
+      };
+      const cfg = merge(
+        merge(config(edgeDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0" } } }), forward),
+        o.edgeConfig ?? {},
+      );
       edges.push(await role(`edge-${i}`, cfg, ["coordinator-http", "node-http", "hep-udp"]));
     }
     const coordinators: Role[] = [];
@@ -247,7 +301,10 @@ export async function startLayout(o: LayoutOptions): Promise<Layout> {
           // No capture: the coordinator reads the shared lake's files itself and asks each node for its
           // buffer only (docs/ARCHITECTURE.md "Coordinator over several nodes", "Shared lakes").
           ingest: { hep: { enable: false } },
-          storage: o.coordinatorLake === false ? { lakehouse: { enable: false } } : sharedLake(cDir, pg.lakeUrl, `${join(dir, "shared-lake")}/`),
+          storage:
+            o.coordinatorLake === false
+              ? { lakehouse: { enable: false } }
+              : sharedLake(cDir, pg.lakeUrl, `${join(dir, "shared-lake")}/`),
         });
         coordinators.push(await role(`coordinator-${i}`, cfg, ["coordinator-http"]));
       }
@@ -290,7 +347,11 @@ if (import.meta.main) {
       binary: { type: "string" },
     },
   });
-  const [edges, nodes, coordinators] = [count(values, "edges", 0), count(values, "nodes", 0), count(values, "coordinators", 0)];
+  const [edges, nodes, coordinators] = [
+    count(values, "edges", 0),
+    count(values, "nodes", 0),
+    count(values, "coordinators", 0),
+  ];
   if (coordinators > 0 && nodes === 0) {
     console.error("layout: --coordinators needs --nodes 1 or more");
     process.exit(2);

@@ -48,7 +48,9 @@ async function extractLibduckdb(dir: string): Promise<string> {
     } catch {
       // Its folder may not exist either (Bun then throws EFAULT even with force): the cause below matters.
     }
-    throw new Error(`cannot extract libduckdb.so to ${dir} (${(e as Error).message}); set SVC_RUNTIME_CACHE_DIR to a writable, exec-allowed directory`);
+    throw new Error(
+      `cannot extract libduckdb.so to ${dir} (${(e as Error).message}); set SVC_RUNTIME_CACHE_DIR to a writable, exec-allowed directory`,
+    );
   }
   return target;
 }
@@ -60,7 +62,9 @@ async function loadLibduckdb(argv: readonly string[]): Promise<void> {
     // One declared symbol is enough to map the library; the handle stays open for the process lifetime.
     dlopen(path, { duckdb_library_version: { args: [], returns: FFIType.cstring } });
   } catch (e) {
-    throw new Error(`cannot load ${path} (${(e as Error).message}); the cache directory must allow exec (no noexec mount)`);
+    throw new Error(
+      `cannot load ${path} (${(e as Error).message}); the cache directory must allow exec (no noexec mount)`,
+    );
   }
 }
 

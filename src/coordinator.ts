@@ -4,7 +4,14 @@
  */
 import type { AnyElysia } from "elysia";
 import type { Config } from "./config/index.ts";
-import { errorMessage, readyStartup, type Logger, type MetricsRegistry, type Module, type StartupState } from "./core/index.ts";
+import {
+  errorMessage,
+  readyStartup,
+  type Logger,
+  type MetricsRegistry,
+  type Module,
+  type StartupState,
+} from "./core/index.ts";
 import {
   chessRoutes,
   coordinatorCorePlugins,
@@ -61,9 +68,16 @@ export interface CoordinatorCluster {
  * coordinator.nodes and the approved enrolled edges: an edge whose name or URL is a configured
  * node's is left out (the configured entry wins; enrolment refuses such names anyway).
  */
-function withEnrolled(configured: readonly ClusterNode[], enrolled: ReadonlyArray<{ name: string; url: string; token: string }>, timeoutMs: number): ClusterNode[] {
+function withEnrolled(
+  configured: readonly ClusterNode[],
+  enrolled: ReadonlyArray<{ name: string; url: string; token: string }>,
+  timeoutMs: number,
+): ClusterNode[] {
   const extra = enrolled.filter((e) => !configured.some((n) => n.name === e.name || n.url === e.url));
-  return [...configured, ...extra.map((e) => ({ name: e.name, url: e.url, timeoutMs, ...(e.token ? { token: e.token } : {}) }))];
+  return [
+    ...configured,
+    ...extra.map((e) => ({ name: e.name, url: e.url, timeoutMs, ...(e.token ? { token: e.token } : {}) })),
+  ];
 }
 
 export function createCoordinator(
@@ -85,10 +99,16 @@ export function createCoordinator(
   // Edges that enrolled themselves are searched beside coordinator.nodes (docs/DEPLOY.md "Finding the edges").
   const enrollment = c.enrollment.enable ? cluster.enrollmentToken : undefined;
   const fanOut = cluster.nodes.length > 0 || enrollment !== undefined;
-  const nodes = enrollment ? () => withEnrolled(cluster.nodes, settings.store.enrolledNodes.approved(), c.node_timeout_ms) : cluster.nodes;
+  const nodes = enrollment
+    ? () => withEnrolled(cluster.nodes, settings.store.enrolledNodes.approved(), c.node_timeout_ms)
+    : cluster.nodes;
   // One metadata check per node for the list search and every other read (src/cluster/node-facts.ts).
   const facts = new NodeFactsCache();
-  const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined || fanOut, games: c.widgets.control.games };
+  const offered = {
+    live_stream: c.hep_stream.enable && stream !== undefined,
+    search: lake !== undefined || fanOut,
+    games: c.widgets.control.games,
+  };
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service, features: offered });
   // Live stream (docs/STREAM.md "Turning it on"): only when coordinator.hep_stream.enable, else the path is a 404.
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
@@ -143,22 +163,59 @@ export function createCoordinator(
     const sql = lake ? SqlQueryService.fromConfig(lake, config, metrics) : undefined;
     v4.push(gated("SQL", queryRoutes(sql, overNodes)), gated("statistics", statisticsRoutes(sql, overNodes)));
     // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
-    const backend = sql ? localBackend(searchServices({ lake, settings: settings.store, config }).search, sql) : listSearch && overNodes ? nodesBackend(listSearch, overNodes) : undefined;
-    if (backend) v4.push(gated("the query tools", mcpRoutes(new McpEngine(config.mcp, backend, logger.child({ component: "mcp" }), metrics), { streamable: config.mcp.enable })));
-    v4.push(gated("search", searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) })));
+    const backend = sql
+      ? localBackend(searchServices({ lake, settings: settings.store, config }).search, sql)
+      : listSearch && overNodes
+        ? nodesBackend(listSearch, overNodes)
+        : undefined;
+    if (backend)
+      v4.push(
+        gated(
+          "the query tools",
+          mcpRoutes(new McpEngine(config.mcp, backend, logger.child({ component: "mcp" }), metrics), {
+            streamable: config.mcp.enable,
+          }),
+        ),
+      );
+    v4.push(
+      gated(
+        "search",
+        searchRoutes({
+          lake,
+          settings: settings.store,
+          config,
+          ...(listSearch ? { listSearch } : {}),
+          ...(overNodes ? { overNodes } : {}),
+        }),
+      ),
+    );
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape (of this process's lake).
     v4.push(gated("the call KPIs", kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes)));
     if (lake) kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000, ready: () => startup.ready });
     // Line-protocol discovery and its mapping rows (docs/LINE-PROTOCOL.md "Automatic mapping rows"), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
-    v4.push(gated("line-protocol discovery", lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) })));
+    v4.push(
+      gated(
+        "line-protocol discovery",
+        lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) }),
+      ),
+    );
     if (lake) {
       lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
       lakeFeatures.push(lineProtocolSync);
     }
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline (503 without a lake of this process's own).
-    const exports = exportRoutes({ lake, settings: settings.store, config, logger, ...(overNodes ? { overNodes } : {}) });
-    v4.push(...exports.plugins.map((p) => gated("exports", p)), gated("imports", importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) })));
+    const exports = exportRoutes({
+      lake,
+      settings: settings.store,
+      config,
+      logger,
+      ...(overNodes ? { overNodes } : {}),
+    });
+    v4.push(
+      ...exports.plugins.map((p) => gated("exports", p)),
+      gated("imports", importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) })),
+    );
     lakeFeatures.push(exports.module);
   }
   // Chess: the NetChess relay and the model's move (docs/GAMES.md); 503 when games are switched off.
@@ -173,16 +230,32 @@ export function createCoordinator(
     v4,
     v3: [legacyV3AuthRoutes(auth.service)],
     root: [
-      uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }),
-      ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : []),
+      uiRoutes({
+        apiPrefix: c.http_server.api_prefix,
+        imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [],
+      }),
+      ...(c.widgets.control.games && c.http_server.gamedata_dir
+        ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)]
+        : []),
     ],
     ...(health ? { health } : {}),
   });
-  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...lakeFeatures, ...features], lakeModules: lakeFeatures, lineProtocolSync };
+  return {
+    app,
+    settings: settings.store,
+    auth: auth.service,
+    modules: [settings.module, auth.module, ...lakeFeatures, ...features],
+    lakeModules: lakeFeatures,
+    lineProtocolSync,
+  };
 }
 
 /** Capture agents seen by ingest go into the settings database every 10 s (and once at stop). */
-export function agentsFeed(ingest: HepIngest, settings: ReturnType<typeof createCoordinator>["settings"], logger: Logger): Module {
+export function agentsFeed(
+  ingest: HepIngest,
+  settings: ReturnType<typeof createCoordinator>["settings"],
+  logger: Logger,
+): Module {
   let timer: ReturnType<typeof setInterval> | undefined;
   const drain = () => {
     try {

@@ -4,7 +4,14 @@
  * process.exit. Over 400 lines: every module of `svc serve` is built, ordered and split into the
  * two start phases (docs/ARCHITECTURE.md "Start-up") here, in one place, next to the commands.
  */
-import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, type Config } from "./config/index.ts";
+import {
+  checkConfigEffects,
+  configWarnings,
+  engineTuning,
+  hepThreadCount,
+  loadConfig,
+  type Config,
+} from "./config/index.ts";
 import {
   AppError,
   GIT_REVISION,
@@ -41,7 +48,20 @@ import { createNodePort } from "./node-port.ts";
 import { createRelay } from "./relay.ts";
 
 export { createCoordinator } from "./coordinator.ts";
-import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runShowConfig, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
+import {
+  UsageError,
+  formatHelp,
+  parseArgs,
+  processIo,
+  runAgent,
+  runCatalog,
+  runResetAdminPassword,
+  runSearch,
+  runShowConfig,
+  runSystem,
+  writeFirstRunBanner,
+  type FlagSpec,
+} from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
@@ -68,14 +88,46 @@ interface Command {
 }
 
 const COMMANDS: readonly Command[] = [
-  { name: "serve", summary: "run the appliance (API, dashboard, HEP listeners, lake writer, compactor)", run: runServe },
-  { name: "show-config", summary: "print the effective configuration, secrets masked", run: (rest) => runShowConfig(rest, GLOBAL_FLAGS) },
-  { name: "search", summary: "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)", run: (rest) => runSearch(rest, processIo()) },
-  { name: "agent", summary: "capture-agent statistics and health (stats, health, watch)", run: (rest) => runAgent(rest, processIo()) },
-  { name: "mcp", summary: "natural-language tool server for language-model clients (MCP over stdio; needs mcp.svc_token)", run: runMcp },
-  { name: "reset-admin-password", summary: "give the administrator a new password (printed) in the settings database", run: (rest) => runResetAdminPassword(rest, processIo()) },
-  { name: "catalog", summary: "lake catalog backups: backup (online), list, restore (appliance stopped)", run: (rest) => runCatalog(rest, processIo()) },
-  { name: "system", summary: "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)", run: (rest) => runSystem(rest, processIo()) },
+  {
+    name: "serve",
+    summary: "run the appliance (API, dashboard, HEP listeners, lake writer, compactor)",
+    run: runServe,
+  },
+  {
+    name: "show-config",
+    summary: "print the effective configuration, secrets masked",
+    run: (rest) => runShowConfig(rest, GLOBAL_FLAGS),
+  },
+  {
+    name: "search",
+    summary: "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)",
+    run: (rest) => runSearch(rest, processIo()),
+  },
+  {
+    name: "agent",
+    summary: "capture-agent statistics and health (stats, health, watch)",
+    run: (rest) => runAgent(rest, processIo()),
+  },
+  {
+    name: "mcp",
+    summary: "natural-language tool server for language-model clients (MCP over stdio; needs mcp.svc_token)",
+    run: runMcp,
+  },
+  {
+    name: "reset-admin-password",
+    summary: "give the administrator a new password (printed) in the settings database",
+    run: (rest) => runResetAdminPassword(rest, processIo()),
+  },
+  {
+    name: "catalog",
+    summary: "lake catalog backups: backup (online), list, restore (appliance stopped)",
+    run: (rest) => runCatalog(rest, processIo()),
+  },
+  {
+    name: "system",
+    summary: "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)",
+    run: (rest) => runSystem(rest, processIo()),
+  },
   // Loaded only for its command: `svc serve` starts without it (docs/ARCHITECTURE.md "Start-up").
   {
     name: "loadgen",
@@ -169,8 +221,12 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // The live-stream broker (docs/STREAM.md): for the node's /stream and for the coordinator's in-process source.
   const hepThreads = hepThreadCount(config.ingest.hep.threads, undefined, config.storage.lakehouse.spool_format);
   const live =
-    hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
-      ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload, hepThreads })
+    hasIngest &&
+    (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
+      ? createLiveStream(config.ingest.hep_stream, metrics, {
+          allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload,
+          hepThreads,
+        })
       : undefined;
   // The forward log and the mirror (docs/DEPLOY.md): started before the listeners, stopped after them.
   const relay = createRelay(config, lake, logger, metrics);
@@ -205,7 +261,11 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
           writer: () => lake.writerHealth(),
           maintainer: () => lake.maintainerState(),
           objectStore: () => lake.remoteFiles()?.store.location,
-          storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
+          storage: {
+            dirs: () => lake.storageDirs(),
+            minFreeBytes: config.storage.lakehouse.min_free_bytes,
+            reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes,
+          },
         }
       : {}),
     // Not before the threads have started: a thread not yet heard from would read as stuck.
@@ -232,7 +292,9 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     lake && config.ingest.otlp.enable
       ? (await loadOtlp()).createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, {
           maxBufferedRows: config.storage.lakehouse.max_buffered_rows,
-          ...(forwarding ? { onWritten: (signal, body, encoding, nowUs) => forwarding.acceptOtlp({ signal, encoding, nowUs, body }) } : {}),
+          ...(forwarding
+            ? { onWritten: (signal, body, encoding, nowUs) => forwarding.acceptOtlp({ signal, encoding, nowUs, body }) }
+            : {}),
         })
       : undefined;
   if (otlp) modules.push(otlp);
@@ -242,11 +304,20 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // Node and lake identity, and the node token (docs/ARCHITECTURE.md "Node identity", "Node authentication").
   const identity = lake ? loadNodeIdentity(config) : undefined;
   if (identity?.generatedToken) opts.onFirstRunNodeToken?.(identity.generatedToken);
-  const nodeHttp = lake || ingest ? createNodePort(config, { lake, ingest, identity, live, health: healthReport, startup }, logger, metrics) : undefined;
+  const nodeHttp =
+    lake || ingest
+      ? createNodePort(config, { lake, ingest, identity, live, health: healthReport, startup }, logger, metrics)
+      : undefined;
   if (nodeHttp) modules.push(nodeHttp);
   // The edge announces its node port to a coordinator (docs/DEPLOY.md "Finding the edges").
   const enroll =
-    nodeHttp && config.node.enroll.enable ? new EnrollAnnouncer(config.node.enroll, { listen: config.node.http_server.listen, url: () => nodeHttp.url(), token: identity?.token }, logger) : undefined;
+    nodeHttp && config.node.enroll.enable
+      ? new EnrollAnnouncer(
+          config.node.enroll,
+          { listen: config.node.http_server.listen, url: () => nodeHttp.url(), token: identity?.token },
+          logger,
+        )
+      : undefined;
   if (enroll) modules.push(enroll);
 
   let coordinatorHttp: HttpModule | undefined;
@@ -292,7 +363,10 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
         listenKey: "coordinator.http_server.listen",
         reusePort: config.coordinator.http_server.reuse_port,
         reusePortKey: "coordinator.http_server.reuse_port",
-        idleTimeoutSec: Math.max(config.coordinator.http_server.read_timeout, config.coordinator.http_server.write_timeout),
+        idleTimeoutSec: Math.max(
+          config.coordinator.http_server.read_timeout,
+          config.coordinator.http_server.write_timeout,
+        ),
         maxBodyBytes: config.coordinator.http_server.max_body_bytes,
       },
       logger,
@@ -310,7 +384,17 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // the logins, the games and the live-stream hub. The rest (the lake, the relay, the ingest and
   // its listeners, what reads or writes the lake) starts after them in list order; stopping runs
   // in reverse list order whatever the phase, as before.
-  const later = new Set<Module | undefined>([lake, relay, ...(ingest?.modules ?? []), adoptHep, lineProtocol, otlp, adoptOtlp, ...coordinatorLakeModules, liveModule]);
+  const later = new Set<Module | undefined>([
+    lake,
+    relay,
+    ...(ingest?.modules ?? []),
+    adoptHep,
+    lineProtocol,
+    otlp,
+    adoptOtlp,
+    ...coordinatorLakeModules,
+    liveModule,
+  ]);
   const first = new Set(modules.filter((m) => !later.has(m)));
   let phases: Awaited<ReturnType<typeof startInPhases>>;
   try {
@@ -364,7 +448,10 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
       background: true,
       onFirstRunAdmin: (a) => (admin = a),
       // Shown once, like the first administrator's password (docs/ARCHITECTURE.md "Node authentication").
-      onFirstRunNodeToken: (t) => process.stderr.write(`\nsvc first start: node token for coordinator.nodes[].token (kept in ${t.path}):\n   ${t.token}\n\n`),
+      onFirstRunNodeToken: (t) =>
+        process.stderr.write(
+          `\nsvc first start: node token for coordinator.nodes[].token (kept in ${t.path}):\n   ${t.token}\n\n`,
+        ),
     });
   } catch (e) {
     if (admin) writeFirstRunBanner(admin, config, configPath, undefined);
@@ -435,7 +522,9 @@ async function runMcp(rest: string[], logger: Logger): Promise<number> {
 async function runServe(rest: string[], logger: Logger): Promise<number> {
   const { flags } = parseArgs(rest, SERVE_FLAGS);
   if (flags.help) {
-    console.log(formatHelp("svc serve [--config-path <file>] [--reset-admin-password]", "Run the appliance.", SERVE_FLAGS));
+    console.log(
+      formatHelp("svc serve [--config-path <file>] [--reset-admin-password]", "Run the appliance.", SERVE_FLAGS),
+    );
     return 0;
   }
   const { config, warnings } = loadConfig({ path: flags["config-path"] as string | undefined });

@@ -3,7 +3,14 @@
  * search and reads, HEP over HTTP, the live stream and the central's forward receiver, served over
  * HTTPS when node.http_server.cert and key are set (docs/ARCHITECTURE.md "Node authentication").
  */
-import { createHttpModule, type HealthReport, type HttpModule, NO_SEARCH_SETTINGS, SearchService, SqlQueryService } from "./api/index.ts";
+import {
+  createHttpModule,
+  type HealthReport,
+  type HttpModule,
+  NO_SEARCH_SETTINGS,
+  SearchService,
+  SqlQueryService,
+} from "./api/index.ts";
 import { createNodeApp, type NodeIdentity, nodePortTls } from "./cluster/index.ts";
 import type { Config } from "./config/index.ts";
 import type { Logger, MetricsRegistry, StartupState } from "./core/index.ts";
@@ -30,7 +37,13 @@ export function createNodePort(config: Config, p: NodePortParts, logger: Logger,
     ...(lake
       ? {
           lake,
-          search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, timeoutMs, maxResultBytes),
+          search: new SearchService(
+            lake,
+            NO_SEARCH_SETTINGS,
+            config.storage.lakehouse.search,
+            timeoutMs,
+            maxResultBytes,
+          ),
           reads: { timeoutMs, maxResultBytes, sql: SqlQueryService.fromConfig(lake, config, metrics) },
         }
       : {}),
@@ -47,7 +60,14 @@ export function createNodePort(config: Config, p: NodePortParts, logger: Logger,
   const hs = config.node.http_server;
   return createHttpModule(
     nodeApp,
-    { name: "node-http", listen: hs.listen, listenKey: "node.http_server.listen", tls: nodePortTls(hs), reusePort: hs.reuse_port, reusePortKey: "node.http_server.reuse_port" },
+    {
+      name: "node-http",
+      listen: hs.listen,
+      listenKey: "node.http_server.listen",
+      tls: nodePortTls(hs),
+      reusePort: hs.reuse_port,
+      reusePortKey: "node.http_server.reuse_port",
+    },
     logger,
   );
 }

@@ -13,7 +13,12 @@ import { type Lake, lakeStateDir } from "./lake/index.ts";
 const stateDir = (config: Config) => lakeStateDir(config.storage.lakehouse);
 
 /** The edge's relay when forwarding (with a lake) or a mirror (with HEP ingest too) is configured. */
-export function createRelay(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): HepRelay | undefined {
+export function createRelay(
+  config: Config,
+  lake: Lake | undefined,
+  logger: Logger,
+  metrics: MetricsRegistry,
+): HepRelay | undefined {
   const on = config.ingest.forward.enable || config.ingest.mirror.destinations.length > 0;
   // Forwarding covers line protocol and OTLP too, so it runs without HEP ingest; the mirror is HEP only.
   return lake && on && (config.ingest.hep.enable || config.ingest.forward.enable)
@@ -25,7 +30,13 @@ export function createRelay(config: Config, lake: Lake | undefined, logger: Logg
  * The central's receiver (POST /api/v1/forward), on every node with a lake and ingest.hep.http.enable;
  * it has its own pipeline, so a central that captures nothing itself (ingest.hep.enable false) takes batches too.
  */
-export function createForwardReceiver(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry, ingest?: HepIngest): { forward?: ForwardReceiver } {
+export function createForwardReceiver(
+  config: Config,
+  lake: Lake | undefined,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  ingest?: HepIngest,
+): { forward?: ForwardReceiver } {
   if (!lake || !config.ingest.hep.http.enable) return {};
   const dir = join(stateDir(config), "forward-in");
   const lh = config.storage.lakehouse;

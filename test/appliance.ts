@@ -12,7 +12,10 @@ type Json = Record<string, unknown>;
 function merge(a: Json, b: Json): Json {
   const out: Json = { ...a };
   for (const [k, v] of Object.entries(b)) {
-    out[k] = v && typeof v === "object" && !Array.isArray(v) && a[k] && typeof a[k] === "object" ? merge(a[k] as Json, v as Json) : v;
+    out[k] =
+      v && typeof v === "object" && !Array.isArray(v) && a[k] && typeof a[k] === "object"
+        ? merge(a[k] as Json, v as Json)
+        : v;
   }
   return out;
 }

@@ -78,7 +78,8 @@ describe("architecture", () => {
           continue;
         }
         if (spec === "bun:sqlite") {
-          if (from !== "lake" && from !== "settings") problems.push(`${relative(SRC, file)} imports bun:sqlite: only lake and settings may`);
+          if (from !== "lake" && from !== "settings")
+            problems.push(`${relative(SRC, file)} imports bun:sqlite: only lake and settings may`);
           continue;
         }
         if (!spec.startsWith(".")) continue;
@@ -90,7 +91,8 @@ describe("architecture", () => {
         const okLayer = (LAYER[to] ?? 99) < (LAYER[from] ?? -1) || (ALLOWED_EXTRA[from] ?? []).includes(to);
         if (!okLayer) problems.push(`${relative(SRC, file)} → src/${to}: wrong direction`);
         const rel = relative(join(SRC, to), target);
-        if (rel !== "index.ts" && rel !== "index" && !DIRECT_ENTRY.has(relative(SRC, target))) problems.push(`${relative(SRC, file)} → ${relative(SRC, target)}: enter src/${to} through index.ts`);
+        if (rel !== "index.ts" && rel !== "index" && !DIRECT_ENTRY.has(relative(SRC, target)))
+          problems.push(`${relative(SRC, file)} → ${relative(SRC, target)}: enter src/${to} through index.ts`);
       }
     }
     expect(problems).toEqual([]);

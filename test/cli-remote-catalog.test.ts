@@ -25,8 +25,16 @@ async function svc(dir: string, args: string[]): Promise<{ code: number; stderr:
       },
     }),
   );
-  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), ...args, "--config-path", configPath], { cwd: dir, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), ...args, "--config-path", configPath], {
+    cwd: dir,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stderr, stdout };
 }
 
@@ -49,7 +57,9 @@ describe("catalog tools on a remote data_path", () => {
     await using dir = tempDir();
     const r = await svc(dir.path, ["show-config"]);
     expect(r.code).toBe(0);
-    const shown = JSON.parse(r.stdout) as { storage: { lakehouse: { s3: Record<string, string>; azure: Record<string, string> } } };
+    const shown = JSON.parse(r.stdout) as {
+      storage: { lakehouse: { s3: Record<string, string>; azure: Record<string, string> } };
+    };
     expect(shown.storage.lakehouse.s3.secret_access_key).toBe("***");
     expect(shown.storage.lakehouse.azure.connection_string).toBe("***");
     expect(r.stdout + r.stderr).not.toContain("never-shown");

@@ -19,17 +19,43 @@ describe("config load order: defaults ← file ← env", () => {
   test("file overrides defaults and env overrides the file", async () => {
     await using dir = tempDir();
     const path = `${dir.path}/c.json`;
-    await Bun.write(path, JSON.stringify({ coordinator: { http_server: { listen: "127.0.0.1:1" } }, storage: { lakehouse: { batch_size: 7 } } }));
+    await Bun.write(
+      path,
+      JSON.stringify({
+        coordinator: { http_server: { listen: "127.0.0.1:1" } },
+        storage: { lakehouse: { batch_size: 7 } },
+      }),
+    );
     const { config } = loadConfig({ path, env: { SVC_COORDINATOR_HTTP_SERVER_LISTEN: "127.0.0.1:18080" } });
     expect(config.coordinator.http_server.listen).toBe("127.0.0.1:18080");
     expect(config.storage.lakehouse.batch_size).toBe(7);
   });
 
   test.each([
-    ["SVC_COORDINATOR_AUTH_DISABLE_PASSWORD_LOGIN", "true", (c: ReturnType<typeof loadConfig>["config"]) => c.coordinator.auth.disable_password_login, true],
-    ["SVC_STORAGE_LAKEHOUSE_FLUSH_INTERVAL_SEC", "0.5", (c: ReturnType<typeof loadConfig>["config"]) => c.storage.lakehouse.flush_interval_sec, 0.5],
-    ["SVC_INGEST_SIP_CUSTOM_HEADERS", "X-A, X-B", (c: ReturnType<typeof loadConfig>["config"]) => c.ingest.sip.custom_headers, ["X-A", "X-B"]],
-    ["SVC_STORAGE_LAKEHOUSE_TUNING_MEMORY_LIMIT", "1GB", (c: ReturnType<typeof loadConfig>["config"]) => c.storage.lakehouse.tuning.memory_limit, "1GB"],
+    [
+      "SVC_COORDINATOR_AUTH_DISABLE_PASSWORD_LOGIN",
+      "true",
+      (c: ReturnType<typeof loadConfig>["config"]) => c.coordinator.auth.disable_password_login,
+      true,
+    ],
+    [
+      "SVC_STORAGE_LAKEHOUSE_FLUSH_INTERVAL_SEC",
+      "0.5",
+      (c: ReturnType<typeof loadConfig>["config"]) => c.storage.lakehouse.flush_interval_sec,
+      0.5,
+    ],
+    [
+      "SVC_INGEST_SIP_CUSTOM_HEADERS",
+      "X-A, X-B",
+      (c: ReturnType<typeof loadConfig>["config"]) => c.ingest.sip.custom_headers,
+      ["X-A", "X-B"],
+    ],
+    [
+      "SVC_STORAGE_LAKEHOUSE_TUNING_MEMORY_LIMIT",
+      "1GB",
+      (c: ReturnType<typeof loadConfig>["config"]) => c.storage.lakehouse.tuning.memory_limit,
+      "1GB",
+    ],
   ])("env %s is typed by the schema", (name, value, pick, expected) => {
     const { config } = loadConfig({ env: { [name]: value } });
     expect(pick(config)).toEqual(expected as never);
@@ -38,7 +64,10 @@ describe("config load order: defaults ← file ← env", () => {
   test("every unknown key and wrong type is named in one error", () => {
     let message = "";
     try {
-      loadConfig({ json: { coordinator: { nope: 1, http_server: { listen: 5 } }, extra: true }, env: { SVC_NOT_A_KEY: "x" } });
+      loadConfig({
+        json: { coordinator: { nope: 1, http_server: { listen: 5 } }, extra: true },
+        env: { SVC_NOT_A_KEY: "x" },
+      });
     } catch (e) {
       message = (e as Error).message;
     }
@@ -55,7 +84,14 @@ describe("config load order: defaults ← file ← env", () => {
   });
 
   test("deprecated oauth2_providers migrates the first usable enabled row (position, then name) with a warning", () => {
-    const complete = { client_id: "c", client_secret: "s", auth_url: "https://idp/a", token_url: "https://idp/t", profile_url: "https://idp/u", redirect_url: "https://svc/cb" };
+    const complete = {
+      client_id: "c",
+      client_secret: "s",
+      auth_url: "https://idp/a",
+      token_url: "https://idp/t",
+      profile_url: "https://idp/u",
+      redirect_url: "https://svc/cb",
+    };
     const { config, warnings } = loadConfig({
       json: {
         coordinator: {
@@ -73,7 +109,10 @@ describe("config load order: defaults ← file ← env", () => {
     expect(config.coordinator.oauth2_provider.name).toBe("a");
     expect(config.coordinator.oauth2_provider.client_secret).toBe("s");
     expect(warnings.join()).toContain("deprecated");
-    const none = loadConfig({ json: { coordinator: { oauth2_providers: [{ enable: true, name: "half", client_id: "c" }] } }, env: {} });
+    const none = loadConfig({
+      json: { coordinator: { oauth2_providers: [{ enable: true, name: "half", client_id: "c" }] } },
+      env: {},
+    });
     expect(none.config.coordinator.oauth2_provider.name).toBe("");
     expect(none.warnings.join()).toContain("no enabled row is complete");
   });
@@ -89,7 +128,13 @@ describe("config load order: defaults ← file ← env", () => {
       },
     });
     const p = config.coordinator.oauth2_provider;
-    expect([p.enable, p.name, p.client_id, p.use_pkce, p.callback_url]).toEqual([true, "corp", "env-id", true, "https://svc.example/"]);
+    expect([p.enable, p.name, p.client_id, p.use_pkce, p.callback_url]).toEqual([
+      true,
+      "corp",
+      "env-id",
+      true,
+      "https://svc.example/",
+    ]);
   });
 
   test("show-config masks secrets that are set and only those", () => {
@@ -97,18 +142,34 @@ describe("config load order: defaults ← file ← env", () => {
     const shown = JSON.stringify(maskSecrets(config));
     expect(shown).not.toContain("s3cr3t-value");
     expect((maskSecrets(config).coordinator as { jwt: { secret: string } }).jwt.secret).toBe("***");
-    expect((maskSecrets(config).coordinator as { auth: { admin_password_hash: string } }).auth.admin_password_hash).toBe("");
+    expect(
+      (maskSecrets(config).coordinator as { auth: { admin_password_hash: string } }).auth.admin_password_hash,
+    ).toBe("");
   });
 
   test("show-config masks the password of a postgres catalog URL (storage.lakehouse.catalog_path) and keeps the rest", () => {
-    const { config } = loadConfig({ json: { storage: { lakehouse: { catalog_type: "postgres", catalog_path: "postgres://svc:pa55-w0rd@db.example:5432/lake" } } }, env: {} });
+    const { config } = loadConfig({
+      json: {
+        storage: {
+          lakehouse: { catalog_type: "postgres", catalog_path: "postgres://svc:pa55-w0rd@db.example:5432/lake" },
+        },
+      },
+      env: {},
+    });
     const shown = maskSecrets(config).storage as { lakehouse: { catalog_path: string } };
     expect(JSON.stringify(maskSecrets(config))).not.toContain("pa55-w0rd");
     expect(shown.lakehouse.catalog_path).toBe("postgres://svc:***@db.example:5432/lake");
   });
 
   test("show-config masks the token of a node in coordinator.nodes and keeps the rest of the list", () => {
-    const { config } = loadConfig({ json: { coordinator: { nodes: ["http://10.0.0.1:8081", { name: "b", url: "http://10.0.0.2:8081", token: "node-t0ken-value" }] } }, env: {} });
+    const { config } = loadConfig({
+      json: {
+        coordinator: {
+          nodes: ["http://10.0.0.1:8081", { name: "b", url: "http://10.0.0.2:8081", token: "node-t0ken-value" }],
+        },
+      },
+      env: {},
+    });
     const shown = maskSecrets(config).coordinator as { nodes: unknown[] };
     expect(JSON.stringify(shown)).not.toContain("node-t0ken-value");
     expect(shown.nodes).toEqual(["http://10.0.0.1:8081", { name: "b", url: "http://10.0.0.2:8081", token: "***" }]);
@@ -156,9 +217,14 @@ describe("thread counts derived from the cores", () => {
     expect(engineThreadCount(cfg({ storage: { lakehouse: { tuning: { threads: 3 } } } }), 16)).toBe(3);
   });
   test("both keys take auto or a number, also from the environment", () => {
-    const c = loadConfig({ env: { SVC_INGEST_HEP_THREADS: "4", SVC_STORAGE_LAKEHOUSE_TUNING_THREADS: "auto" }, json: {} }).config;
+    const c = loadConfig({
+      env: { SVC_INGEST_HEP_THREADS: "4", SVC_STORAGE_LAKEHOUSE_TUNING_THREADS: "auto" },
+      json: {},
+    }).config;
     expect(c.ingest.hep.threads).toBe(4);
     expect(c.storage.lakehouse.tuning.threads).toBe("auto");
-    expect(() => loadConfig({ env: {}, json: { ingest: { hep: { threads: "many" } } } })).toThrow(/ingest\.hep\.threads/);
+    expect(() => loadConfig({ env: {}, json: { ingest: { hep: { threads: "many" } } } })).toThrow(
+      /ingest\.hep\.threads/,
+    );
   });
 });

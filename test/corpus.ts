@@ -5,7 +5,11 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-const candidates = [process.env.SVC_CORPUS_DIR, resolve(import.meta.dir, "../../shared/corpus"), "/work/shared/corpus"].filter((p): p is string => Boolean(p));
+const candidates = [
+  process.env.SVC_CORPUS_DIR,
+  resolve(import.meta.dir, "../../shared/corpus"),
+  "/work/shared/corpus",
+].filter((p): p is string => Boolean(p));
 
 export const CORPUS_DIR: string = candidates.find((p) => existsSync(p)) ?? candidates[candidates.length - 1]!;
 

@@ -34,8 +34,14 @@ function walk(dir: string): string[] {
 const OUTSIDE: Array<{ re: RegExp; why: string }> = [
   { re: /PLATFORM-NOTES/, why: "cites the shared platform notes: cite docs/PLATFORM.md" },
   { re: /(?<!docs\/)\bSTYLE\.md/, why: "cites a style guide outside docs/: cite docs/STYLE.md" },
-  { re: /(?:\.\.\/)+shared(?:\/(?!corpus\b)|\b(?!\/))/, why: "cites ../shared outside the repository: write the fact into docs/" },
-  { re: /\/work\/shared(?:\/(?!corpus\b)|\b(?!\/))/, why: "cites /work/shared outside the repository: write the fact into docs/" },
+  {
+    re: /(?:\.\.\/)+shared(?:\/(?!corpus\b)|\b(?!\/))/,
+    why: "cites ../shared outside the repository: write the fact into docs/",
+  },
+  {
+    re: /\/work\/shared(?:\/(?!corpus\b)|\b(?!\/))/,
+    why: "cites /work/shared outside the repository: write the fact into docs/",
+  },
 ];
 
 /** Where the old citation forms are refused: everything but docs/ (whose pages are what is cited). */
@@ -59,7 +65,9 @@ export function unreadableCitations(file: string, text: string): string[] {
     for (const { re, why } of UNREADABLE) {
       const m = re.exec(line);
       if (!m) continue;
-      found.push(`${file}:${i + 1}: ${why} ("${m[0]}"), which no reader can open: cite the docs/ page and section that states the rule (write it there if none does), or drop it`);
+      found.push(
+        `${file}:${i + 1}: ${why} ("${m[0]}"), which no reader can open: cite the docs/ page and section that states the rule (write it there if none does), or drop it`,
+      );
       break; // one report per line
     }
   });
@@ -85,7 +93,9 @@ export function missingTargets(file: string, text: string, root: string): string
   }
   for (const m of text.matchAll(/(?<![\w./~$-])((?:src|ui|test|scripts|bench|docs|appliance|bin)\/[\w./*-]*[\w/*])/g)) {
     const path = m[1]!;
-    const found = path.includes("*") ? new Bun.Glob(path).scanSync(root).next().done === false : existsSync(join(root, path));
+    const found = path.includes("*")
+      ? new Bun.Glob(path).scanSync(root).next().done === false
+      : existsSync(join(root, path));
     if (!found) missing.push(`${file}: path ${path}`);
   }
   return missing;
@@ -104,18 +114,27 @@ function sectionsOf(page: string): string[] {
 export function deadSections(file: string, text: string, readPage: (name: string) => string | undefined): string[] {
   const dead: string[] = [];
   const wrap = String.raw`\n[ \t]*(?:\*|\/\/|#)[ \t]*`;
-  const re = new RegExp(String.raw`docs\/([A-Z][A-Z0-9-]*\.md)[,:]?[ \t]*(?:${wrap})?"([^"\n]+(?:${wrap}[^"\n]+)?)"`, "g");
+  const re = new RegExp(
+    String.raw`docs\/([A-Z][A-Z0-9-]*\.md)[,:]?[ \t]*(?:${wrap})?"([^"\n]+(?:${wrap}[^"\n]+)?)"`,
+    "g",
+  );
   for (const m of text.matchAll(re)) {
     const section = norm(m[2]!.replace(new RegExp(wrap, "g"), " "));
     if (/[(){}$]/.test(section)) continue; // code that names the page, not a citation
     const page = readPage(m[1]!);
     if (page === undefined) dead.push(`${file}: docs/${m[1]} does not exist`);
-    else if (!sectionsOf(page).some((h) => h.includes(section))) dead.push(`${file}: docs/${m[1]} has no section "${section}"`);
+    else if (!sectionsOf(page).some((h) => h.includes(section)))
+      dead.push(`${file}: docs/${m[1]} has no section "${section}"`);
   }
   return dead;
 }
 
-const scanned = [...SCANNED_DIRS.flatMap((d) => walk(join(ROOT, d))), ...SCANNED_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f))].map((f) => relative(ROOT, f)).filter((f) => f !== SELF);
+const scanned = [
+  ...SCANNED_DIRS.flatMap((d) => walk(join(ROOT, d))),
+  ...SCANNED_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f)),
+]
+  .map((f) => relative(ROOT, f))
+  .filter((f) => f !== SELF);
 const markdown = [
   "README.md",
   ...readdirSync(join(ROOT, "docs"))
@@ -140,7 +159,14 @@ describe("citations stay inside the repository", () => {
       ' * ingest never imports the lake (docs/STYLE.md "Layers")',
       "const corpus = resolve(import.meta.dir, '../../" + "shared/corpus'); // or /work/" + "shared/corpus",
     ].join("\n");
-    expect(outsideCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual(["x.ts:1", "x.ts:2", "x.ts:2", "x.ts:3", "x.ts:4", "x.ts:5"]);
+    expect(outsideCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual([
+      "x.ts:1",
+      "x.ts:2",
+      "x.ts:2",
+      "x.ts:3",
+      "x.ts:4",
+      "x.ts:5",
+    ]);
   });
 });
 
@@ -165,7 +191,15 @@ describe("code, tests, benchmarks and scripts cite only what a reader can open",
       "  const refuse = (reason: string) => ({ issue: { reason } });",
       " * documented in docs/API.md; the spec of HEP3 says so; tissue 12 is not an issue.",
     ].join("\n");
-    expect(unreadableCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual(["x.ts:1", "x.ts:2", "x.ts:3", "x.ts:4", "x.ts:5", "x.ts:6", "x.ts:7"]);
+    expect(unreadableCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual([
+      "x.ts:1",
+      "x.ts:2",
+      "x.ts:3",
+      "x.ts:4",
+      "x.ts:5",
+      "x.ts:6",
+      "x.ts:7",
+    ]);
     expect(unreadableCitations("x.ts", ` * rows (${"spec"} doc 2).`)[0]).toBe(
       'x.ts:1: cites a spec document ("spec doc"), which no reader can open: cite the docs/ page and section that states the rule (write it there if none does), or drop it',
     );
@@ -173,7 +207,8 @@ describe("code, tests, benchmarks and scripts cite only what a reader can open",
 });
 
 describe("docs point at files that exist", () => {
-  const readPage = (name: string) => (existsSync(join(ROOT, "docs", name)) ? readFileSync(join(ROOT, "docs", name), "utf8") : undefined);
+  const readPage = (name: string) =>
+    existsSync(join(ROOT, "docs", name)) ? readFileSync(join(ROOT, "docs", name), "utf8") : undefined;
 
   test('every `docs/X.md "Section"` citation names a page and one of its headings (or bold labels)', () => {
     expect(scanned.flatMap((f) => deadSections(f, readFileSync(join(ROOT, f), "utf8"), readPage))).toEqual([]);
@@ -206,6 +241,10 @@ describe("docs point at files that exist", () => {
       "Screenshots in docs/screenshots/, the sink in `src/ingest/pipeline.ts`.",
       "Tests in `test/e2e/ui-*.test.ts`, not in test/e2e/web-*.test.ts.",
     ].join("\n");
-    expect(missingTargets("docs/X.md", text, ROOT)).toEqual(["docs/X.md: link GONE.md", "docs/X.md: path src/lake/query/guard-v0.ts", "docs/X.md: path test/e2e/web-*.test.ts"]);
+    expect(missingTargets("docs/X.md", text, ROOT)).toEqual([
+      "docs/X.md: link GONE.md",
+      "docs/X.md: path src/lake/query/guard-v0.ts",
+      "docs/X.md: path test/e2e/web-*.test.ts",
+    ]);
   });
 });

@@ -33,7 +33,8 @@ export interface Peer {
 export const onPath = (bin: string) => () => Bun.which(bin) !== null;
 
 /** Python venv made by scripts/python-peers.sh (DuckDB with the ducklake and sqlite extensions). */
-export const pyPeersPython = () => join(process.env.SVC_PY_PEERS ?? join(homedir(), ".cache/svc/py-peers"), "bin/python");
+export const pyPeersPython = () =>
+  join(process.env.SVC_PY_PEERS ?? join(homedir(), ".cache/svc/py-peers"), "bin/python");
 function pyDuckLakeReady(): boolean {
   try {
     const check = "import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite";
@@ -46,10 +47,16 @@ function pyDuckLakeReady(): boolean {
 export const PEERS = {
   tshark: { install: "apt-get install tshark", probe: onPath("tshark") },
   sipp: { install: "apt-get install sip-tester", probe: onPath("sipp") },
-  chromium: { install: "apt-get install chromium", probe: () => Bun.which("chromium") !== null || Bun.which("chromium-browser") !== null },
+  chromium: {
+    install: "apt-get install chromium",
+    probe: () => Bun.which("chromium") !== null || Bun.which("chromium-browser") !== null,
+  },
   kamailio: { install: "apt-get install kamailio", probe: onPath("kamailio") },
   sngrep: { install: "apt-get install sngrep", probe: onPath("sngrep") },
-  slapd: { install: "apt-get install slapd ldap-utils", probe: () => Bun.which("slapd") !== null || Bun.which("/usr/sbin/slapd") !== null },
+  slapd: {
+    install: "apt-get install slapd ldap-utils",
+    probe: () => Bun.which("slapd") !== null || Bun.which("/usr/sbin/slapd") !== null,
+  },
   promtool: { install: "apt-get install prometheus", probe: onPath("promtool") },
   htpasswd: { install: "apt-get install apache2-utils", probe: onPath("htpasswd") },
   tmux: { install: "apt-get install tmux", probe: onPath("tmux") },
@@ -81,7 +88,12 @@ export function peerTest(name: string, peers: Peer[], fn: () => Promise<void> | 
 }
 
 /** Polls `cond` until it returns a truthy value; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, cond: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 20): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  cond: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  intervalMs = 20,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -21,7 +21,9 @@ test("importing src/main.ts loads no OTLP, MCP SDK or load-generator module", ()
   expect(loaded).toContain(`${ROOT}/src/main.ts`);
   expect(loaded).toContain(`${ROOT}/src/ingest/forward/decoders.ts`);
   const lazy = loaded.filter((p) =>
-    /\/src\/ingest\/otlp\/(index|proto|grpc|receiver|ingest|http)\.ts$|\/node_modules\/(protobufjs|@grpc\/grpc-js|@modelcontextprotocol)\/|\/src\/loadgen\/|\/src\/mcp\/(stdio|tools)\.ts$/.test(p),
+    /\/src\/ingest\/otlp\/(index|proto|grpc|receiver|ingest|http)\.ts$|\/node_modules\/(protobufjs|@grpc\/grpc-js|@modelcontextprotocol)\/|\/src\/loadgen\/|\/src\/mcp\/(stdio|tools)\.ts$/.test(
+      p,
+    ),
   );
   expect(lazy).toEqual([]);
 });
@@ -51,7 +53,11 @@ test("phase one of the start loads no DuckDB module; the lake loads it in phase 
     await app.stop();
     console.log(JSON.stringify({ providers, phaseOne, phaseTwo }));`;
   const proc = Bun.spawn([process.execPath, "-e", script], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect(err).toBe("");
   expect(code).toBe(0);
   const r = JSON.parse(out) as { providers: number; phaseOne: string[]; phaseTwo: string[] };

@@ -7,4 +7,7 @@ import { configureLogging } from "../src/core/index.ts";
 process.env.TZ = "UTC";
 process.env.NO_COLOR = "1";
 
-configureLogging({ level: (process.env.SVC_TEST_LOG as "debug" | "info" | "warn" | "error" | undefined) ?? "error", format: "json" });
+configureLogging({
+  level: (process.env.SVC_TEST_LOG as "debug" | "info" | "warn" | "error" | undefined) ?? "error",
+  format: "json",
+});

@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const CALLS = Number(args.get("calls") ?? 1000);
 const RATE = Number(args.get("rate") ?? 100);
 const MAX_RATE = Number(args.get("max-rate") ?? 2000);
@@ -42,7 +43,9 @@ async function pair(name: string, server: string[], client: string[]) {
   const wall = (performance.now() - t0) / 1000;
   const serverCode = await Promise.race([srv.exited, Bun.sleep(10_000).then(() => (srv.kill(), -1))]);
   const out = (await new Response(cli.stdout).text()) + (await new Response(srv.stdout).text());
-  const failed = [...out.matchAll(/Failed call\s*\|\s*\d+\s*\|\s*(\d+)/g)].at(-1)?.[1] ?? [...out.matchAll(/failed=(\d+)/g)].at(-1)?.[1];
+  const failed =
+    [...out.matchAll(/Failed call\s*\|\s*\d+\s*\|\s*(\d+)/g)].at(-1)?.[1] ??
+    [...out.matchAll(/failed=(\d+)/g)].at(-1)?.[1];
   let lg = "";
   try {
     const s = JSON.parse(readFileSync(summary, "utf8"));
@@ -50,7 +53,9 @@ async function pair(name: string, server: string[], client: string[]) {
   } catch {
     // sipp on the client side: no loadgen summary
   }
-  console.log(`${name}: client exit ${clientCode}, server exit ${serverCode}, ${wall.toFixed(2)} s wall, last failed=${failed ?? "?"}${lg}`);
+  console.log(
+    `${name}: client exit ${clientCode}, server exit ${serverCode}, ${wall.toFixed(2)} s wall, last failed=${failed ?? "?"}${lg}`,
+  );
   return wall;
 }
 
@@ -61,14 +66,34 @@ await pair(
   loadgen(["-sn", "uac", `127.0.0.1:${p1}`, "-r", String(RATE), "-m", String(CALLS), "-summary_json", "@SUMMARY@"]),
 );
 const p2 = await freePort();
-await pair("sipp UAC → loadgen UAS", loadgen(["-sn", "uas", "-p", String(p2), "-m", String(CALLS)]), sipp(["-sn", "uac", `127.0.0.1:${p2}`, "-r", String(RATE), "-m", String(CALLS)]));
+await pair(
+  "sipp UAC → loadgen UAS",
+  loadgen(["-sn", "uas", "-p", String(p2), "-m", String(CALLS)]),
+  sipp(["-sn", "uac", `127.0.0.1:${p2}`, "-r", String(RATE), "-m", String(CALLS)]),
+);
 const p3 = await freePort();
 const lgWall = await pair(
   "loadgen ↔ loadgen",
   loadgen(["-sn", "uas", "-p", String(p3), "-m", String(MAX_CALLS)]),
-  loadgen(["-sn", "uac", `127.0.0.1:${p3}`, "-r", String(MAX_RATE), "-m", String(MAX_CALLS), "-summary_json", "@SUMMARY@"]),
+  loadgen([
+    "-sn",
+    "uac",
+    `127.0.0.1:${p3}`,
+    "-r",
+    String(MAX_RATE),
+    "-m",
+    String(MAX_CALLS),
+    "-summary_json",
+    "@SUMMARY@",
+  ]),
 );
 const p4 = await freePort();
-const sippWall = await pair("sipp ↔ sipp", sipp(["-sn", "uas", "-p", String(p4), "-m", String(MAX_CALLS)]), sipp(["-sn", "uac", `127.0.0.1:${p4}`, "-r", String(MAX_RATE), "-m", String(MAX_CALLS)]));
-console.log(`sustained: loadgen ${(MAX_CALLS / lgWall).toFixed(0)} calls/s, sipp ${(MAX_CALLS / sippWall).toFixed(0)} calls/s (asked ${MAX_RATE})`);
+const sippWall = await pair(
+  "sipp ↔ sipp",
+  sipp(["-sn", "uas", "-p", String(p4), "-m", String(MAX_CALLS)]),
+  sipp(["-sn", "uac", `127.0.0.1:${p4}`, "-r", String(MAX_RATE), "-m", String(MAX_CALLS)]),
+);
+console.log(
+  `sustained: loadgen ${(MAX_CALLS / lgWall).toFixed(0)} calls/s, sipp ${(MAX_CALLS / sippWall).toFixed(0)} calls/s (asked ${MAX_RATE})`,
+);
 rmSync(dir, { recursive: true, force: true });

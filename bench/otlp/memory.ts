@@ -17,7 +17,8 @@ import { testConfigJson } from "../../test/appliance.ts";
 import { startChildAppliance } from "../child-appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const shape = args.get("shape") ?? "wide";
 const transport = args.get("transport") ?? "http";
 const bursts = (args.get("concurrency") ?? "1,32").split(",").map(Number);
@@ -31,7 +32,14 @@ await Bun.write(
   JSON.stringify(
     testConfigJson(dir, {
       log: { level: "info" },
-      ingest: { otlp: { enable: true, http: { listen: "127.0.0.1:0" }, grpc: { listen: "127.0.0.1:0" }, ...(maxInflight ? { max_inflight_bytes: Number(maxInflight) } : {}) } },
+      ingest: {
+        otlp: {
+          enable: true,
+          http: { listen: "127.0.0.1:0" },
+          grpc: { listen: "127.0.0.1:0" },
+          ...(maxInflight ? { max_inflight_bytes: Number(maxInflight) } : {}),
+        },
+      },
       storage: { lakehouse: { flush_interval_sec: 10, tuning: { threads: 2, memory_limit: "2GB" } } },
     }),
   ),
@@ -48,7 +56,17 @@ function body(): Uint8Array {
       resourceSpans: [
         {
           resource: { attributes: [{ key: "service.name", value: { stringValue: `mem-${shape}` } }] },
-          scopeSpans: [{ spans: Array.from({ length: spans }, (_v, i) => ({ traceId: rnd(16), spanId: rnd(8), name: `s${i}`, startTimeUnixNano: ns, attributes })) }],
+          scopeSpans: [
+            {
+              spans: Array.from({ length: spans }, (_v, i) => ({
+                traceId: rnd(16),
+                spanId: rnd(8),
+                name: `s${i}`,
+                startTimeUnixNano: ns,
+                attributes,
+              })),
+            },
+          ],
         },
       ],
     }),
@@ -58,13 +76,20 @@ const payload = body();
 
 const { child, addresses } = await startChildAppliance(cfgPath, ["otlp-http", "otlp-grpc"]);
 const pid = child.pid;
-const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
-const client = new grpc.Client(addresses["otlp-grpc"]!, grpc.credentials.createInsecure(), { "grpc.max_send_message_length": 64 * MiB });
+const kb = (field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+const client = new grpc.Client(addresses["otlp-grpc"]!, grpc.credentials.createInsecure(), {
+  "grpc.max_send_message_length": 64 * MiB,
+});
 
 /** One export; its outcome as an HTTP status or `grpc-<code>`. */
 async function send(): Promise<string> {
   if (transport === "http") {
-    const r = await fetch(`http://${addresses["otlp-http"]}/v1/traces`, { method: "POST", body: payload as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-protobuf" } });
+    const r = await fetch(`http://${addresses["otlp-http"]}/v1/traces`, {
+      method: "POST",
+      body: payload as Uint8Array<ArrayBuffer>,
+      headers: { "content-type": "application/x-protobuf" },
+    });
     await r.arrayBuffer();
     return String(r.status);
   }

@@ -17,7 +17,8 @@ import { testConfigJson } from "../../test/appliance.ts";
 import { startChildAppliance } from "../child-appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const signal = (args.get("signal") ?? "traces") as "traces" | "logs";
 if (signal !== "traces" && signal !== "logs") throw new Error("--signal traces or logs");
 const transport = args.get("transport") ?? "http";
@@ -43,7 +44,11 @@ await Bun.write(
 // --- the appliance, addresses from its "listening" log lines -----------------------------------
 const { child, addresses } = await startChildAppliance(cfgPath, ["otlp-http", "otlp-grpc", "coordinator-http"]);
 const api = `http://${addresses["coordinator-http"]}/api/v4`;
-const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+const login = await fetch(`${api}/auth/sessions`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ username: "admin", password: PASSWORD }),
+});
 const token = ((await login.json()) as { token: string }).token;
 const count = async (): Promise<number> => {
   const r = await fetch(`${api}/query`, {
@@ -56,7 +61,10 @@ const count = async (): Promise<number> => {
 
 // --- request bodies: a SIP proxy's spans or log records, 16 variants with their own trace ids ----
 const rnd = (n: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(n)));
-const attr = (key: string, v: string | number) => ({ key, value: typeof v === "number" ? { intValue: v } : { stringValue: v } });
+const attr = (key: string, v: string | number) => ({
+  key,
+  value: typeof v === "number" ? { intValue: v } : { stringValue: v },
+});
 function body(): Uint8Array {
   const ns = BigInt(Date.now()) * 1_000_000n;
   const items = Array.from({ length: batch }, (_, i) => {
@@ -87,13 +95,17 @@ function body(): Uint8Array {
   });
   const resource = { attributes: [attr("service.name", "bench-proxy"), attr("host.name", "bench")] };
   const scope = { name: "bench" };
-  const req = signal === "traces" ? { resourceSpans: [{ resource, scopeSpans: [{ scope, spans: items }] }] } : { resourceLogs: [{ resource, scopeLogs: [{ scope, logRecords: items }] }] };
+  const req =
+    signal === "traces"
+      ? { resourceSpans: [{ resource, scopeSpans: [{ scope, spans: items }] }] }
+      : { resourceLogs: [{ resource, scopeLogs: [{ scope, logRecords: items }] }] };
   const T = MESSAGES[signal].request;
   return T.encode(T.fromObject(req)).finish();
 }
 const bodies = Array.from({ length: 16 }, body);
 
-const grpcClient = transport === "grpc" ? new grpc.Client(addresses["otlp-grpc"]!, grpc.credentials.createInsecure()) : undefined;
+const grpcClient =
+  transport === "grpc" ? new grpc.Client(addresses["otlp-grpc"]!, grpc.credentials.createInsecure()) : undefined;
 async function send(b: Uint8Array): Promise<boolean> {
   if (grpcClient) {
     return new Promise((resolve) =>
@@ -106,7 +118,11 @@ async function send(b: Uint8Array): Promise<boolean> {
       ),
     );
   }
-  const r = await fetch(`http://${addresses["otlp-http"]}/v1/${signal}`, { method: "POST", body: b as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-protobuf" } });
+  const r = await fetch(`http://${addresses["otlp-http"]}/v1/${signal}`, {
+    method: "POST",
+    body: b as Uint8Array<ArrayBuffer>,
+    headers: { "content-type": "application/x-protobuf" },
+  });
   const answer = new Uint8Array(await r.arrayBuffer());
   return r.status === 200 && answer.length === 0; // an empty response: no partial success
 }

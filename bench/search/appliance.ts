@@ -20,7 +20,13 @@ export interface Item {
   uuid?: string;
 }
 export interface Api {
-  post(path: string, body: unknown): Promise<{ status: number; json: { data?: { items?: Item[]; sessions?: string[]; rows?: unknown[] }; error?: string; message?: string } }>;
+  post(
+    path: string,
+    body: unknown,
+  ): Promise<{
+    status: number;
+    json: { data?: { items?: Item[]; sessions?: string[]; rows?: unknown[] }; error?: string; message?: string };
+  }>;
 }
 
 export interface Appliance {
@@ -51,7 +57,11 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
     },
   });
   await Bun.write(cfgPath, JSON.stringify(cfg));
-  const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, stderr: "pipe", stdout: "ignore" });
+  const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+    cwd: ROOT,
+    stderr: "pipe",
+    stdout: "ignore",
+  });
   const reader = child.stderr.getReader();
   const decoder = new TextDecoder();
   const lines: string[] = [];
@@ -71,9 +81,11 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
         lines.push(line);
         try {
           const j = JSON.parse(line) as { msg?: string; module?: string; address?: string; level?: string };
-          if (j.msg === "listening" && j.module === "coordinator-http" && j.address) port = Number(j.address.split(":").pop());
+          if (j.msg === "listening" && j.module === "coordinator-http" && j.address)
+            port = Number(j.address.split(":").pop());
           else if (j.msg === "svc started") started = true;
-          else if (j.level === "error" || j.level === "warn") console.error(`  appliance ${j.level}: ${line.slice(0, 300)}`);
+          else if (j.level === "error" || j.level === "warn")
+            console.error(`  appliance ${j.level}: ${line.slice(0, 300)}`);
         } catch {
           /* not JSON */
         }
@@ -82,15 +94,24 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
   })();
   const deadline = Date.now() + 120_000;
   while (!port || !started) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error("appliance did not start:\n" + lines.join("\n"));
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error("appliance did not start:\n" + lines.join("\n"));
     await Bun.sleep(20);
   }
   const base = `http://127.0.0.1:${port}/api/v4`;
-  const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${base}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await login.json()) as { token: string }).token;
   const api: Api = {
     async post(path, body) {
-      const r = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const r = await fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       return { status: r.status, json: (await r.json()) as Awaited<ReturnType<Api["post"]>>["json"] };
     },
   };
@@ -117,7 +138,8 @@ export function evictPageCache(dir: string): void {
   };
   walk(join(dir, "lake"));
   files.push(join(dir, "catalog.sqlite"));
-  const script = "import os,sys\nfor p in sys.stdin.read().split('\\n'):\n  if p:\n    fd=os.open(p,os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)\n";
+  const script =
+    "import os,sys\nfor p in sys.stdin.read().split('\\n'):\n  if p:\n    fd=os.open(p,os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)\n";
   const r = Bun.spawnSync(["python3", "-c", script], { stdin: new TextEncoder().encode(files.join("\n")) });
   if (r.exitCode !== 0) throw new Error(`page cache eviction failed: ${r.stderr.toString()}`);
 }

@@ -41,12 +41,22 @@ const sample = () => manifest.samples[Math.floor(random() * manifest.samples.len
 
 const config = testConfig(dir, {
   log: { level: "warn" },
-  storage: { lakehouse: { flush_interval_sec: 30, tuning: { threads: 2, memory_limit: "4GB" }, compaction: { enable: false }, retention: { days: 0 } } },
+  storage: {
+    lakehouse: {
+      flush_interval_sec: 30,
+      tuning: { threads: 2, memory_limit: "4GB" },
+      compaction: { enable: false },
+      retention: { days: 0 },
+    },
+  },
 });
 const logger = createLogger({ test: true });
 const app = await startAppliance(config, logger);
 // The search's own settings store (mappings seeded as in the appliance), outside the data set.
-const settings = createSettingsModule({ path: join(mkdtempSync(join(tmpdir(), "svc-count-bench-")), "settings.db"), games: false }, logger);
+const settings = createSettingsModule(
+  { path: join(mkdtempSync(join(tmpdir(), "svc-count-bench-")), "settings.db"), games: false },
+  logger,
+);
 await settings.module.start();
 const lake = app.lake!;
 /** Wall time of the count statements of the search running now. */
@@ -60,7 +70,12 @@ lake.query = async (sql, params, opts) => {
     if (sql.startsWith("SELECT count(*) AS n FROM (")) countMs += performance.now() - t;
   }
 };
-const search = new SearchService(lake, settings.store, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000);
+const search = new SearchService(
+  lake,
+  settings.store,
+  config.storage.lakehouse.search,
+  config.coordinator.query_timeout_sec * 1000,
+);
 
 interface Scenario {
   name: string;
@@ -71,7 +86,12 @@ interface Scenario {
 }
 const none = () => ({ sql: "true", params: [] });
 const scenarios: Scenario[] = [
-  { name: "no filter, last 24 h", filter: () => ({}), window: () => ({ fromMs: endMs - DAY_MS, toMs: endMs }), where: none },
+  {
+    name: "no filter, last 24 h",
+    filter: () => ({}),
+    window: () => ({ fromMs: endMs - DAY_MS, toMs: endMs }),
+    where: none,
+  },
   {
     name: "no filter, 24 h ending earlier",
     filter: () => ({}),
@@ -96,16 +116,21 @@ const scenarios: Scenario[] = [
   },
 ];
 
-async function referenceCount(w: { fromMs: number; toMs: number }, where: { sql: string; params: string[] }): Promise<number> {
-  const r = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where.sql}`, [
-    w.fromMs * 1000,
-    w.toMs * 1000,
-    ...where.params,
-  ]);
+async function referenceCount(
+  w: { fromMs: number; toMs: number },
+  where: { sql: string; params: string[] },
+): Promise<number> {
+  const r = await lake.query(
+    `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where.sql}`,
+    [w.fromMs * 1000, w.toMs * 1000, ...where.params],
+  );
   return Number(r.rows[0]!.n);
 }
 
-const rows: string[] = ["| search (newest 100) | whole search p50 / p95 ms | its count p50 / p95 ms | wrong answers | load |", "|---|---|---|---|---|"];
+const rows: string[] = [
+  "| search (newest 100) | whole search p50 / p95 ms | its count p50 / p95 ms | wrong answers | load |",
+  "|---|---|---|---|---|",
+];
 const cap = config.storage.lakehouse.search.count_cap;
 try {
   for (const sc of scenarios) {
@@ -122,16 +147,23 @@ try {
       const a = await search.run(req);
       if (i > 0) whole.push(performance.now() - t), counts.push(countMs);
       const b = await search.run({ ...req, count: false });
-      if (JSON.stringify(a.items.map((x) => x.uuid)) !== JSON.stringify(b.items.map((x) => x.uuid))) errors.push("rows differ with and without the count");
+      if (JSON.stringify(a.items.map((x) => x.uuid)) !== JSON.stringify(b.items.map((x) => x.uuid)))
+        errors.push("rows differ with and without the count");
       const want = await referenceCount(req, sc.where(filter));
       const filtered = Object.keys(filter).length > 0;
-      const ok = !a.hasMore ? a.total === want && a.totalExact : filtered && want > cap ? a.total === cap && !a.totalExact : a.total === want && a.totalExact;
+      const ok = !a.hasMore
+        ? a.total === want && a.totalExact
+        : filtered && want > cap
+          ? a.total === cap && !a.totalExact
+          : a.total === want && a.totalExact;
       if (!ok) errors.push(`total ${a.total} (exact ${a.totalExact}), COUNT(*) ${want}`);
       loads.push(loadAverage());
     }
     const w = summarize(whole);
     const c = summarize(counts);
-    rows.push(`| ${sc.name} | ${w.p50.toFixed(0)} / ${w.p95.toFixed(0)} | ${c.p50.toFixed(0)} / ${c.p95.toFixed(0)} | ${errors.length} | ${Math.max(...loads).toFixed(1)} |`);
+    rows.push(
+      `| ${sc.name} | ${w.p50.toFixed(0)} / ${w.p95.toFixed(0)} | ${c.p50.toFixed(0)} / ${c.p95.toFixed(0)} | ${errors.length} | ${Math.max(...loads).toFixed(1)} |`,
+    );
     if (errors.length) console.error(`${sc.name}: ${errors.slice(0, 3).join("; ")}`);
   }
 } finally {

@@ -74,7 +74,8 @@ const userNumber = (n: string) => `'49301' || lpad(((${n}) % ${USERS})::VARCHAR,
 const hex16 = (h: string) => `lpad(lower(to_hex(${h})), 16, '0')`;
 /** Keeps the rows of relation `m` whose time lies in the slice. */
 const inSlice = (s: Slice) => `WHERE ts_us >= ${s.fromUs} AND ts_us < ${s.toUs}`;
-const baseTime = (t: Timeline, salt: number) => `${t.startUs} + floor(i * ${t.spacingUs})::BIGINT + (hash(i, ${salt}) % ${Math.max(1, Math.floor(t.spacingUs))})::BIGINT`;
+const baseTime = (t: Timeline, salt: number) =>
+  `${t.startUs} + floor(i * ${t.spacingUs})::BIGINT + (hash(i, ${salt}) % ${Math.max(1, Math.floor(t.spacingUs))})::BIGINT`;
 
 /** UUIDv7 (RFC 9562 §5.7) from the row time in µs and a row hash, as the writer's rows carry. */
 const uuidV7 = (tsUs: string, h: string) => {
@@ -108,7 +109,13 @@ function baseColumns(uuidHash: string): string {
  * SIP text of one row of `m`: request or status line, Via of side 1 (requests all flow side 1 →
  * side 2), From/To/Call-ID/CSeq, optional Contact/Allow/Supported, User-Agent or Server, body.
  */
-function payloadSql(o: { fromUri: string; fromName: string; toUri: string; ruri: string; extraLines?: string[] }): string {
+function payloadSql(o: {
+  fromUri: string;
+  fromName: string;
+  toUri: string;
+  ruri: string;
+  extraLines?: string[];
+}): string {
   const isReq = "code IS NULL";
   return `concat(
     CASE WHEN ${isReq} THEN ${line("ev", `' ' || ${o.ruri} || ' SIP/2.0'`)} ELSE ${line("'SIP/2.0 '", "code::VARCHAR", "' '", "reason")} END,

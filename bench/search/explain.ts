@@ -59,7 +59,10 @@ class TracingLake extends Lake {
     const t = performance.now();
     const r = await super.query(sql, params, opts);
     const trace: Trace = { sql, params, ms: performance.now() - t, rows: r.rows.length };
-    if (profiling && analyze) trace.plan = String((await super.query(`EXPLAIN ANALYZE ${sql}`, params, opts)).rows.map((x) => x.explain_value).join("\n"));
+    if (profiling && analyze)
+      trace.plan = String(
+        (await super.query(`EXPLAIN ANALYZE ${sql}`, params, opts)).rows.map((x) => x.explain_value).join("\n"),
+      );
     traces.push(trace);
     return r;
   }
@@ -86,16 +89,27 @@ function compactPlan(plan: string): string {
 
 /** File lists make the SQL unreadable: `read_parquet([…])` → `read_parquet(<N files>)`. */
 const shorten = (sql: string) =>
-  sql.replace(/read_parquet\(\[([^\]]*)\]\)/g, (_m, list: string) => `read_parquet(<${list.split(",").length} files>)`).replace(/read_csv\([^)]*\)/g, "read_csv(<spool>)");
+  sql
+    .replace(/read_parquet\(\[([^\]]*)\]\)/g, (_m, list: string) => `read_parquet(<${list.split(",").length} files>)`)
+    .replace(/read_csv\([^)]*\)/g, "read_csv(<spool>)");
 
 const config = testConfig(dir, {
-  storage: { lakehouse: { search: { lake_topn_strategy: f.get("strategy") ?? "newest", lazy_payload: f.get("lazy-payload") !== "false" }, compaction: { enable: false }, retention: { days: 0 } } },
+  storage: {
+    lakehouse: {
+      search: { lake_topn_strategy: f.get("strategy") ?? "newest", lazy_payload: f.get("lazy-payload") !== "false" },
+      compaction: { enable: false },
+      retention: { days: 0 },
+    },
+  },
 });
 const logger = createLogger({ test: true });
 const lake = new TracingLake({ config: lakeConfig(config), logger, metrics: new MetricsRegistry() });
 await lake.start();
 for (const kind of ["call", "registration", "default"] as const) await lake.defineTable(hepTableDef(1, kind));
-const { store: settings, module: settingsModule } = createSettingsModule({ path: config.coordinator.settings_db_path, games: false }, logger);
+const { store: settings, module: settingsModule } = createSettingsModule(
+  { path: config.coordinator.settings_db_path, games: false },
+  logger,
+);
 await settingsModule.start();
 const { search, transactions } = searchServices({ lake, settings, config });
 
@@ -109,7 +123,12 @@ if (replay) {
     autoload_known_extensions: "false",
   });
   replayCon = await inst.connect();
-  for (const sql of ["SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL preserve_insertion_order = false", "SET GLOBAL late_materialization_max_rows = 1000", "SET GLOBAL parquet_metadata_cache = true"])
+  for (const sql of [
+    "SET GLOBAL TimeZone = 'UTC'",
+    "SET GLOBAL preserve_insertion_order = false",
+    "SET GLOBAL late_materialization_max_rows = 1000",
+    "SET GLOBAL parquet_metadata_cache = true",
+  ])
     await replayCon.run(sql);
 }
 async function replayMs(tr: Trace): Promise<number> {
@@ -136,21 +155,49 @@ async function once(i: number): Promise<string> {
   switch (which) {
     case "callid": {
       const s = pick(samples, i);
-      await search.run({ protoType: 1, eventType: "call", filter: { call_id: s.callId }, fromMs: startMs, toMs: endMs, limit: 100 });
+      await search.run({
+        protoType: 1,
+        eventType: "call",
+        filter: { call_id: s.callId },
+        fromMs: startMs,
+        toMs: endMs,
+        limit: 100,
+      });
       return s.callId;
     }
     case "from_user": {
       const s = pick(samples, i);
-      await search.run({ protoType: 1, eventType: "call", filter: { from_user: s.caller }, fromMs: endMs - DAY_MS, toMs: endMs, limit: 100 });
+      await search.run({
+        protoType: 1,
+        eventType: "call",
+        filter: { from_user: s.caller },
+        fromMs: endMs - DAY_MS,
+        toMs: endMs,
+        limit: 100,
+      });
       return s.caller;
     }
     case "from_user_7d": {
       const s = pick(samples, i);
-      await search.run({ protoType: 1, eventType: "call", filter: { from_user: s.caller }, fromMs: startMs, toMs: endMs, limit: 100 });
+      await search.run({
+        protoType: 1,
+        eventType: "call",
+        filter: { from_user: s.caller },
+        fromMs: startMs,
+        toMs: endMs,
+        limit: 100,
+      });
       return s.caller;
     }
     case "newest":
-      await search.run({ protoType: 1, eventType: "call", filter: {}, fromMs: endMs - DAY_MS, toMs: endMs, limit: 100 });
+      await search.run({
+        protoType: 1,
+        eventType: "call",
+        filter: {},
+        fromMs: endMs - DAY_MS,
+        toMs: endMs,
+        limit: 100,
+      });
       return "last 24 h";
     case "newest_past": {
       // 24 h ending at a time between one and six days before the newest data.
@@ -162,7 +209,15 @@ async function once(i: number): Promise<string> {
       const s = pick(twoLeg, i);
       const t = Math.floor(s.t0Us / 1000);
       const from = Math.max(startMs, Math.min(t - DAY_MS / 2, endMs - DAY_MS));
-      await transactions.messages({ sessionIds: [s.callId], protoType: 1, eventType: "call", fromMs: from, toMs: from + DAY_MS, excludeIps: [], username: "admin" });
+      await transactions.messages({
+        sessionIds: [s.callId],
+        protoType: 1,
+        eventType: "call",
+        fromMs: from,
+        toMs: from + DAY_MS,
+        excludeIps: [],
+        username: "admin",
+      });
       return s.callId;
     }
     default:
@@ -204,8 +259,12 @@ for (let i = 0; i < repeat; i++) {
   const lookups1 = lake.lookupStats();
   if (replay && profiling) for (const tr of traces) tr.replayMs = await replayMs(tr);
   const replayed =
-    traces.every((t) => t.replayMs !== undefined) && replay && profiling ? `; replayed with the intended settings: ${traces.reduce((a, t) => a + (t.replayMs ?? 0), 0).toFixed(0)} ms` : "";
-  console.log(`\n#${i + 1} ${which} ${target}: ${total.toFixed(0)} ms in ${traces.length} statements (load ${load})${replayed}`);
+    traces.every((t) => t.replayMs !== undefined) && replay && profiling
+      ? `; replayed with the intended settings: ${traces.reduce((a, t) => a + (t.replayMs ?? 0), 0).toFixed(0)} ms`
+      : "";
+  console.log(
+    `\n#${i + 1} ${which} ${target}: ${total.toFixed(0)} ms in ${traces.length} statements (load ${load})${replayed}`,
+  );
   if (lookups0 && lookups1 && lookups1.files > lookups0.files)
     console.log(
       `  lookup pruning: ${lookups1.files - lookups0.files} files looked at, ${lookups1.filesDropped - lookups0.filesDropped} dropped; ${lookups1.rowGroups - lookups0.rowGroups} row groups checked, ${lookups1.bloomReads - lookups0.bloomReads} bloom filters read from disk`,

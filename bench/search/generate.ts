@@ -23,7 +23,19 @@ import { hepTableDef, type SipTableKind } from "../../src/ingest/hep/tables.ts";
 import { parseSip } from "../../src/sip/index.ts";
 import type { TableDef } from "../../src/core/index.ts";
 import type { TableInfo } from "../../src/lake/catalog-port.ts";
-import { CALL_ID_SQL, MAX_SPAN_US, ROWS_PER_CALL, ROWS_PER_KEEPALIVE, ROWS_PER_REGISTRATION, callFields, callSource, defaultSource, registrationSource, type Slice, type Timeline } from "./dataset.ts";
+import {
+  CALL_ID_SQL,
+  MAX_SPAN_US,
+  ROWS_PER_CALL,
+  ROWS_PER_KEEPALIVE,
+  ROWS_PER_REGISTRATION,
+  callFields,
+  callSource,
+  defaultSource,
+  registrationSource,
+  type Slice,
+  type Timeline,
+} from "./dataset.ts";
 import { flags, lakePaths, loadAverage, type Manifest, type SampleCall, type TableSummary } from "./manifest.ts";
 
 const DAY_US = 86_400_000_000;
@@ -44,7 +56,16 @@ const paths = lakePaths(dir);
 
 if (existsSync(paths.catalog)) {
   if (f.get("force") !== "true") throw new Error(`${paths.catalog} exists: pass --force to replace the data set`);
-  for (const p of [paths.catalog, `${paths.catalog}-wal`, `${paths.catalog}-shm`, paths.data, paths.tmp, paths.manifest, `${dir}/spool`, `${dir}/settings.db`])
+  for (const p of [
+    paths.catalog,
+    `${paths.catalog}-wal`,
+    `${paths.catalog}-shm`,
+    paths.data,
+    paths.tmp,
+    paths.manifest,
+    `${dir}/spool`,
+    `${dir}/settings.db`,
+  ])
     rmSync(p, { recursive: true, force: true });
 }
 mkdirSync(paths.data, { recursive: true });
@@ -89,7 +110,8 @@ const plans = [
 ].filter((p) => p.units > 1);
 
 /** First index whose base time (startUs + i·spacing) is at or after `us`. */
-const indexAt = (p: Plan, us: number) => Math.min(p.units, Math.max(0, Math.ceil((us - startUs) / p.timeline.spacingUs)));
+const indexAt = (p: Plan, us: number) =>
+  Math.min(p.units, Math.max(0, Math.ceil((us - startUs) / p.timeline.spacingUs)));
 const isoDate = (us: number) => new Date(us / 1000).toISOString().slice(0, 10);
 
 /**
@@ -114,7 +136,9 @@ function slices(p: Plan, dayStartUs: number): Array<Slice & { small: boolean }> 
 }
 
 async function checkPayloads(file: string, def: TableDef): Promise<void> {
-  const rows = await engine.readAll(`SELECT session_id, caller, callee, method, response_code, cseq_method, payload FROM read_parquet('${file}') USING SAMPLE 300 ROWS`);
+  const rows = await engine.readAll(
+    `SELECT session_id, caller, callee, method, response_code, cseq_method, payload FROM read_parquet('${file}') USING SAMPLE 300 ROWS`,
+  );
   let bad = 0;
   for (const r of rows) {
     const m = parseSip(new TextEncoder().encode(String(r.payload)));
@@ -128,15 +152,26 @@ async function checkPayloads(file: string, def: TableDef): Promise<void> {
       m.value.cseqMethod === r.cseq_method;
     if (!ok) {
       bad++;
-      if (bad <= 3) console.error("payload does not match its columns", JSON.stringify({ ...r, parsed: m.ok ? { callId: m.value.callId, from: m.value.from?.user, to: m.value.to?.user } : m.reason }));
+      if (bad <= 3)
+        console.error(
+          "payload does not match its columns",
+          JSON.stringify({
+            ...r,
+            parsed: m.ok ? { callId: m.value.callId, from: m.value.from?.user, to: m.value.to?.user } : m.reason,
+          }),
+        );
     }
   }
-  console.log(`check ${def.name}: ${rows.length - bad}/${rows.length} sampled payloads parse with src/sip and match session_id, caller, callee, method, response_code, cseq_method`);
+  console.log(
+    `check ${def.name}: ${rows.length - bad}/${rows.length} sampled payloads parse with src/sip and match session_id, caller, callee, method, response_code, cseq_method`,
+  );
   if (bad > 0) throw new Error("generated payloads disagree with their columns");
 }
 
 const t0 = performance.now();
-const summaries = new Map<string, TableSummary>(plans.map((p) => [p.def.name, { table: `main.${p.def.name}`, rows: 0, files: 0, bytes: 0, smallFiles: 0 }]));
+const summaries = new Map<string, TableSummary>(
+  plans.map((p) => [p.def.name, { table: `main.${p.def.name}`, rows: 0, files: 0, bytes: 0, smallFiles: 0 }]),
+);
 const expected = plans.reduce((a, p) => a + p.units * p.rowsPerUnit, 0);
 let done = 0;
 const checked = new Set<string>();
@@ -149,7 +184,14 @@ for (let day = Math.floor(startUs / DAY_US) * DAY_US; day < endUs; day += DAY_US
         (sql) => engine.run(sql),
         (sql) => engine.readAll(sql),
         p.source(p.timeline, s),
-        { def: p.def, info: p.info, dataPath: paths.data, relPath: await catalog.newDataFilePath(p.info.tableId, date), rowGroupRows: 16384, partitionValue: date },
+        {
+          def: p.def,
+          info: p.info,
+          dataPath: paths.data,
+          relPath: await catalog.newDataFilePath(p.info.tableId, date),
+          rowGroupRows: 16384,
+          partitionValue: date,
+        },
       );
       if (file.recordCount === 0) {
         // A slice no row fell into (sparse table, short last slice): the appliance writes no file.
@@ -192,7 +234,15 @@ const samples: SampleCall[] = sampleRows.map((r) => ({
   caller: String(r.caller),
   callee: String(r.callee),
 }));
-const manifest: Manifest = { generatedAt: new Date().toISOString(), startUs, endUs, days, generationSeconds, tables: [...summaries.values()], samples };
+const manifest: Manifest = {
+  generatedAt: new Date().toISOString(),
+  startUs,
+  endUs,
+  days,
+  generationSeconds,
+  tables: [...summaries.values()],
+  samples,
+};
 await Bun.write(paths.manifest, JSON.stringify(manifest, null, 1));
 engine.close();
 await catalog.close();
@@ -201,4 +251,7 @@ const bytes = manifest.tables.reduce((a, t) => a + t.bytes, 0);
 console.log(
   `done: ${rows} rows, ${manifest.tables.reduce((a, t) => a + t.files, 0)} files, ${(bytes / 2 ** 30).toFixed(2)} GiB in ${(generationSeconds / 60).toFixed(1)} min (${(rows / generationSeconds / 1000).toFixed(0)} k rows/s)`,
 );
-for (const t of manifest.tables) console.log(`  ${t.table}: ${t.rows} rows, ${t.files} files (${t.smallFiles} small), ${(t.bytes / 2 ** 30).toFixed(2)} GiB, ${(t.bytes / t.rows).toFixed(0)} B/row`);
+for (const t of manifest.tables)
+  console.log(
+    `  ${t.table}: ${t.rows} rows, ${t.files} files (${t.smallFiles} small), ${(t.bytes / 2 ** 30).toFixed(2)} GiB, ${(t.bytes / t.rows).toFixed(0)} B/row`,
+  );

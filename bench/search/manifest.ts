@@ -39,7 +39,12 @@ export interface LakePaths {
 }
 
 export function lakePaths(dir: string): LakePaths {
-  return { catalog: join(dir, "catalog.sqlite"), data: join(dir, "lake") + "/", tmp: join(dir, "tmp"), manifest: join(dir, "manifest.json") };
+  return {
+    catalog: join(dir, "catalog.sqlite"),
+    data: join(dir, "lake") + "/",
+    tmp: join(dir, "tmp"),
+    manifest: join(dir, "manifest.json"),
+  };
 }
 
 export function readManifest(dir: string): Manifest {

@@ -20,7 +20,15 @@
  * average is sampled every second during each scenario and reported with it.
  */
 import { join } from "node:path";
-import { type Api, type Appliance, cpuMs, evictPageCache, machineBusyMs, startAppliance, type Strategy } from "./appliance.ts";
+import {
+  type Api,
+  type Appliance,
+  cpuMs,
+  evictPageCache,
+  machineBusyMs,
+  startAppliance,
+  type Strategy,
+} from "./appliance.ts";
 import { flags, loadAverage, readManifest, type Manifest, type SampleCall } from "./manifest.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { seeded } from "../../test/fixtures/seeded.ts";
@@ -61,9 +69,14 @@ interface Scenario {
 const search =
   (filter: Record<string, unknown>, fromMs: number, toMs: number, limit = 100) =>
   (api: Api) =>
-    api.post("/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: { from: fromMs, to: toMs } });
+    api.post("/transactions/search", {
+      filter: { proto_type: 1, event_type: "call", ...filter },
+      param: { limit },
+      timestamp: { from: fromMs, to: toMs },
+    });
 
-const failure = (r: Awaited<ReturnType<Api["post"]>>) => (r.status === 200 ? undefined : `HTTP ${r.status} ${r.json.error ?? ""} ${r.json.message ?? ""}`.trim());
+const failure = (r: Awaited<ReturnType<Api["post"]>>) =>
+  r.status === 200 ? undefined : `HTTP ${r.status} ${r.json.error ?? ""} ${r.json.message ?? ""}`.trim();
 
 function callIdQuery(s: SampleCall): Query {
   return async (api) => {
@@ -73,7 +86,12 @@ function callIdQuery(s: SampleCall): Query {
     // A call still running at the end of the data set has only its first messages (dataset.ts Slice).
     const running = s.t0Us > manifest.endUs - MAX_SPAN_US;
     const ok = running ? items.length >= 1 && items.length <= want : items.length === want;
-    return failure(r) ?? (!ok || items.some((i) => i.sid !== s.callId) ? `call ${s.callId}: ${items.length} rows, want ${running ? `1..${want} (still running at the end)` : want}` : undefined);
+    return (
+      failure(r) ??
+      (!ok || items.some((i) => i.sid !== s.callId)
+        ? `call ${s.callId}: ${items.length} rows, want ${running ? `1..${want} (still running at the end)` : want}`
+        : undefined)
+    );
   };
 }
 
@@ -81,7 +99,12 @@ function fromUserQuery(s: SampleCall, fromMs: number, toMs: number): Query {
   return async (api) => {
     const r = await search({ from_user: s.caller }, fromMs, toMs)(api);
     const items = r.json.data?.items ?? [];
-    return failure(r) ?? (items.length === 0 || items.some((i) => i.caller !== s.caller) ? `from_user ${s.caller}: ${items.length} rows or wrong caller` : undefined);
+    return (
+      failure(r) ??
+      (items.length === 0 || items.some((i) => i.caller !== s.caller)
+        ? `from_user ${s.caller}: ${items.length} rows or wrong caller`
+        : undefined)
+    );
   };
 }
 
@@ -93,7 +116,11 @@ function newestQuery(toMs: number, windowMs = DAY_MS): Query {
     const ts = items.map((i) => Number(i.timestamp_us));
     const sorted = ts.every((t, i) => i === 0 || t <= ts[i - 1]!);
     const inWindow = ts.every((t) => t <= toMs * 1000 && t >= fromMs * 1000);
-    const error = failure(r) ?? (items.length !== 100 || !sorted || !inWindow ? `newest: ${items.length} rows, sorted ${sorted}, in window ${inWindow}` : undefined);
+    const error =
+      failure(r) ??
+      (items.length !== 100 || !sorted || !inWindow
+        ? `newest: ${items.length} rows, sorted ${sorted}, in window ${inWindow}`
+        : undefined);
     return (
       error ??
       (async () => {
@@ -104,7 +131,9 @@ function newestQuery(toMs: number, windowMs = DAY_MS): Query {
           limit: 100,
         });
         if (ref.status !== 200) return `reference query: ${failure(ref)}`;
-        const want = ((ref.json.data as { rows?: Array<{ ts: number; uuid: string }> } | undefined)?.rows ?? []).map((x) => `${Number(x.ts)}|${x.uuid}`);
+        const want = ((ref.json.data as { rows?: Array<{ ts: number; uuid: string }> } | undefined)?.rows ?? []).map(
+          (x) => `${Number(x.ts)}|${x.uuid}`,
+        );
         const got = items.map((i) => `${Number(i.timestamp_us)}|${i.uuid}`);
         const same = want.length === got.length && want.every((w, i) => w === got[i]);
         return same
@@ -117,12 +146,21 @@ function newestQuery(toMs: number, windowMs = DAY_MS): Query {
 
 function txQuery(s: SampleCall, fromMs: number, toMs: number): Query {
   return async (api) => {
-    const r = await api.post("/transactions/messages", { session_id: s.callId, proto_type: 1, event_type: "call", timestamp: { from: fromMs, to: toMs } });
+    const r = await api.post("/transactions/messages", {
+      session_id: s.callId,
+      proto_type: 1,
+      event_type: "call",
+      timestamp: { from: fromMs, to: toMs },
+    });
     const items = r.json.data?.items ?? [];
     const sessions = new Set(r.json.data?.sessions ?? []);
     const want = 2 * (s.answered ? 7 : 5);
-    const ok = sessions.size === 2 && sessions.has(s.callId) && sessions.has(`${s.callId}_b2b-1`) && items.length === want;
-    return failure(r) ?? (ok ? undefined : `tx ${s.callId}: ${items.length} rows (want ${want}), sessions ${[...sessions].join(" ")}`);
+    const ok =
+      sessions.size === 2 && sessions.has(s.callId) && sessions.has(`${s.callId}_b2b-1`) && items.length === want;
+    return (
+      failure(r) ??
+      (ok ? undefined : `tx ${s.callId}: ${items.length} rows (want ${want}), sessions ${[...sessions].join(" ")}`)
+    );
   };
 }
 
@@ -139,7 +177,12 @@ const pastEnd = () => endMs - HOUR_MS - Math.floor(random() * Math.max(0, endMs 
 const lastDay = manifest.samples.filter((s) => s.t0Us / 1000 >= endMs - DAY_MS && s.t0Us / 1000 < endMs);
 
 const scenarios: Scenario[] = [
-  { name: "callid_7d", what: "exact Call-ID, 7 days", strategy: "newest", next: () => callIdQuery(pick(manifest.samples)) },
+  {
+    name: "callid_7d",
+    what: "exact Call-ID, 7 days",
+    strategy: "newest",
+    next: () => callIdQuery(pick(manifest.samples)),
+  },
   ...(["newest", "full"] as const).flatMap((st) => [
     {
       name: `from_user_24h${st === "newest" ? "" : `_${st}`}`,
@@ -147,12 +190,32 @@ const scenarios: Scenario[] = [
       strategy: st,
       next: () => fromUserQuery(pick(lastDay.length ? lastDay : manifest.samples), endMs - DAY_MS, endMs),
     },
-    { name: `from_user_7d${st === "newest" ? "" : `_${st}`}`, what: `from_user, 7 days (${st})`, strategy: st, next: () => fromUserQuery(pick(manifest.samples), startMs, endMs) },
+    {
+      name: `from_user_7d${st === "newest" ? "" : `_${st}`}`,
+      what: `from_user, 7 days (${st})`,
+      strategy: st,
+      next: () => fromUserQuery(pick(manifest.samples), startMs, endMs),
+    },
   ]),
   ...(["newest", "stream", "chunked", "full"] as const).flatMap((st) => [
-    { name: `newest_24h_now_${st}`, what: `newest 100, last 24 h (${st})`, strategy: st, next: () => newestQuery(endMs) },
-    { name: `newest_24h_past_${st}`, what: `newest 100, 24 h ending at a random earlier time (${st})`, strategy: st, next: () => newestQuery(pastEnd()) },
-    { name: `newest_7d_${st}`, what: `newest 100, the whole 7 days (${st})`, strategy: st, next: () => newestQuery(endMs, endMs - startMs) },
+    {
+      name: `newest_24h_now_${st}`,
+      what: `newest 100, last 24 h (${st})`,
+      strategy: st,
+      next: () => newestQuery(endMs),
+    },
+    {
+      name: `newest_24h_past_${st}`,
+      what: `newest 100, 24 h ending at a random earlier time (${st})`,
+      strategy: st,
+      next: () => newestQuery(pastEnd()),
+    },
+    {
+      name: `newest_7d_${st}`,
+      what: `newest 100, the whole 7 days (${st})`,
+      strategy: st,
+      next: () => newestQuery(endMs, endMs - startMs),
+    },
   ]),
   {
     name: "tx_2leg_24h",
@@ -164,7 +227,12 @@ const scenarios: Scenario[] = [
       return txQuery(s, w.from, w.to);
     },
   },
-  { name: "tx_2leg_7d", what: "call view of a 2-leg call, 7-day window", strategy: "newest", next: () => txQuery(pick(twoLeg), startMs, endMs) },
+  {
+    name: "tx_2leg_7d",
+    what: "call view of a 2-leg call, 7-day window",
+    strategy: "newest",
+    next: () => txQuery(pick(twoLeg), startMs, endMs),
+  },
 ];
 
 /** Wall time of one query, and the appliance's CPU time during it (checks run after both stop). */
@@ -223,7 +291,8 @@ for (const sc of scenarios) {
   }
   const serverCpuMs = cpuMs(a.pid) - cpu0;
   const serverCpuMsPerQuery = queryCpuMs / iterations;
-  const otherCores = Math.max(0, machineBusyMs() - busy0 - serverCpuMs - (cpuMs(process.pid) - own0)) / (performance.now() - wall0);
+  const otherCores =
+    Math.max(0, machineBusyMs() - busy0 - serverCpuMs - (cpuMs(process.pid) - own0)) / (performance.now() - wall0);
   clearInterval(sampler);
   loads.push(loadAverage());
   await a.stop();
@@ -247,8 +316,12 @@ for (const sc of scenarios) {
 }
 
 const rows = manifest.tables.reduce((x, t) => x + t.rows, 0);
-console.log(`\nData set: ${rows} rows over ${manifest.days} days (${manifest.tables.map((t) => `${t.table} ${t.rows} rows / ${t.files} files`).join(", ")})`);
-console.log(`| query | n | p50 ms | p95 ms | max ms | cold (process) ms | cold (disk) ms | server CPU ms/query | other processes (cores) | load 1-min start / max | wrong answers |`);
+console.log(
+  `\nData set: ${rows} rows over ${manifest.days} days (${manifest.tables.map((t) => `${t.table} ${t.rows} rows / ${t.files} files`).join(", ")})`,
+);
+console.log(
+  `| query | n | p50 ms | p95 ms | max ms | cold (process) ms | cold (disk) ms | server CPU ms/query | other processes (cores) | load 1-min start / max | wrong answers |`,
+);
 console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
 for (const r of results) {
   console.log(
@@ -258,6 +331,18 @@ for (const r of results) {
 const out = join(dir, `results-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
 await Bun.write(
   out,
-  JSON.stringify({ manifest: { ...manifest, samples: manifest.samples.length } satisfies Omit<Manifest, "samples"> & { samples: number }, iterations, evict, lazyPayload, results }, null, 1),
+  JSON.stringify(
+    {
+      manifest: { ...manifest, samples: manifest.samples.length } satisfies Omit<Manifest, "samples"> & {
+        samples: number;
+      },
+      iterations,
+      evict,
+      lazyPayload,
+      results,
+    },
+    null,
+    1,
+  ),
 );
 console.log(`\nresults: ${out}`);

@@ -16,7 +16,8 @@ import { StreamMerge } from "../../src/stream/merge.ts";
 import { packetSource } from "../hep-packets.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const threads = Number(args.get("threads") ?? 4);
 const perChunk = Number(args.get("chunk") ?? 2500);
 const seconds = Number(args.get("seconds") ?? 5);
@@ -30,7 +31,11 @@ function round(base: number): Array<[Uint8Array, number]> {
     const c = new StreamCapture({ initialBytes: 1 << 20 });
     for (let i = 0; i < perChunk; i++) {
       const n = base + i * threads + t;
-      const r = decodeHep(src.packet(n, tmp), { nowMs: Date.now(), maxAgeMs: Number.POSITIVE_INFINITY, maxSkewMs: Number.POSITIVE_INFINITY });
+      const r = decodeHep(src.packet(n, tmp), {
+        nowMs: Date.now(),
+        maxAgeMs: Number.POSITIVE_INFINITY,
+        maxSkewMs: Number.POSITIVE_INFINITY,
+      });
       if (!r.ok) throw new Error(r.reason);
       r.value.timestampUs = 1_780_000_000_000_000 + n;
       const sip = parseSip(r.value.payload);
@@ -43,11 +48,22 @@ function round(base: number): Array<[Uint8Array, number]> {
 }
 
 const rounds = Array.from({ length: 8 }, (_, i) => round(i * perChunk * threads));
-const config = { buffer_size: 100_000, per_sub_queue_len: 1000, rate_per_sub_pps: 0, max_subscribers: 32, max_subscribers_per_address: 8, max_subscribers_per_user: 8 };
+const config = {
+  buffer_size: 100_000,
+  per_sub_queue_len: 1000,
+  rate_per_sub_pps: 0,
+  max_subscribers: 32,
+  max_subscribers_per_address: 8,
+  max_subscribers_per_user: 8,
+};
 
 function measure(mode: "direct" | "merge"): { events: number; nsPerEvent: number } {
   const broker = new StreamBroker(config, streamMetrics(new MetricsRegistry()), { retain: true });
-  const merge = new StreamMerge((events) => broker.acceptEvents(events), { threads, maxHoldMs: 1000, maxHeld: 100_000 });
+  const merge = new StreamMerge((events) => broker.acceptEvents(events), {
+    threads,
+    maxHoldMs: 1000,
+    maxHeld: 100_000,
+  });
   let events = 0;
   const cpu0 = process.cpuUsage();
   const end = performance.now() + seconds * 1000;

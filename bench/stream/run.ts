@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { testConfigJson } from "../../test/appliance.ts";
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const rate = Number(args.get("rate") ?? "100000");
 const seconds = Number(args.get("seconds") ?? "20");
 const subscribers = Number(args.get("subscribers") ?? "10");
@@ -45,7 +46,10 @@ await Bun.write(
   ),
 );
 
-const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "inherit" });
+const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+  stderr: "pipe",
+  stdout: "inherit",
+});
 const ports: Record<string, number> = {};
 const logLines: string[] = [];
 void (async () => {
@@ -70,7 +74,8 @@ void (async () => {
 })();
 const deadline = Date.now() + 30_000;
 while (!(ports["hep-udp"] && ports["node-http"] && ports["coordinator-http"])) {
-  if (Date.now() > deadline || child.exitCode !== null) throw new Error(`appliance did not start:\n${logLines.join("\n")}`);
+  if (Date.now() > deadline || child.exitCode !== null)
+    throw new Error(`appliance did not start:\n${logLines.join("\n")}`);
   await Bun.sleep(50);
 }
 
@@ -103,7 +108,20 @@ async function phase(name: string) {
   const m0 = await metrics();
   const t0 = await threadTicks();
   const sender = Bun.spawn(
-    [process.execPath, "bench/hep-sender.ts", "--target", `127.0.0.1:${ports["hep-udp"]}`, "--transport", "udp", "--rate", String(rate), "--seconds", String(seconds), "--prefix", name],
+    [
+      process.execPath,
+      "bench/hep-sender.ts",
+      "--target",
+      `127.0.0.1:${ports["hep-udp"]}`,
+      "--transport",
+      "udp",
+      "--rate",
+      String(rate),
+      "--seconds",
+      String(seconds),
+      "--prefix",
+      name,
+    ],
     { stdout: "pipe", stderr: "inherit" },
   );
   const out = JSON.parse((await new Response(sender.stdout).text()).trim()) as { sent: number; rate: number };
@@ -126,7 +144,12 @@ async function phase(name: string) {
     main_thread_cores: cores(t1.main - t0.main),
     stream_events: d("svc_stream_events_total"),
     stream_frames_sent: d("svc_stream_frames_sent_total"),
-    stream_dropped: Object.fromEntries(["ring_overflow", "rate_limit", "queue_full", "capture_full"].map((r) => [r, d("svc_stream_events_dropped_total", `reason="${r}"`)])),
+    stream_dropped: Object.fromEntries(
+      ["ring_overflow", "rate_limit", "queue_full", "capture_full"].map((r) => [
+        r,
+        d("svc_stream_events_dropped_total", `reason="${r}"`),
+      ]),
+    ),
   };
 }
 
@@ -134,7 +157,10 @@ async function phase(name: string) {
 async function compareSubscribers(): Promise<void> {
   const none = await phase("no-subscribers");
   const url = `ws://127.0.0.1:${ports["node-http"]}/stream${filter ? `?${filter}` : ""}`;
-  const subs = Bun.spawn([process.execPath, "bench/stream/subscribers.ts", "--url", url, "--count", String(subscribers)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const subs = Bun.spawn(
+    [process.execPath, "bench/stream/subscribers.ts", "--url", url, "--count", String(subscribers)],
+    { stdin: "pipe", stdout: "pipe", stderr: "inherit" },
+  );
   const reader = subs.stdout.getReader();
   let text = "";
   while (!text.includes("ready\n")) {
@@ -151,7 +177,11 @@ async function compareSubscribers(): Promise<void> {
     if (done) break;
     text += new TextDecoder().decode(value);
   }
-  const received = JSON.parse(text.slice(text.indexOf("{")).trim()) as { frames: number; bytes: number; per_subscriber: number[] };
+  const received = JSON.parse(text.slice(text.indexOf("{")).trim()) as {
+    frames: number;
+    bytes: number;
+    per_subscriber: number[];
+  };
   console.log(
     JSON.stringify({
       target_rate: rate,
@@ -160,7 +190,11 @@ async function compareSubscribers(): Promise<void> {
       filter,
       rate_per_sub_pps: ratePerSub,
       phases: [none, { ...withSubs, subscriber_frames: received.frames, subscriber_bytes: received.bytes }],
-      ingest_thread_cpu_change_pct: none.ingest_thread_cores > 0 ? Math.round(((withSubs.ingest_thread_cores - none.ingest_thread_cores) / none.ingest_thread_cores) * 1000) / 10 : null,
+      ingest_thread_cpu_change_pct:
+        none.ingest_thread_cores > 0
+          ? Math.round(((withSubs.ingest_thread_cores - none.ingest_thread_cores) / none.ingest_thread_cores) * 1000) /
+            10
+          : null,
       cpu: cpus()[0]?.model,
       cores: cpus().length,
     }),
@@ -168,7 +202,16 @@ async function compareSubscribers(): Promise<void> {
 }
 
 try {
-  if (streamOff) console.log(JSON.stringify({ target_rate: rate, seconds, phases: [await phase("stream-off")], cpu: cpus()[0]?.model, cores: cpus().length }));
+  if (streamOff)
+    console.log(
+      JSON.stringify({
+        target_rate: rate,
+        seconds,
+        phases: [await phase("stream-off")],
+        cpu: cpus()[0]?.model,
+        cores: cpus().length,
+      }),
+    );
   else await compareSubscribers();
 } finally {
   child.kill("SIGTERM");

@@ -7,7 +7,8 @@
 export {};
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const url = args.get("url") ?? "ws://127.0.0.1:8081/stream";
 const count = Number(args.get("count") ?? "10");
 

@@ -38,7 +38,8 @@ const STATUS: Record<ErrorCode, number> = {
 export const statusFor = (code: ErrorCode): number => STATUS[code] ?? 500;
 
 /** Whole seconds for `Retry-After` (at least 1). */
-const retryAfter = (sec: unknown): string => String(typeof sec === "number" && Number.isFinite(sec) ? Math.max(1, Math.ceil(sec)) : 1);
+const retryAfter = (sec: unknown): string =>
+  String(typeof sec === "number" && Number.isFinite(sec) ? Math.max(1, Math.ceil(sec)) : 1);
 
 export interface ErrorBody {
   error: string;
@@ -62,7 +63,10 @@ function literalsOf(schema: unknown): string | undefined {
 }
 
 /** Validation messages from Elysia name the failing field: `/filter/limit: Expected integer`. */
-function describeValidation(err: { all?: Array<{ path?: string; message?: string; summary?: string; schema?: unknown }>; message: string }): {
+function describeValidation(err: {
+  all?: Array<{ path?: string; message?: string; summary?: string; schema?: unknown }>;
+  message: string;
+}): {
   message: string;
   fields: string[];
 } {
@@ -71,7 +75,9 @@ function describeValidation(err: { all?: Array<{ path?: string; message?: string
   const first = items[0];
   // A schema's own `error` text (Elysia's custom validation message) says it best, e.g. for a union.
   const own = (first?.schema as { error?: unknown } | undefined)?.error;
-  const message = first ? `${fields[0]}: ${typeof own === "string" ? own : (literalsOf(first.schema) ?? first.summary ?? first.message ?? "invalid value")}` : "invalid request";
+  const message = first
+    ? `${fields[0]}: ${typeof own === "string" ? own : (literalsOf(first.schema) ?? first.summary ?? first.message ?? "invalid value")}`
+    : "invalid request";
   return { message, fields: [...new Set(fields)] };
 }
 
@@ -121,7 +127,11 @@ function routeMethods(app: AnyElysia): (pathname: string) => string[] {
           .split("/")
           .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
           .join("/");
-        list.push({ method: r.method.toUpperCase(), re: new RegExp(`^${source}/?$`), params: r.path.split("/").filter((seg) => seg.startsWith(":")).length });
+        list.push({
+          method: r.method.toUpperCase(),
+          re: new RegExp(`^${source}/?$`),
+          params: r.path.split("/").filter((seg) => seg.startsWith(":")).length,
+        });
       }
       compiled = { routes: routes.length, list };
     }
@@ -141,7 +151,13 @@ function routeMethods(app: AnyElysia): (pathname: string) => string[] {
  */
 export function errorHandler(logger: Logger, app?: AnyElysia) {
   const methodsOf = app ? routeMethods(app) : () => [];
-  const serverFault = (status: number, code: string, request: Request, error: unknown, details?: Record<string, unknown>): ErrorBody => {
+  const serverFault = (
+    status: number,
+    code: string,
+    request: Request,
+    error: unknown,
+    details?: Record<string, unknown>,
+  ): ErrorBody => {
     const requestId = requestIdOf(request);
     logger.error("request failed", {
       request_id: requestId,
@@ -192,14 +208,20 @@ export function errorHandler(logger: Logger, app?: AnyElysia) {
         }
         case "PARSE":
           set.status = 400;
-          return errorBody("BAD_REQUEST", "request body could not be parsed (send valid JSON with Content-Type: application/json)");
+          return errorBody(
+            "BAD_REQUEST",
+            "request body could not be parsed (send valid JSON with Content-Type: application/json)",
+          );
         case "NOT_FOUND": {
           const path = new URL(request.url).pathname;
           const allowed = methodsOf(path);
           if (allowed.length > 0) {
             set.status = 405;
             set.headers.allow = allowed.join(", ");
-            return errorBody("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path} (allowed: ${allowed.join(", ")})`);
+            return errorBody(
+              "METHOD_NOT_ALLOWED",
+              `${request.method} is not allowed on ${path} (allowed: ${allowed.join(", ")})`,
+            );
           }
           set.status = 404;
           return errorBody("NOT_FOUND", `no route for ${request.method} ${path}`);
@@ -208,7 +230,8 @@ export function errorHandler(logger: Logger, app?: AnyElysia) {
           set.status = 401;
           return errorBody("UNAUTHORIZED", "invalid cookie");
         default: {
-          const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
+          const status =
+            typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
           set.status = status;
           if (status >= 500) return serverFault(status, "INTERNAL", request, error);
           return errorBody("BAD_REQUEST", error instanceof Error ? error.message : String(error));

@@ -56,10 +56,25 @@ const BACKLOG_WARN = 0.8;
  * A server the flushes need (the catalog, the object store) as one check: warn while some table's
  * flushes fail with `reason`, saying since when (the oldest such failure), else pass.
  */
-function downCheck(failing: ReadonlyArray<{ reason: string; sinceMs: number }>, reason: string, time: string, unit: string, output: (sinceIso: string) => string): HealthCheck[] {
+function downCheck(
+  failing: ReadonlyArray<{ reason: string; sinceMs: number }>,
+  reason: string,
+  time: string,
+  unit: string,
+  output: (sinceIso: string) => string,
+): HealthCheck[] {
   const down = failing.filter((f) => f.reason === reason);
   const since = down.length > 0 ? new Date(Math.min(...down.map((f) => f.sinceMs))).toISOString() : "";
-  return [{ componentType: "component", observedValue: down.length, observedUnit: unit, status: down.length > 0 ? "warn" : "pass", time, ...(down.length > 0 ? { output: output(since) } : {}) }];
+  return [
+    {
+      componentType: "component",
+      observedValue: down.length,
+      observedUnit: unit,
+      status: down.length > 0 ? "warn" : "pass",
+      time,
+      ...(down.length > 0 ? { output: output(since) } : {}),
+    },
+  ];
 }
 
 /** Starting (warn, naming what still starts) or ready (docs/ARCHITECTURE.md "Start-up"). */
@@ -67,7 +82,14 @@ export function startupCheck(startup: StartupState, nowMs: number, time: string)
   const running = startup.running();
   return [
     startup.ready
-      ? { componentType: "system", state: "ready", observedValue: startup.readyAfterMs!, observedUnit: "ms to start", status: "pass", time }
+      ? {
+          componentType: "system",
+          state: "ready",
+          observedValue: startup.readyAfterMs!,
+          observedUnit: "ms to start",
+          status: "pass",
+          time,
+        }
       : {
           componentType: "system",
           state: "starting",
@@ -81,7 +103,12 @@ export function startupCheck(startup: StartupState, nowMs: number, time: string)
 }
 
 /** The lake writer's checks: flushes, and with a shared catalog or an object store their servers, and the backlog. */
-export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undefined, store: string | undefined, time: string): Record<string, HealthCheck[]> {
+export function lakeChecks(
+  w: WriterHealth,
+  m: { isMaintainer: boolean } | undefined,
+  store: string | undefined,
+  time: string,
+): Record<string, HealthCheck[]> {
   const out: Record<string, HealthCheck[]> = {};
   const failing = w.failing;
   out["lake:flush"] = [
@@ -95,7 +122,10 @@ export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undef
         ? {
             output: failing
               .slice(0, 5)
-              .map((f) => `${f.table}: ${f.reason}, ${f.failures} failed flushes since ${new Date(f.sinceMs).toISOString()}; rows stay buffered and are retried with back-off`)
+              .map(
+                (f) =>
+                  `${f.table}: ${f.reason}, ${f.failures} failed flushes since ${new Date(f.sinceMs).toISOString()}; rows stay buffered and are retried with back-off`,
+              )
               .join("; "),
           }
         : {}),
@@ -110,7 +140,9 @@ export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undef
         observedUnit: "is maintainer",
         status: "pass",
         time,
-        output: m.isMaintainer ? "this process is the lake maintainer (compaction, expiry, retention, orphan sweep)" : "another writer of the shared catalog is the maintainer",
+        output: m.isMaintainer
+          ? "this process is the lake maintainer (compaction, expiry, retention, orphan sweep)"
+          : "another writer of the shared catalog is the maintainer",
       },
     ];
     // A shared catalog is a server that can be down: the flushes say so (reason catalog) while
@@ -120,7 +152,8 @@ export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undef
       "catalog",
       time,
       "tables whose commits fail",
-      (since) => `the catalog (storage.lakehouse.catalog_path) has not taken a commit since ${since}; rows stay in the local spool and are committed once it answers`,
+      (since) =>
+        `the catalog (storage.lakehouse.catalog_path) has not taken a commit since ${since}; rows stay in the local spool and are committed once it answers`,
     );
   }
   if (store) {
@@ -131,7 +164,8 @@ export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undef
       "store",
       time,
       "tables whose uploads fail",
-      (since) => `the object store ${store} (storage.lakehouse.data_path) has not taken an upload since ${since}; rows stay in the local spool and are written once it answers`,
+      (since) =>
+        `the object store ${store} (storage.lakehouse.data_path) has not taken an upload since ${since}; rows stay in the local spool and are written once it answers`,
     );
   }
   const share = w.maxBufferedRows > 0 ? w.backlogRows / w.maxBufferedRows : 0;
@@ -142,14 +176,22 @@ export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undef
       observedUnit: "rows",
       status: share >= 1 ? "fail" : share >= BACKLOG_WARN ? "warn" : "pass",
       time,
-      ...(share >= BACKLOG_WARN ? { output: `${Math.round(share * 100)} % of storage.lakehouse.max_buffered_rows (${w.maxBufferedRows}); new rows are refused at 100 %` } : {}),
+      ...(share >= BACKLOG_WARN
+        ? {
+            output: `${Math.round(share * 100)} % of storage.lakehouse.max_buffered_rows (${w.maxBufferedRows}); new rows are refused at 100 %`,
+          }
+        : {}),
     },
   ];
   return out;
 }
 
 /** Rows lost per reason since `before` (the counters a minute ago): a count above 0 is a failure. */
-export function rowsLostCheck(now: ReadonlyMap<string, number>, before: ReadonlyMap<string, number> | undefined, time: string): HealthCheck[] {
+export function rowsLostCheck(
+  now: ReadonlyMap<string, number>,
+  before: ReadonlyMap<string, number> | undefined,
+  time: string,
+): HealthCheck[] {
   const lost: string[] = [];
   let total = 0;
   for (const [reason, v] of now) {
@@ -172,10 +214,21 @@ export function rowsLostCheck(now: ReadonlyMap<string, number>, before: Readonly
 }
 
 /** Free space per directory against storage.lakehouse.min_free_bytes (warn) and reserve_free_bytes (fail). */
-export function diskChecks(free: ReadonlyMap<string, { bytes: number } | { error: true }>, limits: { minFreeBytes: number; reserveFreeBytes: number }, time: string): HealthCheck[] {
+export function diskChecks(
+  free: ReadonlyMap<string, { bytes: number } | { error: true }>,
+  limits: { minFreeBytes: number; reserveFreeBytes: number },
+  time: string,
+): HealthCheck[] {
   const { minFreeBytes: min, reserveFreeBytes: reserve } = limits;
   return [...free].map(([name, f]): HealthCheck => {
-    if ("error" in f) return { componentId: name, componentType: "system", status: "warn", time, output: "free space could not be read" };
+    if ("error" in f)
+      return {
+        componentId: name,
+        componentType: "system",
+        status: "warn",
+        time,
+        output: "free space could not be read",
+      };
     const status: HealthStatus = f.bytes <= 0 || f.bytes < reserve ? "fail" : f.bytes < min ? "warn" : "pass";
     return {
       componentId: name,
@@ -187,7 +240,9 @@ export function diskChecks(free: ReadonlyMap<string, { bytes: number } | { error
       ...(status !== "pass"
         ? {
             output:
-              status === "fail" ? `less free space than storage.lakehouse.reserve_free_bytes (${reserve}): new rows are refused` : `less free space than storage.lakehouse.min_free_bytes (${min})`,
+              status === "fail"
+                ? `less free space than storage.lakehouse.reserve_free_bytes (${reserve}): new rows are refused`
+                : `less free space than storage.lakehouse.min_free_bytes (${min})`,
           }
         : {}),
     };
@@ -195,14 +250,28 @@ export function diskChecks(free: ReadonlyMap<string, { bytes: number } | { error
 }
 
 /** Each HEP ingest thread: silent (fail), restarted in the last minute or behind (warn). */
-export function threadChecks(threads: readonly IngestThreadState[], restarts: number, nowMs: number, time: string): HealthCheck[] {
+export function threadChecks(
+  threads: readonly IngestThreadState[],
+  restarts: number,
+  nowMs: number,
+  time: string,
+): HealthCheck[] {
   return threads.map((t): HealthCheck => {
     const silentMs = t.lastHeardMs === undefined ? undefined : Math.max(0, nowMs - t.lastHeardMs);
     // Behind: the thread uses a whole core, or the kernel dropped datagrams on its socket.
     const behind: string[] = [];
-    if (t.cpuShare !== undefined && t.cpuShare >= SATURATED_CPU) behind.push(`thread ${t.index} is saturated (${Math.round(t.cpuShare * 100)} % of a core)`);
-    if (t.kernelDropsLastMinute > 0) behind.push(`the kernel dropped ${t.kernelDropsLastMinute} datagrams on thread ${t.index}'s socket in the last minute`);
-    const status: HealthStatus = silentMs === undefined || silentMs > THREAD_SILENT_MS ? "fail" : restarts > 0 || behind.length > 0 ? "warn" : "pass";
+    if (t.cpuShare !== undefined && t.cpuShare >= SATURATED_CPU)
+      behind.push(`thread ${t.index} is saturated (${Math.round(t.cpuShare * 100)} % of a core)`);
+    if (t.kernelDropsLastMinute > 0)
+      behind.push(
+        `the kernel dropped ${t.kernelDropsLastMinute} datagrams on thread ${t.index}'s socket in the last minute`,
+      );
+    const status: HealthStatus =
+      silentMs === undefined || silentMs > THREAD_SILENT_MS
+        ? "fail"
+        : restarts > 0 || behind.length > 0
+          ? "warn"
+          : "pass";
     const output =
       status === "fail"
         ? threads.length > 1

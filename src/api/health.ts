@@ -2,7 +2,18 @@ import { statfsSync } from "node:fs";
 import { Elysia } from "elysia";
 import { rowsLostCounter, type MetricsRegistry, type Module, type StartupState } from "../core/index.ts";
 import type { WriterHealth } from "../lake/index.ts";
-import { diskChecks, forwardCheck, lakeChecks, rowsLostCheck, startupCheck, threadChecks, type ForwardState, type HealthCheck, type HealthStatus, type IngestThreadState } from "./health-checks.ts";
+import {
+  diskChecks,
+  forwardCheck,
+  lakeChecks,
+  rowsLostCheck,
+  startupCheck,
+  threadChecks,
+  type ForwardState,
+  type HealthCheck,
+  type HealthStatus,
+  type IngestThreadState,
+} from "./health-checks.ts";
 
 export type { HealthCheck, HealthStatus } from "./health-checks.ts";
 
@@ -85,7 +96,11 @@ export class HealthMonitor implements Module {
       out.set(reason, (out.get(reason) ?? 0) + v);
     }
     const backlogFull = m
-      .counter("svc_hep_packets_dropped_total", "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).", ["reason"])
+      .counter(
+        "svc_hep_packets_dropped_total",
+        "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).",
+        ["reason"],
+      )
       .get({ reason: "backlog_full" });
     if (backlogFull > 0) out.set("backlog_full", (out.get("backlog_full") ?? 0) + backlogFull);
     return out;
@@ -134,7 +149,8 @@ export class HealthMonitor implements Module {
     const storage = this.src.storage;
     if (storage) checks["disk:free"] = diskChecks(this.freeSpace(nowMs, storage.dirs()), storage, time);
     const threads = this.src.ingestThreads?.();
-    if (threads) checks["ingest:thread"] = threadChecks(threads, this.restartsNow() - (base?.restarts ?? 0), nowMs, time);
+    if (threads)
+      checks["ingest:thread"] = threadChecks(threads, this.restartsNow() - (base?.restarts ?? 0), nowMs, time);
     const fwd = this.src.forward?.();
     if (fwd) checks.forward = forwardCheck(fwd, time);
 
@@ -143,10 +159,16 @@ export class HealthMonitor implements Module {
     for (const [name, list] of Object.entries(checks)) {
       for (const c of list) {
         status = worst(status, c.status);
-        if (c.status !== "pass") problems.push(`${name}${c.componentId ? ` (${c.componentId})` : ""}: ${c.output ?? c.status}`);
+        if (c.status !== "pass")
+          problems.push(`${name}${c.componentId ? ` (${c.componentId})` : ""}: ${c.output ?? c.status}`);
       }
     }
-    return { status, description: "svc appliance", ...(problems.length > 0 ? { output: problems.join("; ") } : {}), checks };
+    return {
+      status,
+      description: "svc appliance",
+      ...(problems.length > 0 ? { output: problems.join("; ") } : {}),
+      checks,
+    };
   }
 }
 
@@ -154,6 +176,9 @@ export class HealthMonitor implements Module {
 export function healthRoute(report?: () => HealthReport) {
   return new Elysia().get("/health", () => {
     const r: HealthReport = report ? report() : { status: "pass", description: "svc appliance", checks: {} };
-    return new Response(JSON.stringify(r), { status: r.status === "fail" ? 503 : 200, headers: { "content-type": "application/health+json", "cache-control": "no-store" } });
+    return new Response(JSON.stringify(r), {
+      status: r.status === "fail" ? 503 : 200,
+      headers: { "content-type": "application/health+json", "cache-control": "no-store" },
+    });
   });
 }

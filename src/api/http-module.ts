@@ -54,11 +54,21 @@ export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger
             : {}),
         });
       } catch (e) {
-        throw listenError(opts.name, opts.listen, opts.listenKey, e, opts.reusePortKey ? `; to share it on purpose set ${opts.reusePortKey} = true` : "");
+        throw listenError(
+          opts.name,
+          opts.listen,
+          opts.listenKey,
+          e,
+          opts.reusePortKey ? `; to share it on purpose set ${opts.reusePortKey} = true` : "",
+        );
       }
       boundPort = app.server?.port ?? addr.port;
       started = true;
-      logger.info("listening", { module: opts.name, address: formatAddress(addr.hostname, boundPort), tls: Boolean(opts.tls) });
+      logger.info("listening", {
+        module: opts.name,
+        address: formatAddress(addr.hostname, boundPort),
+        tls: Boolean(opts.tls),
+      });
     },
     async stop() {
       if (!started) return;

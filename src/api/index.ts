@@ -40,12 +40,39 @@ export {
 } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
-export { queryRoutes, sqlOverNodes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
+export {
+  queryRoutes,
+  sqlOverNodes,
+  SqlQueryService,
+  NodeSqlBody,
+  nodeSqlAnswer,
+  SQL_NODE_COLUMN,
+} from "./query/index.ts";
 export { statisticsRoutes, lakeTableStats, NodeStatisticsBody } from "./statistics/index.ts";
-export { everyDestination, kpiMetrics, kpiRoutes, KpiService, NodeDestinationsBody, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
-export { lineProtocolDefs, lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
+export {
+  everyDestination,
+  kpiMetrics,
+  kpiRoutes,
+  KpiService,
+  NodeDestinationsBody,
+  NodeKpiBody,
+  nodeKpiPartial,
+} from "./kpi/index.ts";
+export {
+  lineProtocolDefs,
+  lineProtocolMappingSync,
+  lineProtocolRoutes,
+  type LineProtocolSync,
+} from "./lineproto/index.ts";
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
-export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";
+export {
+  HealthMonitor,
+  healthRoute,
+  type HealthCheck,
+  type HealthReport,
+  type HealthSources,
+  type HealthStatus,
+} from "./health.ts";
 export { streamRoutes } from "./stream/index.ts";
 export { ErrorResponse, errors } from "./openapi/schemas.ts";
 export { netrisRoutes, gamedataRoutes } from "./games/netris-mount.ts";

@@ -1,10 +1,12 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError } from "../core/index.ts";
 
-const isObjectSchema = (s: unknown): boolean => typeof s === "object" && s !== null && (s as { type?: unknown }).type === "object";
+const isObjectSchema = (s: unknown): boolean =>
+  typeof s === "object" && s !== null && (s as { type?: unknown }).type === "object";
 
 const describe = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The first member (dotted path) that the schema declares an object but the value is not; nested too. */
 function notAnObject(schema: unknown, value: unknown, path: string): { path: string; value: unknown } | undefined {
@@ -55,9 +57,14 @@ export function objectBodies(app: AnyElysia) {
     const schema = objectBodySchema(`${request.method} ${route}`);
     if (schema === undefined) return;
     if (body === undefined || body === "") {
-      throw new AppError("VALIDATION", "(body): a JSON object is required (send {} to change nothing)", { details: { fields: ["(body)"] } });
+      throw new AppError("VALIDATION", "(body): a JSON object is required (send {} to change nothing)", {
+        details: { fields: ["(body)"] },
+      });
     }
     const bad = notAnObject(schema, body, "(body)");
-    if (bad) throw new AppError("VALIDATION", `${bad.path}: must be a JSON object, not ${describe(bad.value)}`, { details: { fields: [bad.path] } });
+    if (bad)
+      throw new AppError("VALIDATION", `${bad.path}: must be a JSON object, not ${describe(bad.value)}`, {
+        details: { fields: [bad.path] },
+      });
   });
 }

@@ -1,6 +1,14 @@
 import { AppError, type Logger } from "../core/index.ts";
 import { SettingsDb, UsersRepo } from "../settings/index.ts";
-import { LEGACY_DEFAULT_DIGEST, hashPassword, isEffectivelyEmpty, isSha256Hex, randomPassword, wrapDigest, wrapDigestSync } from "./passwords.ts";
+import {
+  LEGACY_DEFAULT_DIGEST,
+  hashPassword,
+  isEffectivelyEmpty,
+  isSha256Hex,
+  randomPassword,
+  wrapDigest,
+  wrapDigestSync,
+} from "./passwords.ts";
 import type { CoordinatorConfig } from "./providers.ts";
 
 /** The configured admin digest, lower-cased; "" when unset or the well-known default. */
@@ -8,10 +16,15 @@ function configuredDigest(c: CoordinatorConfig, logger?: Logger): string {
   const digest = c.auth.admin_password_hash.trim().toLowerCase();
   if (digest === "") return "";
   if (!isSha256Hex(digest)) {
-    throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_password_hash: must be a 64-character hex SHA-256 digest");
+    throw new AppError(
+      "CONFIG_INVALID",
+      "coordinator.auth.admin_password_hash: must be a 64-character hex SHA-256 digest",
+    );
   }
   if (digest === LEGACY_DEFAULT_DIGEST) {
-    logger?.warn("coordinator.auth.admin_password_hash is the well-known default digest and is ignored; a random password is used instead");
+    logger?.warn(
+      "coordinator.auth.admin_password_hash is the well-known default digest and is ignored; a random password is used instead",
+    );
     return "";
   }
   return digest;
@@ -62,7 +75,10 @@ export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, log
   else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true, mustChangePassword });
   const outcome: BootstrapOutcome = existing ? "repaired" : "created";
   if (generated !== undefined) {
-    logger.warn("bootstrap administrator password generated: printed once in the first-run banner on stderr; log in and change it", { username, outcome });
+    logger.warn(
+      "bootstrap administrator password generated: printed once in the first-run banner on stderr; log in and change it",
+      { username, outcome },
+    );
     return { outcome, generated: { username, password: generated } };
   }
   logger.info("bootstrap administrator set from coordinator.auth.admin_password_hash", { username, outcome });
@@ -95,10 +111,14 @@ export function resetAdminPassword(c: CoordinatorConfig): string {
       "--reset-admin-password needs coordinator.auth.admin_password_hash (SHA-256 hex of the new password); `svc reset-admin-password` sets a random or typed one instead",
     );
   }
-  if (c.settings_db_path.trim() === "") throw new AppError("CONFIG_INVALID", "--reset-admin-password needs coordinator.settings_db_path");
+  if (c.settings_db_path.trim() === "")
+    throw new AppError("CONFIG_INVALID", "--reset-admin-password needs coordinator.settings_db_path");
   const digest = configuredDigest(c);
   if (digest === "") {
-    throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_password_hash is the well-known default digest; choose another password");
+    throw new AppError(
+      "CONFIG_INVALID",
+      "coordinator.auth.admin_password_hash is the well-known default digest; choose another password",
+    );
   }
   const username = c.auth.admin_user.trim();
   if (username === "") throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_user: must not be empty");
@@ -121,8 +141,12 @@ export function resetAdminPassword(c: CoordinatorConfig): string {
  * row if needed and making it an active administrator, without a configured digest (the way back
  * when the first-run password is lost). Sessions issued before end (users-repo update).
  */
-export async function setAdminPassword(c: CoordinatorConfig, password: string): Promise<{ username: string; created: boolean }> {
-  if (c.settings_db_path.trim() === "") throw new AppError("CONFIG_INVALID", "reset-admin-password needs coordinator.settings_db_path");
+export async function setAdminPassword(
+  c: CoordinatorConfig,
+  password: string,
+): Promise<{ username: string; created: boolean }> {
+  if (c.settings_db_path.trim() === "")
+    throw new AppError("CONFIG_INVALID", "reset-admin-password needs coordinator.settings_db_path");
   const username = c.auth.admin_user.trim();
   if (username === "") throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_user: must not be empty");
   const hash = await hashPassword(password);

@@ -39,7 +39,13 @@ export {
   type PasswordProvider,
   type ProvidersInfo,
 } from "./providers.ts";
-export { MAX_PASSWORD_LENGTH, USERNAME_PATTERN, passwordLength, passwordProblem, usernameProblem } from "./user-rules.ts";
+export {
+  MAX_PASSWORD_LENGTH,
+  USERNAME_PATTERN,
+  passwordLength,
+  passwordProblem,
+  usernameProblem,
+} from "./user-rules.ts";
 export { API_TOKEN_PREFIX, generateApiToken, hashApiToken } from "./api-tokens.ts";
 export { AvatarCache, type Avatar } from "./avatars.ts";
 export { LoginThrottle, type LoginAttempt, type Reservation, type ThrottleDecision } from "./throttle.ts";

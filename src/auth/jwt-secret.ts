@@ -54,9 +54,13 @@ export function loadJwtSecret(configured: string, settingsDbPath: string, logger
     writeFileSync(path, `${secret}\n`, { mode: 0o600 });
     chmodSync(path, 0o600);
   } catch (e) {
-    throw new AppError("CONFIG_INVALID", `cannot write the JWT secret file ${path} (set coordinator.jwt.secret or make the directory writable)`, {
-      cause: e,
-    });
+    throw new AppError(
+      "CONFIG_INVALID",
+      `cannot write the JWT secret file ${path} (set coordinator.jwt.secret or make the directory writable)`,
+      {
+        cause: e,
+      },
+    );
   }
   logger.info("generated a JWT secret", { path });
   return secret;
@@ -67,6 +71,8 @@ function readSecretFile(path: string): string | undefined {
     return readFileSync(path, "utf8").trim();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new AppError("CONFIG_INVALID", `cannot read the JWT secret file ${path}: ${(e as Error).message}`, { cause: e });
+    throw new AppError("CONFIG_INVALID", `cannot read the JWT secret file ${path}: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
 }

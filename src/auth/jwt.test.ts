@@ -19,11 +19,15 @@ describe("JwtSigner (HS256)", () => {
   test("a token we sign verifies with jose, and one jose signs verifies with us", async () => {
     const s = new JwtSigner(SECRET);
     const token = await s.sign(claims({ admin: true }));
-    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(SECRET), { algorithms: ["HS256"] });
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(SECRET), {
+      algorithms: ["HS256"],
+    });
     expect(protectedHeader.alg).toBe("HS256");
     expect(payload).toMatchObject({ sub: "alice", username: "alice", admin: true, jti: "j-1" });
 
-    const foreign = await new SignJWT({ ...claims({ jti: "j-2" }) }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(SECRET));
+    const foreign = await new SignJWT({ ...claims({ jti: "j-2" }) })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(SECRET));
     const r = await s.verify(foreign);
     expect(r.ok && r.value.jti).toBe("j-2");
   });
@@ -40,7 +44,12 @@ describe("JwtSigner (HS256)", () => {
       undefined,
       "bad_signature",
     ],
-    ["alg none", async (t: string) => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${t.split(".")[1]}.`, undefined, "unsupported_alg"],
+    [
+      "alg none",
+      async (t: string) => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${t.split(".")[1]}.`,
+      undefined,
+      "unsupported_alg",
+    ],
     ["two parts", async (t: string) => t.split(".").slice(0, 2).join("."), undefined, "malformed"],
     ["garbage", async () => "a.b.c", undefined, "malformed"],
   ])("rejects %s", async (_n, mutate, verifier, reason) => {
@@ -67,9 +76,28 @@ describe("JwtSigner (HS256)", () => {
   });
 
   test.each([
-    ["HS384 with the same secret", async () => new SignJWT({ ...claims() }).setProtectedHeader({ alg: "HS384" }).sign(new TextEncoder().encode(SECRET)), "unsupported_alg"],
-    ["a claim missing (admin)", async () => new SignJWT({ ...claims(), admin: undefined }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(SECRET)), "bad_claims"],
-    ["iat in the future", async () => new SignJWT({ ...claims({ iat: now + 600, exp: now + 4000 }) }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(SECRET)), "bad_claims"],
+    [
+      "HS384 with the same secret",
+      async () =>
+        new SignJWT({ ...claims() }).setProtectedHeader({ alg: "HS384" }).sign(new TextEncoder().encode(SECRET)),
+      "unsupported_alg",
+    ],
+    [
+      "a claim missing (admin)",
+      async () =>
+        new SignJWT({ ...claims(), admin: undefined })
+          .setProtectedHeader({ alg: "HS256" })
+          .sign(new TextEncoder().encode(SECRET)),
+      "bad_claims",
+    ],
+    [
+      "iat in the future",
+      async () =>
+        new SignJWT({ ...claims({ iat: now + 600, exp: now + 4000 }) })
+          .setProtectedHeader({ alg: "HS256" })
+          .sign(new TextEncoder().encode(SECRET)),
+      "bad_claims",
+    ],
   ])("a correctly signed token with %s is refused", async (_n, make, reason) => {
     const r = await new JwtSigner(SECRET).verify(await make());
     expect(r.ok ? "accepted" : r.reason).toBe(reason);

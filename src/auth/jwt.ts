@@ -80,12 +80,21 @@ export class JwtSigner {
     if (!header || typeof header !== "object") return fail("malformed");
     if (header.alg !== "HS256") return fail("unsupported_alg");
     if (!/^[A-Za-z0-9_-]+$/.test(parts[2]!)) return fail("malformed");
-    const at = (sec: number) => ({ algorithms: ALGORITHMS, clockTolerance: LEEWAY_SEC, currentDate: new Date(sec * 1000) });
+    const at = (sec: number) => ({
+      algorithms: ALGORITHMS,
+      clockTolerance: LEEWAY_SEC,
+      currentDate: new Date(sec * 1000),
+    });
     const payload = await this.tokens.verify(token, at(nowSec));
     if (payload === false) {
       // Expired or forged: an expired token still verifies at a moment before its `exp`.
       const exp = (decodePart(parts[1]!) as { exp?: unknown } | undefined)?.exp;
-      if (typeof exp === "number" && exp + LEEWAY_SEC <= nowSec && (await this.tokens.verify(token, at(exp - 1))) !== false) return fail("expired");
+      if (
+        typeof exp === "number" &&
+        exp + LEEWAY_SEC <= nowSec &&
+        (await this.tokens.verify(token, at(exp - 1))) !== false
+      )
+        return fail("expired");
       return fail("bad_signature");
     }
     if (!isClaims(payload)) return fail("bad_claims");

@@ -14,7 +14,12 @@ import { MemoryAuthStore } from "./state-store.ts";
  * the dummy hash of unknown-user logins and, for `coordinator.auth.type` internal, bootstraps the
  * administrator.
  */
-export function createAuthModule(config: CoordinatorConfig, store: SettingsStore, logger: Logger, metrics: MetricsRegistry): { service: AuthService; module: Module } {
+export function createAuthModule(
+  config: CoordinatorConfig,
+  store: SettingsStore,
+  logger: Logger,
+  metrics: MetricsRegistry,
+): { service: AuthService; module: Module } {
   checkConfiguredJwtSecret(config.jwt.secret);
   const service = new AuthService(config, store, logger, metrics);
   service.registerProvider(new LdapPasswordProvider(config.ldap, logger.child({ component: "ldap" })));
@@ -26,7 +31,8 @@ export function createAuthModule(config: CoordinatorConfig, store: SettingsStore
       // that the others would not see (docs/AUTH.md "Several coordinators").
       await service.shared.start();
       if (service.shared instanceof MemoryAuthStore) {
-        if (service.shared.revokedLoaded > 0) logger.info("revoked sessions loaded", { sessions: service.shared.revokedLoaded });
+        if (service.shared.revokedLoaded > 0)
+          logger.info("revoked sessions loaded", { sessions: service.shared.revokedLoaded });
       } else logger.info("auth shared store ready", { backend: service.shared.backend, store: service.shared.where });
       // Computed on Bun's worker pool while the port opens, not awaited: a bcrypt hash is about
       // 100 ms, a third of the start (docs/ARCHITECTURE.md "Start-up"). A login of an unknown user
@@ -35,7 +41,9 @@ export function createAuthModule(config: CoordinatorConfig, store: SettingsStore
       await wrapLegacyDigests(store.users, logger);
       const missing = oauth2Missing(config);
       if (config.oauth2_provider.enable && missing.length > 0) {
-        logger.warn(`coordinator.oauth2_provider.enable is true but ${missing.join(", ")} is empty: OAuth 2.0 login stays disabled`);
+        logger.warn(
+          `coordinator.oauth2_provider.enable is true but ${missing.join(", ")} is empty: OAuth 2.0 login stays disabled`,
+        );
       }
       if (config.auth.type === "internal") {
         const boot = await bootstrapAdmin(store.users, config, logger);
@@ -45,7 +53,9 @@ export function createAuthModule(config: CoordinatorConfig, store: SettingsStore
         logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");
       }
       if (config.ldap.enable && config.ldap.anonymous && !config.ldap.user_dn.includes("%s")) {
-        logger.warn("coordinator.ldap.anonymous is true but coordinator.ldap.user_dn has no %s: every LDAP login answers 503");
+        logger.warn(
+          "coordinator.ldap.anonymous is true but coordinator.ldap.user_dn has no %s: every LDAP login answers 503",
+        );
       }
     },
     async stop() {

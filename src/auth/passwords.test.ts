@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { LEGACY_DEFAULT_DIGEST, hashPassword, isBcryptHash, isSha256Hex, sha256Hex, verifyPassword } from "./passwords.ts";
+import {
+  LEGACY_DEFAULT_DIGEST,
+  hashPassword,
+  isBcryptHash,
+  isSha256Hex,
+  sha256Hex,
+  verifyPassword,
+} from "./passwords.ts";
 
 describe("passwords", () => {
   test("the legacy default digest is SHA-256 of HOMER's historical default", () => {

@@ -29,7 +29,8 @@ export const LEGACY_DEFAULT_DIGEST = sha256Hex("sipcapture");
 
 export const isSha256Hex = (s: string): boolean => /^[0-9a-f]{64}$/.test(s);
 export const isBcryptHash = (s: string): boolean => /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(s);
-export const isWrappedDigest = (s: string): boolean => s.startsWith(WRAPPED_DIGEST_PREFIX) && isBcryptHash(s.slice(WRAPPED_DIGEST_PREFIX.length));
+export const isWrappedDigest = (s: string): boolean =>
+  s.startsWith(WRAPPED_DIGEST_PREFIX) && isBcryptHash(s.slice(WRAPPED_DIGEST_PREFIX.length));
 /** A bare SHA-256 digest as older builds stored it (either case). */
 export const isLegacyDigest = (s: string): boolean => isSha256Hex(s.trim().toLowerCase());
 
@@ -50,7 +51,10 @@ export async function wrapDigest(digest: string): Promise<string> {
 
 /** The same, synchronously, for the one-shot `--reset-admin-password` command. */
 export function wrapDigestSync(digest: string): string {
-  return WRAPPED_DIGEST_PREFIX + Bun.password.hashSync(digest.trim().toLowerCase(), { algorithm: "bcrypt", cost: BCRYPT_COST });
+  return (
+    WRAPPED_DIGEST_PREFIX +
+    Bun.password.hashSync(digest.trim().toLowerCase(), { algorithm: "bcrypt", cost: BCRYPT_COST })
+  );
 }
 
 /** True when a stored hash should be replaced by `hashPassword(password)` after a successful login. */

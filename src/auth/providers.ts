@@ -6,7 +6,8 @@ import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from ".
 export type CoordinatorConfig = Config["coordinator"];
 
 /** Who logged in, as every provider reports it. */
-export interface AuthUser extends Pick<User, "username" | "email" | "firstName" | "lastName" | "userGroup" | "isAdmin"> {
+export interface AuthUser
+  extends Pick<User, "username" | "email" | "firstName" | "lastName" | "userGroup" | "isAdmin"> {
   /** `users.id` when the user has a row (internal users, provisioned OAuth users). */
   id?: string | undefined;
   provider: "internal" | "ldap" | "oauth2";
@@ -65,7 +66,8 @@ export class InternalPasswordProvider implements PasswordProvider {
   /** The login succeeds even if the rehash fails; it is tried again at the next login. */
   private async rehash(id: string, username: string, old: string, password: string): Promise<void> {
     try {
-      if (this.users.replacePasswordHash(id, old, await hashPassword(password))) this.logger?.info("password rehashed with bcrypt at login", { username });
+      if (this.users.replacePasswordHash(id, old, await hashPassword(password)))
+        this.logger?.info("password rehashed with bcrypt at login", { username });
     } catch (e) {
       this.logger?.warn("could not rehash a password at login", { username, error: errorMessage(e) });
     }
@@ -103,7 +105,8 @@ export const ldapUsable = (c: CoordinatorConfig): boolean => c.ldap.enable && c.
 export const oauth2Missing = (c: CoordinatorConfig): string[] => oauth2MissingKeys(c.oauth2_provider);
 
 /** Enabled and complete: the authorization-code flow can run with this row. */
-export const oauth2Usable = (c: CoordinatorConfig): boolean => c.oauth2_provider.enable && oauth2Missing(c).length === 0;
+export const oauth2Usable = (c: CoordinatorConfig): boolean =>
+  c.oauth2_provider.enable && oauth2Missing(c).length === 0;
 
 /** `GET /auth/providers` data (docs/AUTH.md "Logins: internal users, LDAP and OAuth 2.0"). */
 export function describeProviders(c: CoordinatorConfig, apiBase: string): ProvidersInfo {

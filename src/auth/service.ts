@@ -1,12 +1,29 @@
 import { randomUUID } from "node:crypto";
-import { AppError, fail, ok, type Counter, type Gauge, type Logger, type MetricsRegistry, type Result } from "../core/index.ts";
+import {
+  AppError,
+  fail,
+  ok,
+  type Counter,
+  type Gauge,
+  type Logger,
+  type MetricsRegistry,
+  type Result,
+} from "../core/index.ts";
 import type { ApiToken, SettingsStore } from "../settings/index.ts";
 import { generateApiToken, hashApiToken } from "./api-tokens.ts";
 import { AvatarCache } from "./avatars.ts";
 import type { FirstRunAdmin } from "./bootstrap.ts";
 import { JwtSigner, LEEWAY_SEC, type SessionClaims } from "./jwt.ts";
 import { OAuth2Login } from "./oauth2/flow.ts";
-import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
+import {
+  describeProviders,
+  InternalPasswordProvider,
+  ldapUsable,
+  type AuthUser,
+  type CoordinatorConfig,
+  type PasswordProvider,
+  type ProvidersInfo,
+} from "./providers.ts";
 import { MemoryAuthStore, type AuthSharedStore } from "./state-store.ts";
 import { PgAuthStore } from "./state-store-pg.ts";
 
@@ -29,7 +46,16 @@ export interface Session {
   user: AuthUser;
 }
 
-export type CredentialFailure = "malformed" | "unsupported_alg" | "bad_signature" | "expired" | "bad_claims" | "revoked" | "user_disabled" | "token_rejected" | "disabled";
+export type CredentialFailure =
+  | "malformed"
+  | "unsupported_alg"
+  | "bad_signature"
+  | "expired"
+  | "bad_claims"
+  | "revoked"
+  | "user_disabled"
+  | "token_rejected"
+  | "disabled";
 
 export interface LoginInput {
   username: string;
@@ -63,12 +89,28 @@ export class AuthService {
   ) {
     const { max_failed_logins, lockout_sec } = config.auth;
     this.shared =
-      config.shared_store.url === "" ? new MemoryAuthStore(store.revokedSessions, max_failed_logins, lockout_sec) : new PgAuthStore(config.shared_store.url, max_failed_logins, lockout_sec);
+      config.shared_store.url === ""
+        ? new MemoryAuthStore(store.revokedSessions, max_failed_logins, lockout_sec)
+        : new PgAuthStore(config.shared_store.url, max_failed_logins, lockout_sec);
     this.registerProvider(new InternalPasswordProvider(store.users, logger));
-    this.oauth2 = new OAuth2Login(config, store.users, this.avatars, this.shared, logger, metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]));
+    this.oauth2 = new OAuth2Login(
+      config,
+      store.users,
+      this.avatars,
+      this.shared,
+      logger,
+      metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]),
+    );
     this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
-    this.checksInFlight = metrics.gauge("svc_auth_password_checks_in_flight", "Password logins admitted by the throttle whose check has not ended yet.");
-    this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", ["via", "result"]);
+    this.checksInFlight = metrics.gauge(
+      "svc_auth_password_checks_in_flight",
+      "Password logins admitted by the throttle whose check has not ended yet.",
+    );
+    this.credentialChecks = metrics.counter(
+      "svc_auth_credential_checks_total",
+      "Credential checks on protected routes by credential kind and result.",
+      ["via", "result"],
+    );
   }
 
   private firstRunAdmin: FirstRunAdmin | undefined;
@@ -112,7 +154,9 @@ export class AuthService {
   /** The `type`s a login may ask for on this server (its provider or the fallback is usable). */
   loginTypes(): Array<"internal" | "ldap"> {
     const fallback = this.config.auth.fallback_auth_type;
-    return (["internal", "ldap"] as const).filter((t) => this.providerFor(t) !== undefined || (fallback !== "none" && this.providerFor(fallback) !== undefined));
+    return (["internal", "ldap"] as const).filter(
+      (t) => this.providerFor(t) !== undefined || (fallback !== "none" && this.providerFor(fallback) !== undefined),
+    );
   }
 
   /**
@@ -129,7 +173,9 @@ export class AuthService {
     const order = fallback !== "none" && fallback !== requested ? [requested, fallback] : [requested];
     const usable = order.map((t) => this.providerFor(t)).filter((p): p is PasswordProvider => p !== undefined);
     if (usable.length === 0) {
-      throw new AppError("VALIDATION", `type: ${requested} login is not enabled on this server`, { details: { fields: ["type"] } });
+      throw new AppError("VALIDATION", `type: ${requested} login is not enabled on this server`, {
+        details: { fields: ["type"] },
+      });
     }
     // Counted before the slow password check: in this process synchronously (no await above), in the
     // shared store under a row lock, so concurrent guesses cannot all pass the gate before the
@@ -137,7 +183,9 @@ export class AuthService {
     const gate = await this.shared.reserveLogin(input.username, clientIp);
     if (!gate.allowed) {
       this.logins.inc({ result: "throttled" });
-      throw new AppError("RATE_LIMITED", "too many failed logins; try again later", { details: { retry_after_sec: gate.retryAfterSec } });
+      throw new AppError("RATE_LIMITED", "too many failed logins; try again later", {
+        details: { retry_after_sec: gate.retryAfterSec },
+      });
     }
     const attempt = gate.attempt;
     this.checksInFlight.inc();
@@ -157,7 +205,8 @@ export class AuthService {
           unreachable ??= e;
           continue;
         }
-        const local = r.ok && r.value.provider === "ldap" ? this.store.users.getByUsername(r.value.username) : undefined;
+        const local =
+          r.ok && r.value.provider === "ldap" ? this.store.users.getByUsername(r.value.username) : undefined;
         if (r.ok && local) {
           // API tokens, settings and dashboards are kept by name, and a token's admin flag is read
           // from that row: the directory user either is that local user (link) or is refused, never
@@ -167,9 +216,21 @@ export class AuthService {
             this.logins.inc({ result: "ok" });
             this.logger.info("LDAP login linked to the local user of the same name", { username: local.username });
             const { id, username, email, firstName, lastName, userGroup, isAdmin } = local;
-            return await this.issueSession({ id, username, email, firstName, lastName, userGroup, isAdmin, provider: "ldap" });
+            return await this.issueSession({
+              id,
+              username,
+              email,
+              firstName,
+              lastName,
+              userGroup,
+              isAdmin,
+              provider: "ldap",
+            });
           }
-          this.logger.warn("LDAP login refused: the name belongs to a users row", { username: r.value.username, local_name_conflict: this.config.ldap.local_name_conflict });
+          this.logger.warn("LDAP login refused: the name belongs to a users row", {
+            username: r.value.username,
+            local_name_conflict: this.config.ldap.local_name_conflict,
+          });
           this.logins.inc({ result: "name_taken" });
           nameTaken = true;
           continue;
@@ -209,7 +270,8 @@ export class AuthService {
   async issueSession(user: AuthUser): Promise<Session> {
     // Right after a password change, wait for the second from which the user's sessions count
     // again (users-repo update; at most one second), so the new token is not refused as older.
-    const validAfterSec = user.provider === "internal" ? (this.store.users.getByUsername(user.username)?.sessionsValidAfterSec ?? 0) : 0;
+    const validAfterSec =
+      user.provider === "internal" ? (this.store.users.getByUsername(user.username)?.sessionsValidAfterSec ?? 0) : 0;
     const waitMs = validAfterSec * 1000 - Date.now();
     if (waitMs > 0) await Bun.sleep(Math.min(waitMs, 1000));
     const iat = Math.floor(Date.now() / 1000);
@@ -249,7 +311,10 @@ export class AuthService {
       // OAuth users have a row (docs/AUTH.md "Who signs in"): disabling it ends their sessions too.
       return this.counted("jwt", fail("user_disabled"));
     }
-    return this.counted("jwt", ok({ username: c.username, isAdmin, provider: c.provider, jti: c.jti, expiresAtMs: c.exp * 1000 }));
+    return this.counted(
+      "jwt",
+      ok({ username: c.username, isAdmin, provider: c.provider, jti: c.jti, expiresAtMs: c.exp * 1000 }),
+    );
   }
 
   /**
@@ -264,7 +329,10 @@ export class AuthService {
     if (!t) return this.counted("token", fail("token_rejected"));
     const owner = this.store.users.getByUsername(t.username);
     if (owner && !owner.isActive) return this.counted("token", fail("user_disabled"));
-    return this.counted("token", ok({ username: t.username, isAdmin: owner ? owner.isAdmin : t.ownerIsAdmin, provider: "token", tokenId: t.id }));
+    return this.counted(
+      "token",
+      ok({ username: t.username, isAdmin: owner ? owner.isAdmin : t.ownerIsAdmin, provider: "token", tokenId: t.id }),
+    );
   }
 
   private counted<T>(via: string, r: Result<T, CredentialFailure>): Result<T, CredentialFailure> {
@@ -292,7 +360,15 @@ export class AuthService {
   }
 
   /** Creates a token for `owner`; the secret is returned here once and never stored. */
-  createApiToken(owner: Identity, input: { name: string; active?: boolean | undefined; expiresAt?: number | null | undefined; limitCalls?: number | undefined }): { token: ApiToken; secret: string } {
+  createApiToken(
+    owner: Identity,
+    input: {
+      name: string;
+      active?: boolean | undefined;
+      expiresAt?: number | null | undefined;
+      limitCalls?: number | undefined;
+    },
+  ): { token: ApiToken; secret: string } {
     const g = generateApiToken();
     const token = this.store.tokens.create({
       name: input.name,

@@ -54,7 +54,8 @@ export class PgAuthStore implements AuthSharedStore {
     private readonly now: () => number = Date.now,
   ) {
     this.where = redactUrl(url);
-    if (!/^postgres(ql)?:\/\//.test(url)) throw new AppError("CONFIG_INVALID", `coordinator.shared_store.url: ${this.where} is not a postgres:// URL`);
+    if (!/^postgres(ql)?:\/\//.test(url))
+      throw new AppError("CONFIG_INVALID", `coordinator.shared_store.url: ${this.where} is not a postgres:// URL`);
     try {
       // Bun.SQL, not an import: the client loads only with a shared store (docs/ARCHITECTURE.md "Start-up").
       this.sql = new Bun.SQL(url, { max: 2, idleTimeout: 60, connectionTimeout: 10 });
@@ -103,7 +104,8 @@ export class PgAuthStore implements AuthSharedStore {
       await this.sql`DELETE FROM svc_auth_throttle WHERE touched_ms <= ${idle} AND locked_until_ms <= ${now}`;
       // A flood of started sign-ins cannot grow the table without limit (as OnceStore's bound).
       for (const kind of ["oauth_state", "oauth_token"] as const) {
-        await this.sql`DELETE FROM svc_auth_once WHERE kind = ${kind} AND key_hash IN (SELECT key_hash FROM svc_auth_once WHERE kind = ${kind} ORDER BY expires_ms DESC OFFSET ${ONCE_MAX})`;
+        await this
+          .sql`DELETE FROM svc_auth_once WHERE kind = ${kind} AND key_hash IN (SELECT key_hash FROM svc_auth_once WHERE kind = ${kind} ORDER BY expires_ms DESC OFFSET ${ONCE_MAX})`;
       }
     });
   }
@@ -114,28 +116,42 @@ export class PgAuthStore implements AuthSharedStore {
 
   async putOnce(kind: OnceKind, key: string, value: string, ttlMs: number): Promise<void> {
     const expires = this.now() + ttlMs;
-    await this.run("keeping a sign-in value", () => this.sql`INSERT INTO svc_auth_once (kind, key_hash, value, expires_ms) VALUES (${kind}, ${sha256Hex(key)}, ${value}, ${expires})`);
+    await this.run(
+      "keeping a sign-in value",
+      () =>
+        this
+          .sql`INSERT INTO svc_auth_once (kind, key_hash, value, expires_ms) VALUES (${kind}, ${sha256Hex(key)}, ${value}, ${expires})`,
+    );
     await this.wrote();
   }
 
   async takeOnce(kind: OnceKind, key: string): Promise<string | undefined> {
     const rows: Array<{ value: string; expires_ms: string | number }> = await this.run(
       "taking a sign-in value",
-      () => this.sql`DELETE FROM svc_auth_once WHERE kind = ${kind} AND key_hash = ${sha256Hex(key)} RETURNING value, expires_ms`,
+      () =>
+        this
+          .sql`DELETE FROM svc_auth_once WHERE kind = ${kind} AND key_hash = ${sha256Hex(key)} RETURNING value, expires_ms`,
     );
     const r = rows[0];
     return r && Number(r.expires_ms) > this.now() ? r.value : undefined;
   }
 
   async recordIssued(jti: string, username: string, expMs: number): Promise<void> {
-    await this.run("recording a session", () => this.sql`INSERT INTO svc_auth_sessions (jti, username, expires_ms) VALUES (${jti}, ${username}, ${expMs}) ON CONFLICT (jti) DO NOTHING`);
+    await this.run(
+      "recording a session",
+      () =>
+        this
+          .sql`INSERT INTO svc_auth_sessions (jti, username, expires_ms) VALUES (${jti}, ${username}, ${expMs}) ON CONFLICT (jti) DO NOTHING`,
+    );
     await this.wrote();
   }
 
   async issuedSession(jti: string): Promise<{ username: string; expMs: number } | undefined> {
     const rows: Array<{ username: string; expires_ms: string | number }> = await this.run(
       "reading a session",
-      () => this.sql`SELECT username, expires_ms FROM svc_auth_sessions WHERE jti = ${jti} AND revoked_until_ms IS NULL AND expires_ms > ${this.now()}`,
+      () =>
+        this
+          .sql`SELECT username, expires_ms FROM svc_auth_sessions WHERE jti = ${jti} AND revoked_until_ms IS NULL AND expires_ms > ${this.now()}`,
     );
     const r = rows[0];
     return r ? { username: r.username, expMs: Number(r.expires_ms) } : undefined;
@@ -145,14 +161,18 @@ export class PgAuthStore implements AuthSharedStore {
     await this.run(
       "revoking a session",
       () =>
-        this.sql`INSERT INTO svc_auth_sessions (jti, username, expires_ms, revoked_until_ms) VALUES (${jti}, ${username}, ${untilMs}, ${untilMs})
+        this
+          .sql`INSERT INTO svc_auth_sessions (jti, username, expires_ms, revoked_until_ms) VALUES (${jti}, ${username}, ${untilMs}, ${untilMs})
           ON CONFLICT (jti) DO UPDATE SET revoked_until_ms = GREATEST(COALESCE(svc_auth_sessions.revoked_until_ms, 0), EXCLUDED.revoked_until_ms)`,
     );
     await this.wrote();
   }
 
   async isRevoked(jti: string): Promise<boolean> {
-    const rows: unknown[] = await this.run("checking a session", () => this.sql`SELECT 1 FROM svc_auth_sessions WHERE jti = ${jti} AND revoked_until_ms IS NOT NULL`);
+    const rows: unknown[] = await this.run(
+      "checking a session",
+      () => this.sql`SELECT 1 FROM svc_auth_sessions WHERE jti = ${jti} AND revoked_until_ms IS NOT NULL`,
+    );
     return rows.length > 0;
   }
 
@@ -160,12 +180,18 @@ export class PgAuthStore implements AuthSharedStore {
   private async lockRows(tx: TransactionSQL, keys: string[], now: number): Promise<Map<string, ThrottleEntry>> {
     const out = new Map<string, ThrottleEntry>();
     for (const key of [...keys].sort()) {
-      const [r] = (await tx`INSERT INTO svc_auth_throttle (key, failures, in_flight, last_failure_ms, locked_until_ms, touched_ms) VALUES (${key}, 0, 0, 0, 0, ${now})
+      const [r] =
+        (await tx`INSERT INTO svc_auth_throttle (key, failures, in_flight, last_failure_ms, locked_until_ms, touched_ms) VALUES (${key}, 0, 0, 0, 0, ${now})
         ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING *`) as ThrottleRow[];
       if (!r) continue;
       // Attempts in flight on a replica that stopped mid-check would otherwise hold their slots.
       const stale = now - Number(r.touched_ms) > IN_FLIGHT_STALE_MS;
-      out.set(key, { failures: r.failures, inFlight: stale ? 0 : r.in_flight, lastFailureMs: Number(r.last_failure_ms), lockedUntilMs: Number(r.locked_until_ms) });
+      out.set(key, {
+        failures: r.failures,
+        inFlight: stale ? 0 : r.in_flight,
+        lastFailureMs: Number(r.last_failure_ms),
+        lockedUntilMs: Number(r.locked_until_ms),
+      });
     }
     return out;
   }
@@ -177,10 +203,16 @@ export class PgAuthStore implements AuthSharedStore {
   }
 
   async reserveLogin(username: string, ip: string): Promise<SharedReservation> {
-    if (this.lockoutSec <= 0) return { allowed: true, attempt: { failed: async () => {}, succeeded: async () => {}, abandoned: async () => {} } };
+    if (this.lockoutSec <= 0)
+      return {
+        allowed: true,
+        attempt: { failed: async () => {}, succeeded: async () => {}, abandoned: async () => {} },
+      };
     // Stored under their SHA-256: a fixed length, and a login name with a NUL byte (which
     // PostgreSQL text refuses) is counted like any other instead of failing the request.
-    const keyed = throttleKeys(username, ip, this.maxFailures).map(([k, limit]) => [sha256Hex(k), limit] as [string, number]);
+    const keyed = throttleKeys(username, ip, this.maxFailures).map(
+      ([k, limit]) => [sha256Hex(k), limit] as [string, number],
+    );
     const keys = keyed.map(([k]) => k);
     const decision = await this.run("counting a login attempt", () =>
       this.sql.begin(async (tx) => {

@@ -19,7 +19,9 @@ export interface SharedLoginAttempt {
   abandoned(): Promise<void>;
 }
 
-export type SharedReservation = { allowed: true; attempt: SharedLoginAttempt } | { allowed: false; retryAfterSec: number };
+export type SharedReservation =
+  | { allowed: true; attempt: SharedLoginAttempt }
+  | { allowed: false; retryAfterSec: number };
 
 export interface AuthSharedStore {
   /** "memory" (this process) or "postgres"; logged at start. */
@@ -54,8 +56,16 @@ export class MemoryAuthStore implements AuthSharedStore {
   private readonly sessions: SessionStore;
   private readonly throttle: LoginThrottle;
 
-  constructor(revoked: RevokedSessionsRepo | undefined, maxFailures: number, lockoutSec: number, now: () => number = Date.now) {
-    this.once = { oauth_state: new OnceStore<string>(60_000, ONCE_MAX, now), oauth_token: new OnceStore<string>(60_000, ONCE_MAX, now) };
+  constructor(
+    revoked: RevokedSessionsRepo | undefined,
+    maxFailures: number,
+    lockoutSec: number,
+    now: () => number = Date.now,
+  ) {
+    this.once = {
+      oauth_state: new OnceStore<string>(60_000, ONCE_MAX, now),
+      oauth_token: new OnceStore<string>(60_000, ONCE_MAX, now),
+    };
     this.sessions = new SessionStore(revoked, now);
     this.throttle = new LoginThrottle(maxFailures, lockoutSec, now);
   }

@@ -55,10 +55,15 @@ export function throttleKeys(username: string, ip: string, maxFailures: number):
 }
 
 /** Failures still counting at `now` (they expire two lock periods after the last one). */
-export const liveFailures = (e: Entry, now: number, lockoutSec: number): number => (now - e.lastFailureMs > 2 * lockoutSec * 1000 ? 0 : e.failures);
+export const liveFailures = (e: Entry, now: number, lockoutSec: number): number =>
+  now - e.lastFailureMs > 2 * lockoutSec * 1000 ? 0 : e.failures;
 
 /** Whether an attempt is admitted, given each key's entry (absent: no history) and limit. */
-export function throttleDecision(entries: ReadonlyArray<readonly [Entry | undefined, number]>, now: number, lockoutSec: number): ThrottleDecision {
+export function throttleDecision(
+  entries: ReadonlyArray<readonly [Entry | undefined, number]>,
+  now: number,
+  lockoutSec: number,
+): ThrottleDecision {
   if (lockoutSec <= 0) return { allowed: true, retryAfterSec: 0 };
   let until = 0;
   let full = false;

@@ -11,7 +11,9 @@ const USERNAME_RE = new RegExp(USERNAME_PATTERN);
 
 /** A message saying what is wrong with a username, or undefined when it is acceptable. */
 export function usernameProblem(username: string): string | undefined {
-  return USERNAME_RE.test(username) ? undefined : "username: 1-64 of letters, digits, . _ @ - (starting with a letter or digit)";
+  return USERNAME_RE.test(username)
+    ? undefined
+    : "username: 1-64 of letters, digits, . _ @ - (starting with a letter or digit)";
 }
 
 /**

@@ -14,10 +14,23 @@ import { healthView, renderAgentStats, renderHealth } from "./views/agent.ts";
  * monitoring probe. `watch` redraws every --interval until interrupted, then exits 0.
  */
 export const AGENT_FLAGS: FlagSpec[] = [
-  { name: "host", type: "string", default: "127.0.0.1:8008", description: "agent API host:port (api_settings.addr); an https:// prefix selects TLS" },
+  {
+    name: "host",
+    type: "string",
+    default: "127.0.0.1:8008",
+    description: "agent API host:port (api_settings.addr); an https:// prefix selects TLS",
+  },
   { name: "user", type: "string", description: "HTTP Basic user (api_settings.user)" },
-  { name: "pass", type: "string", description: "HTTP Basic password (api_settings.pass); or SVC_PASSWORD, or --pass-stdin" },
-  { name: "pass-stdin", type: "boolean", description: "read the password from stdin (first line; hidden on a terminal)" },
+  {
+    name: "pass",
+    type: "string",
+    description: "HTTP Basic password (api_settings.pass); or SVC_PASSWORD, or --pass-stdin",
+  },
+  {
+    name: "pass-stdin",
+    type: "boolean",
+    description: "read the password from stdin (first line; hidden on a terminal)",
+  },
   { name: "interval", type: "string", default: "3s", description: "redraw interval of watch (e.g. 1s, 500ms, 1m)" },
   { name: "format", type: "string", default: "table", description: "table or json (json is the agent's raw answer)" },
   { name: "debug", type: "boolean", description: "print requests and responses to stderr" },
@@ -49,15 +62,22 @@ interface AgentOptions {
 async function agentOptions(argv: readonly string[], io: CliIo): Promise<AgentOptions | "help"> {
   const { flags, positionals } = parseArgs(argv, AGENT_FLAGS, { allowPositionals: true });
   if (flags.help) return "help";
-  if (positionals.length > 1) throw new UsageError(`one action expected (stats, health or watch), got "${positionals.join(" ")}"`);
+  if (positionals.length > 1)
+    throw new UsageError(`one action expected (stats, health or watch), got "${positionals.join(" ")}"`);
   const action = positionals[0] ?? "stats";
-  if (action !== "stats" && action !== "health" && action !== "watch") throw new UsageError(`unknown action "${action}" (stats, health or watch)`);
+  if (action !== "stats" && action !== "health" && action !== "watch")
+    throw new UsageError(`unknown action "${action}" (stats, health or watch)`);
   const format = String(flags.format).toLowerCase();
-  if (format !== "table" && format !== "json") throw new UsageError(`--format must be table or json, got "${String(flags.format)}"`);
+  if (format !== "table" && format !== "json")
+    throw new UsageError(`--format must be table or json, got "${String(flags.format)}"`);
   const intervalMs = parseDuration(String(flags.interval));
-  if (intervalMs === undefined || intervalMs < 100) throw new UsageError(`--interval must be a duration of at least 100ms (3s, 1m), got "${String(flags.interval)}"`);
+  if (intervalMs === undefined || intervalMs < 100)
+    throw new UsageError(`--interval must be a duration of at least 100ms (3s, 1m), got "${String(flags.interval)}"`);
   const user = flags.user as string | undefined;
-  const pass = await passwordFrom({ pass: flags.pass as string | undefined, passStdin: flags["pass-stdin"] === true, user }, io);
+  const pass = await passwordFrom(
+    { pass: flags.pass as string | undefined, passStdin: flags["pass-stdin"] === true, user },
+    io,
+  );
   if (pass !== undefined && !user) throw new UsageError("--pass needs --user");
   return {
     action,
@@ -65,16 +85,31 @@ async function agentOptions(argv: readonly string[], io: CliIo): Promise<AgentOp
     ...(user ? { authorization: `Basic ${Buffer.from(`${user}:${pass ?? ""}`).toString("base64")}` } : {}),
     intervalMs,
     format,
-    http: { insecureTls: insecureTlsFromEnv(io.env), timeoutMs: 10_000, ...(flags.debug ? { debug: (l: string) => void io.err(`${l}\n`) } : {}) },
+    http: {
+      insecureTls: insecureTlsFromEnv(io.env),
+      timeoutMs: 10_000,
+      ...(flags.debug ? { debug: (l: string) => void io.err(`${l}\n`) } : {}),
+    },
   };
 }
 
 /** GET a JSON document from the agent; one-line errors naming the path and the cause. */
 async function agentGet(o: AgentOptions, path: string): Promise<{ text: string; json: unknown }> {
-  const r = await httpRequest("GET", `${o.base}${path}`, o.http, o.authorization ? { headers: { authorization: o.authorization } } : {});
-  if (r.status === 401) throw new AppError("UNAUTHORIZED", `agent answered 401 on ${path}: ${o.authorization ? "wrong --user or --pass" : "it needs --user and --pass (api_settings.user / pass)"}`);
-  if (r.status < 200 || r.status > 299) throw new AppError("BAD_GATEWAY", `GET ${path}: HTTP ${r.status} ${serverMessage(r)}`);
-  if (r.json === undefined || r.json === null || typeof r.json !== "object") throw new AppError("BAD_GATEWAY", `GET ${path}: the answer is not a JSON object`);
+  const r = await httpRequest(
+    "GET",
+    `${o.base}${path}`,
+    o.http,
+    o.authorization ? { headers: { authorization: o.authorization } } : {},
+  );
+  if (r.status === 401)
+    throw new AppError(
+      "UNAUTHORIZED",
+      `agent answered 401 on ${path}: ${o.authorization ? "wrong --user or --pass" : "it needs --user and --pass (api_settings.user / pass)"}`,
+    );
+  if (r.status < 200 || r.status > 299)
+    throw new AppError("BAD_GATEWAY", `GET ${path}: HTTP ${r.status} ${serverMessage(r)}`);
+  if (r.json === undefined || r.json === null || typeof r.json !== "object")
+    throw new AppError("BAD_GATEWAY", `GET ${path}: the answer is not a JSON object`);
   return { text: r.text, json: r.json };
 }
 
@@ -82,7 +117,9 @@ const withNewline = (t: string) => (t.endsWith("\n") ? t : `${t}\n`);
 
 async function statsText(o: AgentOptions, io: CliIo): Promise<string> {
   const r = await agentGet(o, "/api/stats");
-  return o.format === "json" ? withNewline(r.text) : `${renderAgentStats(r.json, terminalWidth(io.env, io.columns)).join("\n")}\n`;
+  return o.format === "json"
+    ? withNewline(r.text)
+    : `${renderAgentStats(r.json, terminalWidth(io.env, io.columns)).join("\n")}\n`;
 }
 
 /** Redraws until SIGINT / SIGTERM; a failed poll is shown in the frame and retried next interval. */

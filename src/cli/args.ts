@@ -33,10 +33,15 @@ export interface Parsed {
  * rules and messages are ours: a boolean also takes `=true|false`, a value may start with a dash
  * (`--from -1h`), numbers are checked, unknown flags and missing values are a UsageError.
  */
-export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[], opts: { allowPositionals?: boolean } = {}): Parsed {
+export function parseArgs(
+  argv: readonly string[],
+  specs: readonly FlagSpec[],
+  opts: { allowPositionals?: boolean } = {},
+): Parsed {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
-  for (const s of specs) options[s.name] = { type: s.type === "boolean" ? "boolean" : "string", ...(s.alias ? { short: s.alias } : {}) };
+  for (const s of specs)
+    options[s.name] = { type: s.type === "boolean" ? "boolean" : "string", ...(s.alias ? { short: s.alias } : {}) };
   const { tokens } = nodeParseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const flags: ParsedFlags = {};
   for (const s of specs) if (s.default !== undefined) flags[s.name] = s.default;
@@ -59,7 +64,8 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[], o
     let value: string | number = raw;
     if (spec.type === "number") {
       value = Number(raw);
-      if (raw.trim() === "" || !Number.isFinite(value)) throw new UsageError(`--${spec.name} takes a number, got "${raw}"`);
+      if (raw.trim() === "" || !Number.isFinite(value))
+        throw new UsageError(`--${spec.name} takes a number, got "${raw}"`);
     }
     if (spec.repeat) {
       const prev = flags[spec.name];
@@ -75,7 +81,12 @@ function booleanValue(spec: FlagSpec, raw: string): boolean {
   throw new UsageError(`--${spec.name} takes true or false, got "${raw}"`);
 }
 
-export function formatHelp(usage: string, summary: string, specs: readonly FlagSpec[], commands?: ReadonlyArray<[string, string]>): string {
+export function formatHelp(
+  usage: string,
+  summary: string,
+  specs: readonly FlagSpec[],
+  commands?: ReadonlyArray<[string, string]>,
+): string {
   const lines = [`Usage: ${usage}`, "", summary];
   if (commands?.length) {
     lines.push("", "Commands:");
@@ -84,9 +95,16 @@ export function formatHelp(usage: string, summary: string, specs: readonly FlagS
   }
   if (specs.length) {
     lines.push("", "Options:");
-    const names = specs.map((s) => `${s.alias ? `-${s.alias}, ` : ""}--${s.name}${s.type === "boolean" ? "" : ` <${s.type === "number" ? "n" : "value"}>`}`);
+    const names = specs.map(
+      (s) =>
+        `${s.alias ? `-${s.alias}, ` : ""}--${s.name}${s.type === "boolean" ? "" : ` <${s.type === "number" ? "n" : "value"}>`}`,
+    );
     const w = Math.max(...names.map((n) => n.length));
-    specs.forEach((s, i) => lines.push(`  ${names[i]!.padEnd(w)}  ${s.description}${s.default !== undefined && s.default !== false ? ` (default ${s.default})` : ""}`));
+    specs.forEach((s, i) =>
+      lines.push(
+        `  ${names[i]!.padEnd(w)}  ${s.description}${s.default !== undefined && s.default !== false ? ` (default ${s.default})` : ""}`,
+      ),
+    );
   }
   return lines.join("\n");
 }

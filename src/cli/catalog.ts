@@ -1,7 +1,18 @@
 import { join, resolve } from "node:path";
 import { engineThreadCount, loadConfig, type Config } from "../config/index.ts";
 import { AppError, configureLogging, createLogger } from "../core/index.ts";
-import { backupCatalog, cacheDirOf, isRemoteDataPath, lakeStateDir, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
+import {
+  backupCatalog,
+  cacheDirOf,
+  isRemoteDataPath,
+  lakeStateDir,
+  listCatalogBackups,
+  listQuarantine,
+  purgeQuarantine,
+  restoreCatalog,
+  type BackupEntry,
+  type CatalogPaths,
+} from "../lake/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import type { CliIo } from "./io.ts";
 
@@ -12,7 +23,11 @@ import type { CliIo } from "./io.ts";
 
 const FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (the one `svc serve` uses)" },
-  { name: "from", type: "string", description: "restore: the backup (path, file name or its time part); default the newest" },
+  {
+    name: "from",
+    type: "string",
+    description: "restore: the backup (path, file name or its time part); default the newest",
+  },
   { name: "purge", type: "boolean", description: "quarantine: delete the quarantined files" },
   { name: "help", alias: "h", type: "boolean", description: "show help" },
 ];
@@ -41,7 +56,8 @@ export function refuseWithPostgres(config: Config, command: string): void {
   const instead: Record<string, string> = {
     backup: "back it up with pg_dump (pg_dump -Fc -d <database> -f lake.dump) or PostgreSQL's continuous archiving",
     list: "its backups are PostgreSQL's: your pg_dump files or base backups",
-    restore: "restore it with pg_restore (pg_restore --clean -d <database> lake.dump) or PostgreSQL's point-in-time recovery, with every svc writer stopped",
+    restore:
+      "restore it with pg_restore (pg_restore --clean -d <database> lake.dump) or PostgreSQL's point-in-time recovery, with every svc writer stopped",
     rebuild: "restore it with pg_restore from a pg_dump or with PostgreSQL's point-in-time recovery",
   };
   throw new AppError(
@@ -57,7 +73,11 @@ export function refuseWithPostgres(config: Config, command: string): void {
 export function lakePaths(config: Config): CatalogPaths {
   const lh = config.storage.lakehouse;
   const catalogPath = resolve(lh.catalog_path);
-  return { catalogPath, dataPath: isRemoteDataPath(lh.data_path) ? cacheDirOf(lakeStateDir(lh)) : resolve(lh.data_path), log: createLogger({ module: "catalog" }) };
+  return {
+    catalogPath,
+    dataPath: isRemoteDataPath(lh.data_path) ? cacheDirOf(lakeStateDir(lh)) : resolve(lh.data_path),
+    log: createLogger({ module: "catalog" }),
+  };
 }
 
 /**
@@ -100,7 +120,15 @@ export function humanBytes(n: number): string {
 const when = (iso: string) => iso.replace("T", " ").replace(/Z$/, "");
 
 function backupTable(list: BackupEntry[]): string {
-  const rows = [["TIME (UTC)", "SIZE", "SNAPSHOT", "FILE"], ...list.map((b) => [when(b.takenAt), humanBytes(b.sizeBytes), b.snapshotId === null ? `- (${b.problem})` : String(b.snapshotId), b.path])];
+  const rows = [
+    ["TIME (UTC)", "SIZE", "SNAPSHOT", "FILE"],
+    ...list.map((b) => [
+      when(b.takenAt),
+      humanBytes(b.sizeBytes),
+      b.snapshotId === null ? `- (${b.problem})` : String(b.snapshotId),
+      b.path,
+    ]),
+  ];
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join("  ")).join("\n") + "\n";
 }
@@ -112,8 +140,10 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
     return 0;
   }
   const [sub, ...extra] = positionals;
-  if (sub === undefined) throw new UsageError("svc catalog needs a command: backup, list, restore or quarantine (try: svc catalog --help)");
-  if (!["backup", "list", "restore", "quarantine"].includes(sub)) throw new UsageError(`unknown catalog command "${sub}" (backup, list, restore or quarantine)`);
+  if (sub === undefined)
+    throw new UsageError("svc catalog needs a command: backup, list, restore or quarantine (try: svc catalog --help)");
+  if (!["backup", "list", "restore", "quarantine"].includes(sub))
+    throw new UsageError(`unknown catalog command "${sub}" (backup, list, restore or quarantine)`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   if (flags.from !== undefined && sub !== "restore") throw new UsageError("--from is for svc catalog restore");
   if (flags.purge !== undefined && sub !== "quarantine") throw new UsageError("--purge is for svc catalog quarantine");
@@ -124,13 +154,17 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
   const paths = lakePaths(config);
   if (sub === "backup") {
     const { backup, pruned } = backupCatalog(paths, config.storage.lakehouse.backups_kept);
-    await io.out(`backup ${backup.path}: snapshot ${backup.snapshotId}, ${humanBytes(backup.sizeBytes)}\n${pruned.map((p) => `removed old backup ${p}\n`).join("")}`);
+    await io.out(
+      `backup ${backup.path}: snapshot ${backup.snapshotId}, ${humanBytes(backup.sizeBytes)}\n${pruned.map((p) => `removed old backup ${p}\n`).join("")}`,
+    );
     return 0;
   }
   if (sub === "quarantine") return quarantineCommand(paths, flags.purge === true, io);
   if (sub === "list") {
     const list = listCatalogBackups(paths.catalogPath);
-    await io.out(list.length === 0 ? `no backups of ${paths.catalogPath} (svc catalog backup makes one)\n` : backupTable(list));
+    await io.out(
+      list.length === 0 ? `no backups of ${paths.catalogPath} (svc catalog backup makes one)\n` : backupTable(list),
+    );
     return 0;
   }
   refuseRemote(config, "svc catalog restore");
@@ -155,7 +189,9 @@ async function quarantineCommand(paths: CatalogPaths, purge: boolean, io: CliIo)
   }
   const lines = list.map((q) => `${q.folder}: ${q.files} file(s), ${humanBytes(q.bytes)}`);
   const files = list.reduce((n, q) => n + q.files, 0);
-  lines.push(purge ? `deleted ${files} quarantined file(s)` : `${files} file(s); svc catalog quarantine --purge deletes them`);
+  lines.push(
+    purge ? `deleted ${files} quarantined file(s)` : `${files} file(s); svc catalog quarantine --purge deletes them`,
+  );
   await io.out(lines.join("\n") + "\n");
   return 0;
 }

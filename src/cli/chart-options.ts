@@ -12,7 +12,11 @@ export interface ChartOptions {
 }
 
 /** `--group-by` and `--interval` checked (exit 2 on a bad value). */
-export function chartOptions(groupBy: string | undefined, interval: string | undefined, range: { fromMs: number; toMs: number }): ChartOptions {
+export function chartOptions(
+  groupBy: string | undefined,
+  interval: string | undefined,
+  range: { fromMs: number; toMs: number },
+): ChartOptions {
   const g = (groupBy ?? "none")
     .trim()
     .toLowerCase()
@@ -23,6 +27,9 @@ export function chartOptions(groupBy: string | undefined, interval: string | und
   const w = parseBucketWidth(interval);
   if (!w.ok) throw new UsageError(`--interval: ${w.detail}`);
   const n = bucketGrid(range.fromMs, range.toMs, w.value.ms).count;
-  if (n > MAX_BUCKETS) throw new UsageError(`--interval ${w.value.label} gives ${n} buckets over --from..--to, at most ${MAX_BUCKETS}: choose a wider interval`);
+  if (n > MAX_BUCKETS)
+    throw new UsageError(
+      `--interval ${w.value.label} gives ${n} buckets over --from..--to, at most ${MAX_BUCKETS}: choose a wider interval`,
+    );
   return { groupBy: group, interval: w.value.label };
 }

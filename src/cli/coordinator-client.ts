@@ -1,6 +1,13 @@
 import { AppError } from "../core/index.ts";
 import { UsageError } from "./args.ts";
-import { baseUrl, httpRequest, insecureTlsFromEnv, serverMessage, type HttpOptions, type HttpResponse } from "./http.ts";
+import {
+  baseUrl,
+  httpRequest,
+  insecureTlsFromEnv,
+  serverMessage,
+  type HttpOptions,
+  type HttpResponse,
+} from "./http.ts";
 import type { CliIo } from "./io.ts";
 import { TokenCache, tokenCachePath } from "./token-cache.ts";
 
@@ -45,14 +52,28 @@ export class CoordinatorClient {
 
   /** POST /auth/sessions → 201 {token, expires_at, …}; the token goes to the cache. */
   async login(): Promise<string> {
-    if (!this.auth.user || this.auth.pass === undefined) throw new UsageError("not logged in: give --user and --pass (the token is then cached in ~/.svc_token) or --token");
-    const r = await httpRequest("POST", `${this.apiBase}/auth/sessions`, this.http, { body: JSON.stringify({ username: this.auth.user, password: this.auth.pass }) });
+    if (!this.auth.user || this.auth.pass === undefined)
+      throw new UsageError(
+        "not logged in: give --user and --pass (the token is then cached in ~/.svc_token) or --token",
+      );
+    const r = await httpRequest("POST", `${this.apiBase}/auth/sessions`, this.http, {
+      body: JSON.stringify({ username: this.auth.user, password: this.auth.pass }),
+    });
     const body = r.json as { token?: unknown; expires_at?: unknown } | undefined;
-    if (r.status !== 201 && r.status !== 200) throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `login as ${this.auth.user} failed: HTTP ${r.status} ${serverMessage(r)}`);
-    if (typeof body?.token !== "string" || body.token === "") throw new AppError("BAD_GATEWAY", `login answer has no token: ${serverMessage(r)}`);
+    if (r.status !== 201 && r.status !== 200)
+      throw new AppError(
+        r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY",
+        `login as ${this.auth.user} failed: HTTP ${r.status} ${serverMessage(r)}`,
+      );
+    if (typeof body?.token !== "string" || body.token === "")
+      throw new AppError("BAD_GATEWAY", `login answer has no token: ${serverMessage(r)}`);
     this.token = body.token;
     this.source = "login";
-    this.cache?.set(this.apiBase, { user: this.auth.user, token: body.token, expires_at: typeof body.expires_at === "string" ? body.expires_at : "" });
+    this.cache?.set(this.apiBase, {
+      user: this.auth.user,
+      token: body.token,
+      expires_at: typeof body.expires_at === "string" ? body.expires_at : "",
+    });
     return body.token;
   }
 
@@ -73,12 +94,17 @@ export class CoordinatorClient {
   /** The credential header of the current token (also for a WebSocket handshake). */
   async authHeaders(): Promise<Record<string, string>> {
     const token = await this.currentToken();
-    return this.source === "flag" && this.auth.tokenHeader ? { [this.auth.tokenHeader]: token } : { authorization: `Bearer ${token}` };
+    return this.source === "flag" && this.auth.tokenHeader
+      ? { [this.auth.tokenHeader]: token }
+      : { authorization: `Bearer ${token}` };
   }
 
   private async send(method: "GET" | "POST", path: string, body: unknown): Promise<HttpResponse> {
     const headers = await this.authHeaders();
-    return await httpRequest(method, `${this.apiBase}${path}`, this.http, { headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    return await httpRequest(method, `${this.apiBase}${path}`, this.http, {
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
   }
 
   /**
@@ -95,7 +121,10 @@ export class CoordinatorClient {
         r = await this.send(method, path, body);
       } else if (this.source === "cache") {
         this.cache?.delete(this.apiBase);
-        throw new AppError("UNAUTHORIZED", `the cached token was rejected (${why}); log in again with --user and --pass`);
+        throw new AppError(
+          "UNAUTHORIZED",
+          `the cached token was rejected (${why}); log in again with --user and --pass`,
+        );
       } else if (this.source === "flag") {
         throw new AppError("UNAUTHORIZED", `--token was rejected (${why})`);
       }
@@ -110,7 +139,11 @@ export class CoordinatorClient {
   async post(path: string, body: unknown, o: { routeMayBeMissing?: boolean } = {}): Promise<unknown> {
     const r = await this.request("POST", path, body);
     if (r.status === 404 && o.routeMayBeMissing) return undefined;
-    if (r.status < 200 || r.status > 299) throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `POST ${path}: HTTP ${r.status} ${serverMessage(r)}`);
+    if (r.status < 200 || r.status > 299)
+      throw new AppError(
+        r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY",
+        `POST ${path}: HTTP ${r.status} ${serverMessage(r)}`,
+      );
     if (r.json === undefined) throw new AppError("BAD_GATEWAY", `POST ${path}: the answer is not JSON`);
     return r.json;
   }

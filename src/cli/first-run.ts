@@ -1,5 +1,11 @@
 import { hostname, userInfo } from "node:os";
-import { MIN_PASSWORD_LENGTH, passwordProblem, randomPassword, setAdminPassword, type FirstRunAdmin } from "../auth/index.ts";
+import {
+  MIN_PASSWORD_LENGTH,
+  passwordProblem,
+  randomPassword,
+  setAdminPassword,
+  type FirstRunAdmin,
+} from "../auth/index.ts";
 import { loadConfig, type Config } from "../config/index.ts";
 import { parseListen } from "../core/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
@@ -41,21 +47,49 @@ export function listenRows(c: Config): ListenRow[] {
   const noLake = "off (storage.lakehouse.enable is false)";
   const noHep = lake ? "off (ingest.hep.enable is false)" : noLake;
   const rows: ListenRow[] = [
-    { what: "dashboard + API", key: "coordinator.http_server.listen", listen: c.coordinator.http_server.listen, ...(c.coordinator.enable ? {} : { off: "off (coordinator.enable is false)" }) },
-    { what: "node API", key: "node.http_server.listen", listen: c.node.http_server.listen, ...(lake ? {} : { off: noLake }) },
-    { what: "HEP UDP", key: "ingest.hep.udp.listen", listen: c.ingest.hep.udp.listen, ...(!hep ? { off: noHep } : c.ingest.hep.udp.enable ? {} : { off: "off (ingest.hep.udp.enable is false)" }) },
-    { what: "HEP TCP", key: "ingest.hep.tcp.listen", listen: c.ingest.hep.tcp.listen, ...(!hep ? { off: noHep } : c.ingest.hep.tcp.enable ? {} : { off: "off (ingest.hep.tcp.enable is false)" }) },
+    {
+      what: "dashboard + API",
+      key: "coordinator.http_server.listen",
+      listen: c.coordinator.http_server.listen,
+      ...(c.coordinator.enable ? {} : { off: "off (coordinator.enable is false)" }),
+    },
+    {
+      what: "node API",
+      key: "node.http_server.listen",
+      listen: c.node.http_server.listen,
+      ...(lake ? {} : { off: noLake }),
+    },
+    {
+      what: "HEP UDP",
+      key: "ingest.hep.udp.listen",
+      listen: c.ingest.hep.udp.listen,
+      ...(!hep ? { off: noHep } : c.ingest.hep.udp.enable ? {} : { off: "off (ingest.hep.udp.enable is false)" }),
+    },
+    {
+      what: "HEP TCP",
+      key: "ingest.hep.tcp.listen",
+      listen: c.ingest.hep.tcp.listen,
+      ...(!hep ? { off: noHep } : c.ingest.hep.tcp.enable ? {} : { off: "off (ingest.hep.tcp.enable is false)" }),
+    },
     {
       what: "HEP TLS",
       key: "ingest.hep.tls.listen",
       listen: c.ingest.hep.tls.listen,
-      ...(!hep ? { off: noHep } : c.ingest.hep.tls.cert && c.ingest.hep.tls.key ? {} : { off: "off (set ingest.hep.tls.cert and ingest.hep.tls.key)" }),
+      ...(!hep
+        ? { off: noHep }
+        : c.ingest.hep.tls.cert && c.ingest.hep.tls.key
+          ? {}
+          : { off: "off (set ingest.hep.tls.cert and ingest.hep.tls.key)" }),
     },
     {
       what: "line protocol",
       key: "ingest.line_protocol.listen",
       listen: c.ingest.line_protocol.listen,
-      ...(!lake ? { off: noLake } : c.ingest.line_protocol.enable ? {} : { off: "off (ingest.line_protocol.enable is false)" }),
+      ...(!lake
+        ? { off: noLake }
+        : c.ingest.line_protocol.enable
+          ? {}
+          : { off: "off (ingest.line_protocol.enable is false)" }),
     },
   ];
   return rows;
@@ -76,7 +110,9 @@ export function listenBlock(rows: readonly ListenRow[]): string[] {
   const lines = [" Listening on (config key / environment variable):"];
   const shown = rows.map((r) => r.off ?? shownListen(r.listen));
   const width = Math.max(...shown.map((v) => v.length));
-  rows.forEach((r, i) => lines.push(`   ${r.what.padEnd(16)} ${shown[i]!.padEnd(width)}  ${r.key} / ${envName(r.key)}`));
+  rows.forEach((r, i) =>
+    lines.push(`   ${r.what.padEnd(16)} ${shown[i]!.padEnd(width)}  ${r.key} / ${envName(r.key)}`),
+  );
   const dash = rows[0]!;
   const port = /:(\d+)$/.exec(dash.listen)?.[1] ?? "8080";
   lines.push(" Bind to one address, e.g. only this host:", `   ${envName(dash.key)}=127.0.0.1:${port}`);
@@ -90,7 +126,12 @@ export function listenBlock(rows: readonly ListenRow[]): string[] {
  */
 export function firstRunBanner(
   admin: FirstRunAdmin,
-  opts: { url?: string | undefined; configPath?: string | undefined; runAs?: string | undefined; listening?: readonly ListenRow[] | undefined },
+  opts: {
+    url?: string | undefined;
+    configPath?: string | undefined;
+    runAs?: string | undefined;
+    listening?: readonly ListenRow[] | undefined;
+  },
 ): string {
   const configFlag = opts.configPath ? ` --config-path ${opts.configPath}` : "";
   const sudo = opts.runAs ? `sudo -u ${opts.runAs} ` : "";
@@ -118,15 +159,26 @@ export function firstRunBanner(
  * `url` is the bound coordinator URL, undefined when the start failed. INVOCATION_ID is set by
  * systemd for a service: the reset must then run as the service's user.
  */
-export function writeFirstRunBanner(admin: FirstRunAdmin, config: Config, configPath: string | undefined, url: string | undefined): void {
+export function writeFirstRunBanner(
+  admin: FirstRunAdmin,
+  config: Config,
+  configPath: string | undefined,
+  url: string | undefined,
+): void {
   const { hostname: listenHost } = parseListen(config.coordinator.http_server.listen, "coordinator.http_server.listen");
   const runAs = process.env.INVOCATION_ID ? userInfo().username : undefined;
-  process.stderr.write(firstRunBanner(admin, { url: dashboardUrl(listenHost, url), configPath, runAs, listening: listenRows(config) }));
+  process.stderr.write(
+    firstRunBanner(admin, { url: dashboardUrl(listenHost, url), configPath, runAs, listening: listenRows(config) }),
+  );
 }
 
 const RESET_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (the one `svc serve` uses)" },
-  { name: "pass-stdin", type: "boolean", description: `read the new password from stdin (first line, at least ${MIN_PASSWORD_LENGTH} characters) instead of generating one` },
+  {
+    name: "pass-stdin",
+    type: "boolean",
+    description: `read the new password from stdin (first line, at least ${MIN_PASSWORD_LENGTH} characters) instead of generating one`,
+  },
   { name: "help", alias: "h", type: "boolean", description: "show help" },
 ];
 

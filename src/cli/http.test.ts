@@ -28,12 +28,16 @@ describe("http helpers", () => {
   ])("SVC_INSECURE_TLS=%p → %p", (v, insecure) => expect(insecureTlsFromEnv({ SVC_INSECURE_TLS: v })).toBe(insecure));
 
   test("--debug never shows passwords or tokens", () => {
-    expect(maskForDebug('{"username":"admin","password":"s3cr\\"et","token":"eyJ"}')).toBe('{"username":"admin","password":"***","token":"***"}');
+    expect(maskForDebug('{"username":"admin","password":"s3cr\\"et","token":"eyJ"}')).toBe(
+      '{"username":"admin","password":"***","token":"***"}',
+    );
     expect(maskForDebug("x".repeat(10), 4)).toBe("xxxx… (10 chars)");
   });
 
   test("server errors become one line", () => {
-    expect(serverMessage({ status: 400, text: "", json: { error: "VALIDATION", message: "filter.x: bad" } })).toBe("VALIDATION: filter.x: bad");
+    expect(serverMessage({ status: 400, text: "", json: { error: "VALIDATION", message: "filter.x: bad" } })).toBe(
+      "VALIDATION: filter.x: bad",
+    );
     expect(serverMessage({ status: 502, text: "<html>\nBad gateway</html>", json: undefined })).toBe("<html>");
     expect(serverMessage({ status: 500, text: "", json: undefined })).toBe("HTTP 500");
   });

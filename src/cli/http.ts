@@ -22,7 +22,8 @@ export interface HttpResponse {
   json: unknown;
 }
 
-export const insecureTlsFromEnv = (env: Record<string, string | undefined>) => /^(1|true|yes)$/i.test((env.SVC_INSECURE_TLS ?? "").trim());
+export const insecureTlsFromEnv = (env: Record<string, string | undefined>) =>
+  /^(1|true|yes)$/i.test((env.SVC_INSECURE_TLS ?? "").trim());
 
 /** `127.0.0.1:8080` → `http://127.0.0.1:8080`; `https://` kept (TLS); trailing slashes dropped. */
 export function baseUrl(host: string): string {
@@ -46,13 +47,21 @@ export function maskForDebug(text: string, max = 4000): string {
 
 const maskAuth = (v: string) => v.replace(/^(Bearer|Basic)\s+.*$/i, "$1 ***");
 
-export async function httpRequest(method: string, url: string, o: HttpOptions, init: { headers?: Record<string, string>; body?: string } = {}): Promise<HttpResponse> {
+export async function httpRequest(
+  method: string,
+  url: string,
+  o: HttpOptions,
+  init: { headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpResponse> {
   const headers: Record<string, string> = { accept: "application/json", ...init.headers };
   if (init.body !== undefined) headers["content-type"] ??= "application/json";
   const started = performance.now();
   if (o.debug) {
     o.debug(`> ${method} ${url}`);
-    for (const [k, v] of Object.entries(headers)) o.debug(`> ${k}: ${k.toLowerCase() === "authorization" ? maskAuth(v) : o.secretHeaders?.includes(k) ? "***" : v}`);
+    for (const [k, v] of Object.entries(headers))
+      o.debug(
+        `> ${k}: ${k.toLowerCase() === "authorization" ? maskAuth(v) : o.secretHeaders?.includes(k) ? "***" : v}`,
+      );
     if (init.body !== undefined) o.debug(`> ${maskForDebug(init.body)}`);
   }
   let res: Response;
@@ -84,11 +93,13 @@ export async function httpRequest(method: string, url: string, o: HttpOptions, i
 function describeFetchError(e: unknown, o: HttpOptions): string {
   const msg = errorMessage(e);
   const code = typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : "";
-  if (e instanceof DOMException && (e.name === "TimeoutError" || e.name === "AbortError")) return `no answer within ${Math.round(o.timeoutMs / 1000)} s`;
+  if (e instanceof DOMException && (e.name === "TimeoutError" || e.name === "AbortError"))
+    return `no answer within ${Math.round(o.timeoutMs / 1000)} s`;
   if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|certificate/i.test(`${code} ${msg}`)) {
     return `TLS certificate not trusted (${code || msg}); set SVC_INSECURE_TLS=1 to skip verification for a private or self-signed certificate`;
   }
-  if (code === "ConnectionRefused" || /ECONNREFUSED|Unable to connect/i.test(msg)) return "connection refused (is the service running on that address?)";
+  if (code === "ConnectionRefused" || /ECONNREFUSED|Unable to connect/i.test(msg))
+    return "connection refused (is the service running on that address?)";
   return code && !msg.includes(code) ? `${msg} (${code})` : msg;
 }
 

@@ -2,7 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { applyPostFilters, parsePostFilter, postFilterSummary } from "./post-filter.ts";
 
 const rows = [
-  { method: "INVITE", src_ip: "10.0.0.1", caller: "Alice", response_code: null, data_extra: { user_agent: "Polycom VVX" } },
+  {
+    method: "INVITE",
+    src_ip: "10.0.0.1",
+    caller: "Alice",
+    response_code: null,
+    data_extra: { user_agent: "Polycom VVX" },
+  },
   { method: "BYE", src_ip: "10.0.0.2", caller: "bob", response_code: null, data_extra: { user_agent: "Yealink" } },
   { method: null, src_ip: "10.0.0.2", caller: "bob", response_code: 486, data_extra: null },
 ];
@@ -27,8 +33,14 @@ describe("post-filters", () => {
 
   test("--exclude drops matches; several --grep all apply", () => {
     expect(applyPostFilters(rows, [], [parsePostFilter("method=bye,486")]).map((r) => rows.indexOf(r))).toEqual([0]);
-    expect(applyPostFilters(rows, [parsePostFilter("bob"), parsePostFilter("486")], []).map((r) => rows.indexOf(r))).toEqual([2]);
-    expect(applyPostFilters(rows, [parsePostFilter("10.0.0.2")], [parsePostFilter("method=BYE")]).map((r) => rows.indexOf(r))).toEqual([2]);
+    expect(
+      applyPostFilters(rows, [parsePostFilter("bob"), parsePostFilter("486")], []).map((r) => rows.indexOf(r)),
+    ).toEqual([2]);
+    expect(
+      applyPostFilters(rows, [parsePostFilter("10.0.0.2")], [parsePostFilter("method=BYE")]).map((r) =>
+        rows.indexOf(r),
+      ),
+    ).toEqual([2]);
   });
 
   test("a pattern that is not field=text is plain text (Call-ID values may contain =)", () => {

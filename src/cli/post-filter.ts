@@ -62,8 +62,14 @@ function termMatches(row: Row, t: PostFilterTerm): boolean {
 
 export const postFilterMatches = (row: Row, f: PostFilter): boolean => f.terms.some((t) => termMatches(row, t));
 
-export function applyPostFilters<T extends Row>(rows: readonly T[], grep: readonly PostFilter[], exclude: readonly PostFilter[]): T[] {
-  return rows.filter((r) => grep.every((g) => postFilterMatches(r, g)) && !exclude.some((x) => postFilterMatches(r, x)));
+export function applyPostFilters<T extends Row>(
+  rows: readonly T[],
+  grep: readonly PostFilter[],
+  exclude: readonly PostFilter[],
+): T[] {
+  return rows.filter(
+    (r) => grep.every((g) => postFilterMatches(r, g)) && !exclude.some((x) => postFilterMatches(r, x)),
+  );
 }
 
 /**
@@ -71,8 +77,17 @@ export function applyPostFilters<T extends Row>(rows: readonly T[], grep: readon
  * (stderr). The filters run here, over the rows the search returned; when the search stopped at
  * --limit, later rows were never seen, and the line says so (README "Terminal").
  */
-export function postFilterSummary(grep: readonly PostFilter[], exclude: readonly PostFilter[], before: number, after: number, limit?: { reached: boolean; limit: number }): string {
-  const parts = [...grep.map((g) => `grep=${JSON.stringify(g.source)}`), ...exclude.map((x) => `exclude=${JSON.stringify(x.source)}`)];
+export function postFilterSummary(
+  grep: readonly PostFilter[],
+  exclude: readonly PostFilter[],
+  before: number,
+  after: number,
+  limit?: { reached: boolean; limit: number },
+): string {
+  const parts = [
+    ...grep.map((g) => `grep=${JSON.stringify(g.source)}`),
+    ...exclude.map((x) => `exclude=${JSON.stringify(x.source)}`),
+  ];
   const scope = limit?.reached
     ? `filtered only the ${before} rows fetched: the search stopped at --limit ${limit.limit}, so more rows may match; raise --limit or narrow the search`
     : `filtered the ${before} rows fetched`;

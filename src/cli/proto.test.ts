@@ -21,11 +21,18 @@ describe("--proto", () => {
     ["65535", 65535],
   ])("%p → %p", (text, n) => expect(parseProto(text)).toBe(n));
 
-  test.each(["", "http", "65536", "-1", "1.5", "otlp"])("%p is refused", (text) => expect(parseProto(text)).toBeUndefined());
+  test.each(["", "http", "65536", "-1", "1.5", "otlp"])("%p is refused", (text) =>
+    expect(parseProto(text)).toBeUndefined(),
+  );
 
   test("names and default event types", () => {
     expect([protoName(1), protoName(201), protoName(7)]).toEqual(["sip", "otlp_metrics", "7"]);
-    expect([defaultEventType(1), defaultEventType(5), defaultEventType(200), defaultEventType(300)]).toEqual(["call", "default", "default", undefined]);
+    expect([defaultEventType(1), defaultEventType(5), defaultEventType(200), defaultEventType(300)]).toEqual([
+      "call",
+      "default",
+      "default",
+      undefined,
+    ]);
   });
 
   test.each([
@@ -38,5 +45,7 @@ describe("--proto", () => {
     [300, "telegraf__cpu", true],
     [300, "cpu", false],
     [202, "default", true],
-  ])("event type for proto %p: %p valid %p", (proto, ev, valid) => expect(checkEventType(proto, ev) === undefined).toBe(valid));
+  ])("event type for proto %p: %p valid %p", (proto, ev, valid) =>
+    expect(checkEventType(proto, ev) === undefined).toBe(valid),
+  );
 });

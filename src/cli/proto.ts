@@ -16,7 +16,13 @@ export function defaultEventType(proto: number): string | undefined {
 
 /** Whether `eventType` is valid for `proto` (docs/API.md "Protocol types"); the message says why not. */
 export function checkEventType(proto: number, eventType: string): string | undefined {
-  if (proto === 1) return ["call", "registration", "default"].includes(eventType) ? undefined : `--event-type for SIP is call, registration or default, not "${eventType}"`;
-  if (proto === 300) return /^[A-Za-z0-9_]+__[A-Za-z0-9_]+$/.test(eventType) ? undefined : `--event-type for line protocol is <schema>__<table>, not "${eventType}"`;
+  if (proto === 1)
+    return ["call", "registration", "default"].includes(eventType)
+      ? undefined
+      : `--event-type for SIP is call, registration or default, not "${eventType}"`;
+  if (proto === 300)
+    return /^[A-Za-z0-9_]+__[A-Za-z0-9_]+$/.test(eventType)
+      ? undefined
+      : `--event-type for line protocol is <schema>__<table>, not "${eventType}"`;
   return eventType === "default" ? undefined : `--event-type for proto ${proto} is default, not "${eventType}"`;
 }

@@ -3,7 +3,8 @@ import { UsageError, parseArgs } from "./args.ts";
 import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
 
 const NOW = Date.UTC(2024, 4, 1, 12);
-const opts = (argv: string[], interactive = false) => searchOptions(formFromFlags(parseArgs(["--host", "h:1", ...argv], SEARCH_FLAGS).flags), NOW, { interactive });
+const opts = (argv: string[], interactive = false) =>
+  searchOptions(formFromFlags(parseArgs(["--host", "h:1", ...argv], SEARCH_FLAGS).flags), NOW, { interactive });
 const usage = (argv: string[]) => {
   try {
     opts(argv);
@@ -29,9 +30,18 @@ describe("svc search --format chart options", () => {
   });
 
   test.each([
-    [["--format", "chart", "--group-by", "caller"], '--group-by "caller" is not one of none, method, status (status_class)'],
-    [["--format", "chart", "--interval", "5"], '--interval: "5" is not a width such as 30s, 5m, 1h or 1d (a whole number and s, m, h or d)'],
-    [["--format", "chart", "--interval", "1s", "--from", "1d"], "--interval 1s gives 86400 buckets over --from..--to, at most 2000: choose a wider interval"],
+    [
+      ["--format", "chart", "--group-by", "caller"],
+      '--group-by "caller" is not one of none, method, status (status_class)',
+    ],
+    [
+      ["--format", "chart", "--interval", "5"],
+      '--interval: "5" is not a width such as 30s, 5m, 1h or 1d (a whole number and s, m, h or d)',
+    ],
+    [
+      ["--format", "chart", "--interval", "1s", "--from", "1d"],
+      "--interval 1s gives 86400 buckets over --from..--to, at most 2000: choose a wider interval",
+    ],
     [["--format", "table", "--group-by", "method"], "--group-by and --interval apply to --format chart only"],
     [["--interval", "5m"], "--group-by and --interval apply to --format chart only"],
   ])("%p → usage error", (argv, message) => {

@@ -5,7 +5,14 @@ import type { CliIo } from "./io.ts";
 import { fetchRows } from "./search-fetch.ts";
 import type { SearchOptions } from "./search-options.ts";
 import { buildSearchBody } from "./search-request.ts";
-import { histogramChart, renderChart, rowsChart, TERMINAL_BUCKETS, type ChartData, type ServerHistogram } from "./views/chart.ts";
+import {
+  histogramChart,
+  renderChart,
+  rowsChart,
+  TERMINAL_BUCKETS,
+  type ChartData,
+  type ServerHistogram,
+} from "./views/chart.ts";
 import { terminalWidth } from "./views/columns.ts";
 
 /**
@@ -18,7 +25,15 @@ import { terminalWidth } from "./views/columns.ts";
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function isHistogram(v: unknown): v is ServerHistogram {
-  return isObj(v) && isObj(v.window) && typeof v.interval === "string" && typeof v.interval_ms === "number" && typeof v.total === "number" && Array.isArray(v.groups) && Array.isArray(v.buckets);
+  return (
+    isObj(v) &&
+    isObj(v.window) &&
+    typeof v.interval === "string" &&
+    typeof v.interval_ms === "number" &&
+    typeof v.total === "number" &&
+    Array.isArray(v.groups) &&
+    Array.isArray(v.buckets)
+  );
 }
 
 export interface FetchedChart {
@@ -31,17 +46,29 @@ export async function fetchChart(client: CoordinatorClient, o: SearchOptions): P
     const r = await fetchRows(client, o);
     const chart = rowsChart(r.rows, r.range ?? {});
     const cut = r.limitReached ? ` (limit ${r.limit} reached)` : "";
-    return { chart, notes: [...r.notes, `${why}: the chart counts the ${r.rows.length} fetched rows${cut}, not the whole range`] };
+    return {
+      chart,
+      notes: [...r.notes, `${why}: the chart counts the ${r.rows.length} fetched rows${cut}, not the whole range`],
+    };
   };
   if (o.sql) return await rowsFallback("--sql");
   if (o.grep.length || o.exclude.length) return await rowsFallback("--grep/--exclude filter fetched rows here");
   const { body, ignored } = buildSearchBody(o.query);
   const interval = o.chart.interval ?? chooseBucketWidth(o.query.toMs - o.query.fromMs, TERMINAL_BUCKETS).label;
-  const j = await client.post("/transactions/histogram", { filter: body.filter, timestamp: body.timestamp, group_by: o.chart.groupBy, interval }, { routeMayBeMissing: true });
-  if (j === undefined) return await rowsFallback("the coordinator has no POST /transactions/histogram (an older version)");
+  const j = await client.post(
+    "/transactions/histogram",
+    { filter: body.filter, timestamp: body.timestamp, group_by: o.chart.groupBy, interval },
+    { routeMayBeMissing: true },
+  );
+  if (j === undefined)
+    return await rowsFallback("the coordinator has no POST /transactions/histogram (an older version)");
   const data = isObj(j) ? j.data : undefined;
-  if (!isHistogram(data)) throw new AppError("BAD_GATEWAY", "/transactions/histogram: unexpected answer (no data.buckets)");
-  return { chart: histogramChart(data), notes: ignored.length ? [`ignored for proto ${o.query.proto}: ${ignored.join(", ")}`] : [] };
+  if (!isHistogram(data))
+    throw new AppError("BAD_GATEWAY", "/transactions/histogram: unexpected answer (no data.buckets)");
+  return {
+    chart: histogramChart(data),
+    notes: ignored.length ? [`ignored for proto ${o.query.proto}: ${ignored.join(", ")}`] : [],
+  };
 }
 
 /** `svc search --format chart`: notes on stderr, the chart on stdout or in --output. */

@@ -39,7 +39,8 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
   let range: FetchedRows["range"];
   let count: { total: number; totalExact: boolean } | undefined;
   if (o.sql) {
-    if (o.ignoredWithSql.length) notes.push(`--sql bypasses the structured filters: ${o.ignoredWithSql.join(", ")} ignored`);
+    if (o.ignoredWithSql.length)
+      notes.push(`--sql bypasses the structured filters: ${o.ignoredWithSql.join(", ")} ignored`);
     const j = await client.post("/query", { sql: o.sql, limit: o.query.limit });
     const data = isObj(j) && isObj(j.data) ? j.data : undefined;
     if (!data || !Array.isArray(data.rows)) throw shapeError("/query", "no data.rows");
@@ -58,7 +59,8 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
     const pagination = isObj(j) && isObj(j.meta) && isObj(j.meta.pagination) ? j.meta.pagination : {};
     // A coordinator without has_more (an older build) is read as before: a full page may be cut.
     limitReached = typeof pagination.has_more === "boolean" ? pagination.has_more : rows.length >= o.query.limit;
-    if (typeof pagination.total === "number") count = { total: pagination.total, totalExact: pagination.total_exact !== false };
+    if (typeof pagination.total === "number")
+      count = { total: pagination.total, totalExact: pagination.total_exact !== false };
     range = { fromMs: o.query.fromMs, toMs: o.query.toMs };
     const partial = isObj(j) && isObj(j.meta) ? partialNote(j.meta) : undefined;
     if (partial) notes.push(partial);
@@ -66,7 +68,9 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
   const received = rows.length;
   if (o.grep.length || o.exclude.length) {
     rows = applyPostFilters(rows, o.grep, o.exclude);
-    notes.push(postFilterSummary(o.grep, o.exclude, received, rows.length, { reached: limitReached, limit: o.query.limit }));
+    notes.push(
+      postFilterSummary(o.grep, o.exclude, received, rows.length, { reached: limitReached, limit: o.query.limit }),
+    );
   }
   return { rows, keys, received, limitReached, limit: o.query.limit, ...(range ? { range } : {}), ...count, notes };
 }
@@ -80,6 +84,9 @@ export function partialNote(meta: Record<string, unknown>): string | undefined {
   const missing = (Array.isArray(meta.nodes) ? meta.nodes : [])
     .filter(isObj)
     .filter((n) => n.status === "failed" || n.status === "timeout")
-    .map((n) => `${String(n.name)} ${n.status === "timeout" ? "timed out" : "failed"}${typeof n.error === "string" ? ` (${n.error})` : ""}`);
+    .map(
+      (n) =>
+        `${String(n.name)} ${n.status === "timeout" ? "timed out" : "failed"}${typeof n.error === "string" ? ` (${n.error})` : ""}`,
+    );
   return `warning: partial result, rows of some nodes are missing: ${missing.join("; ") || "a node did not answer"}`;
 }

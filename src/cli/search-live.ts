@@ -38,7 +38,10 @@ const str = (flags: ParsedFlags, k: string): string | undefined => {
 /** Validates the flags of a live search (`given`: flag names on the command line); UsageError names the flag. */
 export function liveOptions(flags: ParsedFlags, given: ReadonlySet<string>): LiveOptions {
   const stray = NOT_LIVE_FLAGS.filter((k) => given.has(k));
-  if (stray.length) throw new UsageError(`--${stray[0]} does not apply to --live (a live stream has no range, limit or SQL; use --grep field=value to narrow it)`);
+  if (stray.length)
+    throw new UsageError(
+      `--${stray[0]} does not apply to --live (a live stream has no range, limit or SQL; use --grep field=value to narrow it)`,
+    );
   const host = str(flags, "host");
   if (!host) throw new UsageError("--host is required (host:port of the coordinator)");
   const query = new URLSearchParams();
@@ -46,26 +49,35 @@ export function liveOptions(flags: ParsedFlags, given: ReadonlySet<string>): Liv
   if (protoText.toLowerCase() !== "all") {
     for (const part of protoText.split(",")) {
       const n = parseProto(part);
-      if (n === undefined || n > 255) throw new UsageError(`--proto "${part.trim()}" is not a HEP protocol (sip, rtcp, rtp, dns, log or a number 0-255; "all" for every protocol)`);
+      if (n === undefined || n > 255)
+        throw new UsageError(
+          `--proto "${part.trim()}" is not a HEP protocol (sip, rtcp, rtp, dns, log or a number 0-255; "all" for every protocol)`,
+        );
       query.append("proto", String(n));
     }
   }
   for (const part of (str(flags, "method") ?? "").split(",").filter((m) => m.trim() !== "")) {
     const m = part.trim().toUpperCase();
-    if (!(SIP_METHODS as readonly string[]).includes(m)) throw new UsageError(`--method "${part.trim()}" is not a SIP method (${SIP_METHODS.join(", ")})`);
+    if (!(SIP_METHODS as readonly string[]).includes(m))
+      throw new UsageError(`--method "${part.trim()}" is not a SIP method (${SIP_METHODS.join(", ")})`);
     query.append("method", m);
   }
   if (flags["only-requests"] === true) query.set("only_requests", "1");
   if (flags["include-payload"] === true) query.set("include_payload", "1");
   const history = str(flags, "history");
   if (history !== undefined) {
-    if (!/^\d{1,9}$/.test(history)) throw new UsageError(`--history must be a whole number of events, got "${history}"`);
+    if (!/^\d{1,9}$/.test(history))
+      throw new UsageError(`--history must be a whole number of events, got "${history}"`);
     query.set("history", history);
   }
   const countText = str(flags, "count");
-  if (countText !== undefined && (!/^\d{1,9}$/.test(countText) || Number(countText) < 1)) throw new UsageError(`--count must be a whole number of events, 1 or more, got "${countText}"`);
+  if (countText !== undefined && (!/^\d{1,9}$/.test(countText) || Number(countText) < 1))
+    throw new UsageError(`--count must be a whole number of events, 1 or more, got "${countText}"`);
   const format = (str(flags, "format") ?? "table").toLowerCase();
-  if (format !== "table" && format !== "json") throw new UsageError(`--format ${format} does not apply to --live: one line per event (table, the default) or json`);
+  if (format !== "table" && format !== "json")
+    throw new UsageError(
+      `--format ${format} does not apply to --live: one line per event (table, the default) or json`,
+    );
   const user = str(flags, "user");
   const pass = typeof flags.pass === "string" && flags.pass !== "" ? flags.pass : undefined;
   if (pass !== undefined && !user) throw new UsageError("--pass needs --user");
@@ -105,7 +117,8 @@ export function liveLine(f: StreamFrame): string {
 }
 
 /** The stream URL of the coordinator (ws:// for http://, wss:// for https://). */
-const streamUrl = (client: CoordinatorClient, query: URLSearchParams) => `${client.apiBase.replace(/^http/, "ws")}/stream/hep${query.size ? `?${query}` : ""}`;
+const streamUrl = (client: CoordinatorClient, query: URLSearchParams) =>
+  `${client.apiBase.replace(/^http/, "ws")}/stream/hep${query.size ? `?${query}` : ""}`;
 
 /**
  * Checks credentials and filter with a plain GET, which answers the filter the server grants
@@ -114,10 +127,15 @@ const streamUrl = (client: CoordinatorClient, query: URLSearchParams) => `${clie
 async function preflight(client: CoordinatorClient, query: URLSearchParams, io: CliIo): Promise<void> {
   const path = `/stream/hep${query.size ? `?${query}` : ""}`;
   const r = await client.request("GET", path);
-  if (r.status === 404) throw new AppError("NOT_FOUND", "the live stream is off on this coordinator (coordinator.hep_stream.enable)");
+  if (r.status === 404)
+    throw new AppError("NOT_FOUND", "the live stream is off on this coordinator (coordinator.hep_stream.enable)");
   if (r.status === 400) throw new UsageError(`the coordinator refused the filter: ${serverMessage(r)}`);
   const granted = (r.json as { data?: { filter?: { include_payload?: unknown } } } | undefined)?.data?.filter;
-  if (r.status !== 200 || !granted) throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `GET ${path}: HTTP ${r.status} ${serverMessage(r)}`);
+  if (r.status !== 200 || !granted)
+    throw new AppError(
+      r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY",
+      `GET ${path}: HTTP ${r.status} ${serverMessage(r)}`,
+    );
   if (query.has("include_payload") && granted.include_payload !== true) {
     await io.err("note: no payload: it needs an administrator and coordinator.hep_stream.allow_payload\n");
   }
@@ -147,7 +165,9 @@ export async function runLive(flags: ParsedFlags, given: ReadonlySet<string>, io
         let opened = false;
         void client.authHeaders().then(
           (headers) => {
-            const options: Bun.WebSocketOptions = url.startsWith("wss:") ? { headers, tls: { rejectUnauthorized } } : { headers };
+            const options: Bun.WebSocketOptions = url.startsWith("wss:")
+              ? { headers, tls: { rejectUnauthorized } }
+              : { headers };
             const ws = new BunWebSocket(url, options);
             current = ws;
             ws.onopen = () => {
@@ -178,10 +198,13 @@ export async function runLive(flags: ParsedFlags, given: ReadonlySet<string>, io
       await written;
       if (stopping) return 0;
       // A refusal (subscriber cap) or a server error is final; a drop or a restart is retried.
-      if (end.code === 1013 || end.code === 1008) throw new AppError("UNAVAILABLE", `the coordinator closed the stream: ${end.reason || `code ${end.code}`}`);
+      if (end.code === 1013 || end.code === 1008)
+        throw new AppError("UNAVAILABLE", `the coordinator closed the stream: ${end.reason || `code ${end.code}`}`);
       const delay = Math.round(Math.min(30_000, 1000 * 2 ** Math.min(attempt, 16) * (0.8 + Math.random() * 0.4)));
       attempt++;
-      await io.err(`-- stream ${end.opened ? "dropped" : "unreachable"} (${end.reason || `code ${end.code}`}); reconnecting in ${(delay / 1000).toFixed(1)} s: events meanwhile are not shown --\n`);
+      await io.err(
+        `-- stream ${end.opened ? "dropped" : "unreachable"} (${end.reason || `code ${end.code}`}); reconnecting in ${(delay / 1000).toFixed(1)} s: events meanwhile are not shown --\n`,
+      );
       await new Promise((r) => setTimeout(r, delay));
       if (stopping) return 0;
       await preflight(client, o.query, io);

@@ -7,7 +7,8 @@ import { SEARCH_FLAGS, formFromFlags, parseFormat, searchOptions } from "./searc
 import { FILTERS } from "./search-request.ts";
 
 const NOW = Date.UTC(2024, 4, 1, 12);
-const opts = (argv: string[], interactive = false) => searchOptions(formFromFlags(parseArgs(argv, SEARCH_FLAGS).flags), NOW, { interactive });
+const opts = (argv: string[], interactive = false) =>
+  searchOptions(formFromFlags(parseArgs(argv, SEARCH_FLAGS).flags), NOW, { interactive });
 const usage = (argv: string[], interactive = false) => {
   try {
     opts(argv, interactive);
@@ -21,8 +22,22 @@ const usage = (argv: string[], interactive = false) => {
 describe("svc search options", () => {
   test("defaults: last hour, SIP calls, 50 rows, table", () => {
     const o = opts(["--host", "h:8080"]);
-    expect(o.query).toEqual({ proto: 1, eventType: "call", fromMs: NOW - 3_600_000, toMs: NOW, limit: 50, filters: {} });
-    expect([o.format, o.grep, o.exclude, o.sql, o.output, o.fields]).toEqual(["table", [], [], undefined, undefined, undefined]);
+    expect(o.query).toEqual({
+      proto: 1,
+      eventType: "call",
+      fromMs: NOW - 3_600_000,
+      toMs: NOW,
+      limit: 50,
+      filters: {},
+    });
+    expect([o.format, o.grep, o.exclude, o.sql, o.output, o.fields]).toEqual([
+      "table",
+      [],
+      [],
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   test("every flag lands where it belongs", () => {
@@ -81,7 +96,17 @@ describe("svc search options", () => {
         fromMs: Date.UTC(2024, 4, 1),
         toMs: Date.UTC(2024, 4, 1, 6),
         limit: 50000,
-        filters: { method: "register", callId: "a;b", fromUser: "110;112", toUser: "2%", srcIp: "10.0.0.1", dstIp: "10.0.0.2", node: "edge", userAgent: "UA", payload: "P" },
+        filters: {
+          method: "register",
+          callId: "a;b",
+          fromUser: "110;112",
+          toUser: "2%",
+          srcIp: "10.0.0.1",
+          dstIp: "10.0.0.2",
+          node: "edge",
+          userAgent: "UA",
+          payload: "P",
+        },
       },
       format: "callflow",
       output: "out.txt",
@@ -131,9 +156,19 @@ describe("the flag table", () => {
     for (const f of FILTERS) expect(help).toContain(`--${f.flag} <value>`);
     // The stream filters by method only: a status-code or CSeq filter with --live is an error, not ignored.
     for (const flag of ["response-code", "cseq-method", "call-id", "from", "sql"]) {
-      expect(() => liveOptions(parseArgs(["--host", "h:1", "--live", `--${flag}`, "x"], SEARCH_FLAGS).flags, new Set(["host", "live", flag]))).toThrow(`--${flag} does not apply to --live`);
+      expect(() =>
+        liveOptions(
+          parseArgs(["--host", "h:1", "--live", `--${flag}`, "x"], SEARCH_FLAGS).flags,
+          new Set(["host", "live", flag]),
+        ),
+      ).toThrow(`--${flag} does not apply to --live`);
     }
-    expect(liveOptions(parseArgs(["--host", "h:1", "--live", "--method", "bye"], SEARCH_FLAGS).flags, new Set(["host", "live", "method"])).query.get("method")).toBe("BYE");
+    expect(
+      liveOptions(
+        parseArgs(["--host", "h:1", "--live", "--method", "bye"], SEARCH_FLAGS).flags,
+        new Set(["host", "live", "method"]),
+      ).query.get("method"),
+    ).toBe("BYE");
   });
 
   test("the interactive form shows the labelled flags in the table's order", () => {

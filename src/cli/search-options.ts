@@ -33,13 +33,53 @@ export interface SearchFlag extends FlagSpec {
 }
 
 export const SEARCH_FLAGS: readonly SearchFlag[] = [
-  { name: "host", type: "string", label: "Host", live: "also", description: "coordinator host:port (required, or SVC_HOST); an https:// prefix selects TLS" },
-  { name: "user", type: "string", label: "User", live: "also", description: "user name for login; the JWT is cached in ~/.svc_token" },
-  { name: "pass", type: "string", label: "Password", secret: true, live: "also", description: "password for login (visible in ps: prefer SVC_PASSWORD or --pass-stdin)" },
-  { name: "pass-stdin", type: "boolean", live: "also", description: "read the password from stdin (first line; hidden on a terminal)" },
-  { name: "token", type: "string", live: "also", description: "a JWT to use instead of logging in (or SVC_TOKEN, unless --user is given)" },
-  { name: "token-header", type: "string", live: "also", description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT" },
-  { name: "from", type: "string", label: "From", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
+  {
+    name: "host",
+    type: "string",
+    label: "Host",
+    live: "also",
+    description: "coordinator host:port (required, or SVC_HOST); an https:// prefix selects TLS",
+  },
+  {
+    name: "user",
+    type: "string",
+    label: "User",
+    live: "also",
+    description: "user name for login; the JWT is cached in ~/.svc_token",
+  },
+  {
+    name: "pass",
+    type: "string",
+    label: "Password",
+    secret: true,
+    live: "also",
+    description: "password for login (visible in ps: prefer SVC_PASSWORD or --pass-stdin)",
+  },
+  {
+    name: "pass-stdin",
+    type: "boolean",
+    live: "also",
+    description: "read the password from stdin (first line; hidden on a terminal)",
+  },
+  {
+    name: "token",
+    type: "string",
+    live: "also",
+    description: "a JWT to use instead of logging in (or SVC_TOKEN, unless --user is given)",
+  },
+  {
+    name: "token-header",
+    type: "string",
+    live: "also",
+    description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT",
+  },
+  {
+    name: "from",
+    type: "string",
+    label: "From",
+    default: "1h",
+    description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms",
+  },
   { name: "to", type: "string", label: "To", default: "now", description: "end, same forms as --from" },
   {
     name: "proto",
@@ -49,16 +89,69 @@ export const SEARCH_FLAGS: readonly SearchFlag[] = [
     default: "sip",
     description: `${PROTO_NAMES} or a protocol type number (docs/API.md "Protocol types")`,
   },
-  { name: "event-type", type: "string", label: "Event type", description: "call, registration or default for SIP (default call); default for the others; <schema>__<table> for lp" },
-  ...FILTERS.map((f): SearchFlag => ({ name: f.flag, type: "string", description: f.description, ...("label" in f ? { label: f.label } : {}), ...("live" in f ? { live: "also" } : {}) })),
+  {
+    name: "event-type",
+    type: "string",
+    label: "Event type",
+    description:
+      "call, registration or default for SIP (default call); default for the others; <schema>__<table> for lp",
+  },
+  ...FILTERS.map(
+    (f): SearchFlag => ({
+      name: f.flag,
+      type: "string",
+      description: f.description,
+      ...("label" in f ? { label: f.label } : {}),
+      ...("live" in f ? { live: "also" } : {}),
+    }),
+  ),
   { name: "limit", type: "string", label: "Limit", default: "50", description: `rows, 1-${MAX_LIMIT}` },
-  { name: "fields", type: "string", label: "Fields", description: "comma-separated columns, or all (default: the readable SIP columns in table and csv, every column elsewhere)" },
-  { name: "grep", type: "string", label: "Grep", live: "also", description: "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)" },
-  { name: "exclude", type: "string", label: "Exclude", live: "also", description: "drop rows matching, same pattern rules as --grep" },
-  { name: "sql", type: "string", label: "SQL", description: "read-only SQL sent to POST /query instead of the structured search" },
-  { name: "format", type: "string", label: "Format", live: "also", default: "table", description: "table, vertical, csv, json, chart, callflow (flow, ladder) or pcap" },
-  { name: "group-by", type: "string", description: "chart: none, method (requests by method, responses by class) or status (request, 1xx..6xx)" },
-  { name: "interval", type: "string", description: "chart: bucket width (30s, 5m, 1h, 1d); default chosen from the range" },
+  {
+    name: "fields",
+    type: "string",
+    label: "Fields",
+    description:
+      "comma-separated columns, or all (default: the readable SIP columns in table and csv, every column elsewhere)",
+  },
+  {
+    name: "grep",
+    type: "string",
+    label: "Grep",
+    live: "also",
+    description:
+      "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)",
+  },
+  {
+    name: "exclude",
+    type: "string",
+    label: "Exclude",
+    live: "also",
+    description: "drop rows matching, same pattern rules as --grep",
+  },
+  {
+    name: "sql",
+    type: "string",
+    label: "SQL",
+    description: "read-only SQL sent to POST /query instead of the structured search",
+  },
+  {
+    name: "format",
+    type: "string",
+    label: "Format",
+    live: "also",
+    default: "table",
+    description: "table, vertical, csv, json, chart, callflow (flow, ladder) or pcap",
+  },
+  {
+    name: "group-by",
+    type: "string",
+    description: "chart: none, method (requests by method, responses by class) or status (request, 1xx..6xx)",
+  },
+  {
+    name: "interval",
+    type: "string",
+    description: "chart: bucket width (30s, 5m, 1h, 1d); default chosen from the range",
+  },
   { name: "output", alias: "o", type: "string", description: "write to this file (required with --format pcap)" },
   { name: "interactive", type: "boolean", description: "full-screen form" },
   {
@@ -69,8 +162,18 @@ export const SEARCH_FLAGS: readonly SearchFlag[] = [
       "follow the live stream instead (GET /stream/hep): one line per event until Ctrl-C; takes --proto (comma list, or all), --method (comma list), --grep, --exclude, --format table|json and the flags below",
   },
   { name: "only-requests", type: "boolean", live: "only", description: "--live: drop SIP responses" },
-  { name: "include-payload", type: "boolean", live: "only", description: "--live: raw payload (admin, and allowed by the coordinator); shown with --format json" },
-  { name: "history", type: "string", live: "only", description: "--live: first replay up to N buffered matching events" },
+  {
+    name: "include-payload",
+    type: "boolean",
+    live: "only",
+    description: "--live: raw payload (admin, and allowed by the coordinator); shown with --format json",
+  },
+  {
+    name: "history",
+    type: "string",
+    live: "only",
+    description: "--live: first replay up to N buffered matching events",
+  },
   { name: "count", type: "string", live: "only", description: "--live: stop after N events" },
   { name: "debug", type: "boolean", live: "also", description: "print requests and responses to stderr" },
   { name: "help", alias: "h", type: "boolean", live: "also", description: "show help" },
@@ -115,7 +218,8 @@ export function formFromFlags(flags: ParsedFlags): SearchForm {
 export function parseFormat(text: string): OutputFormat {
   const f = text.trim().toLowerCase();
   const found = FORMAT_ALIASES[f] ?? OUTPUT_FORMATS.find((x) => x === f);
-  if (!found) throw new UsageError(`--format "${text}" is not one of ${OUTPUT_FORMATS.join(", ")} (aliases flow, ladder)`);
+  if (!found)
+    throw new UsageError(`--format "${text}" is not one of ${OUTPUT_FORMATS.join(", ")} (aliases flow, ladder)`);
   return found;
 }
 
@@ -135,24 +239,29 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
   if (!host) throw new UsageError("--host is required (host:port of the coordinator)");
   const protoText = get("proto") ?? "sip";
   const proto = parseProto(protoText);
-  if (proto === undefined) throw new UsageError(`--proto "${protoText}" is not a protocol name (${PROTO_NAMES}) or a number 0-65535`);
+  if (proto === undefined)
+    throw new UsageError(`--proto "${protoText}" is not a protocol name (${PROTO_NAMES}) or a number 0-65535`);
   const eventType = get("event-type") ?? defaultEventType(proto);
   if (eventType === undefined) throw new UsageError("--event-type <schema>__<table> is required with --proto lp");
   const badEvent = checkEventType(proto, eventType);
   if (badEvent) throw new UsageError(badEvent);
   const limitText = get("limit") ?? "50";
   const limit = Number(limitText);
-  if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got "${limitText}"`);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_LIMIT)
+    throw new UsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got "${limitText}"`);
   const fromMs = time(form, "from", nowMs);
   const toMs = time(form, "to", nowMs);
-  if (fromMs > toMs) throw new UsageError(`--from (${new Date(fromMs).toISOString()}) is after --to (${new Date(toMs).toISOString()})`);
+  if (fromMs > toMs)
+    throw new UsageError(`--from (${new Date(fromMs).toISOString()}) is after --to (${new Date(toMs).toISOString()})`);
   const filters: SearchFilters = {};
   for (const f of FILTERS) {
     const v = get(f.flag);
     if (v !== undefined) filters[f.key] = v;
   }
   if (filters.responseCode !== undefined && !/^[1-6]\d\d(;[1-6]\d\d)*$/.test(filters.responseCode)) {
-    throw new UsageError(`--response-code "${filters.responseCode}" is not a SIP status code (486) or a ;-separated list (486;600;603)`);
+    throw new UsageError(
+      `--response-code "${filters.responseCode}" is not a SIP status code (486) or a ;-separated list (486;600;603)`,
+    );
   }
   const format = parseFormat(get("format") ?? "table");
   const output = get("output");
@@ -165,13 +274,15 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
     if (proto !== 1) throw new UsageError(`--format pcap is for SIP only (--proto sip), not proto ${proto}`);
   }
   const chart = chartOptions(get("group-by"), get("interval"), { fromMs, toMs });
-  if (format !== "chart" && !mode.interactive && (get("group-by") || get("interval"))) throw new UsageError("--group-by and --interval apply to --format chart only");
+  if (format !== "chart" && !mode.interactive && (get("group-by") || get("interval")))
+    throw new UsageError("--group-by and --interval apply to --format chart only");
   const user = get("user");
   const pass = form.pass; // a password may legitimately be spaces
   if (pass !== undefined && pass !== "" && !user) throw new UsageError("--pass needs --user");
   const tokenHeader = get("token-header");
   if (tokenHeader && !get("token")) throw new UsageError("--token-header needs --token");
-  if (tokenHeader && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(tokenHeader)) throw new UsageError(`--token-header "${tokenHeader}" is not an HTTP header name`);
+  if (tokenHeader && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(tokenHeader))
+    throw new UsageError(`--token-header "${tokenHeader}" is not an HTTP header name`);
   const fields = get("fields")
     ?.split(",")
     .map((f) => f.trim())

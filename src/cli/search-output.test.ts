@@ -2,7 +2,15 @@ import { describe, expect, test } from "bun:test";
 import type { FetchedRows } from "./search-fetch.ts";
 import { countLine, groupDigits, limitNote } from "./search-output.ts";
 
-const fetched = (o: Partial<FetchedRows>): FetchedRows => ({ rows: [{}, {}], keys: [], received: 2, limitReached: false, limit: 2, notes: [], ...o });
+const fetched = (o: Partial<FetchedRows>): FetchedRows => ({
+  rows: [{}, {}],
+  keys: [],
+  received: 2,
+  limitReached: false,
+  limit: 2,
+  notes: [],
+  ...o,
+});
 
 describe("the count line and the stderr note when the limit cut the answer", () => {
   test.each([
@@ -19,8 +27,12 @@ describe("the count line and the stderr note when the limit cut the answer", () 
   });
 
   test("cut: how many matched, exact or at least", () => {
-    expect(limitNote(fetched({ limitReached: true, total: 12345, totalExact: true }))).toBe("svc: showing 2 of 12 345 matches; raise --limit for more");
-    expect(limitNote(fetched({ limitReached: true, total: 100000, totalExact: false }))).toBe("svc: showing 2 of more than 100 000 matches; raise --limit for more");
+    expect(limitNote(fetched({ limitReached: true, total: 12345, totalExact: true }))).toBe(
+      "svc: showing 2 of 12 345 matches; raise --limit for more",
+    );
+    expect(limitNote(fetched({ limitReached: true, total: 100000, totalExact: false }))).toBe(
+      "svc: showing 2 of more than 100 000 matches; raise --limit for more",
+    );
     expect(limitNote(fetched({ limitReached: true }))).toBe("svc: showing the first 2 rows; raise --limit for more");
     expect(countLine(fetched({ limitReached: true }))).toBe("2 rows (limit 2 reached)");
   });

@@ -55,7 +55,13 @@ export function readableColumns(o: Pick<SearchOptions, "sql" | "query"> | undefi
 
 export function renderOutput(format: ScreenFormat, fetched: FetchedRows, o: RenderOptions): RenderedOutput {
   const all = o.fields?.length === 1 && o.fields[0]!.toLowerCase() === "all";
-  const fields = all ? undefined : o.fields?.length ? o.fields : format === "table" || format === "csv" ? o.readable : undefined;
+  const fields = all
+    ? undefined
+    : o.fields?.length
+      ? o.fields
+      : format === "table" || format === "csv"
+        ? o.readable
+        : undefined;
   const columns = resultColumns(fetched.rows, fetched.keys, fields);
   const r = { ...fetched, rows: [...withEndpoints(fetched.rows, columns)] };
   switch (format) {

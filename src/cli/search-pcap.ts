@@ -35,7 +35,10 @@ export function planPcapCalls(
   maxCalls = PCAP_MAX_CALLS,
 ): Result<PcapCallPlan, "TOO_MANY_MATCHES" | "TOO_MANY_CALLS" | "NO_MATCH"> {
   if (r.limitReached && !limitGiven) {
-    return fail("TOO_MANY_MATCHES", `the search matches more than ${groupDigits(r.limit)} messages: narrow it (--from/--to, filters) or give --limit N to write the calls of the newest N matches`);
+    return fail(
+      "TOO_MANY_MATCHES",
+      `the search matches more than ${groupDigits(r.limit)} messages: narrow it (--from/--to, filters) or give --limit N to write the calls of the newest N matches`,
+    );
   }
   const ids: string[] = [];
   const seen = new Set<string>();
@@ -50,9 +53,16 @@ export function planPcapCalls(
     seen.add(id);
     ids.push(id);
   }
-  if (ids.length === 0) return fail("NO_MATCH", r.rows.length === 0 ? "the search matched no messages" : `none of the ${r.rows.length} rows has a Call-ID`);
+  if (ids.length === 0)
+    return fail(
+      "NO_MATCH",
+      r.rows.length === 0 ? "the search matched no messages" : `none of the ${r.rows.length} rows has a Call-ID`,
+    );
   if (ids.length > maxCalls) {
-    return fail("TOO_MANY_CALLS", `the search matches ${groupDigits(ids.length)} calls; a PCAP holds at most ${groupDigits(maxCalls)}: narrow the search or lower --limit`);
+    return fail(
+      "TOO_MANY_CALLS",
+      `the search matches ${groupDigits(ids.length)} calls; a PCAP holds at most ${groupDigits(maxCalls)}: narrow the search or lower --limit`,
+    );
   }
   return ok({ callIds: ids, withoutCallId });
 }
@@ -65,7 +75,12 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
  * without some node (`meta.partial`) adds its warning to `notes`, once: the capture misses that
  * node's messages, as the search's own warning says of its rows.
  */
-export async function fetchCallMessages(client: CoordinatorClient, o: SearchOptions, callIds: readonly string[], notes?: string[]): Promise<Row[]> {
+export async function fetchCallMessages(
+  client: CoordinatorClient,
+  o: SearchOptions,
+  callIds: readonly string[],
+  notes?: string[],
+): Promise<Row[]> {
   const byUuid = new Map<string, Row>();
   const loose: Row[] = [];
   for (let i = 0; i < callIds.length; i += PCAP_CALLS_PER_REQUEST) {

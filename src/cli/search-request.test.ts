@@ -1,11 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import { buildSearchBody, type SearchFilters } from "./search-request.ts";
 
-const q = (proto: number, filters: SearchFilters, eventType = proto === 1 ? "call" : "default") => buildSearchBody({ proto, eventType, fromMs: 1000, toMs: 2000, limit: 50, filters });
+const q = (proto: number, filters: SearchFilters, eventType = proto === 1 ? "call" : "default") =>
+  buildSearchBody({ proto, eventType, fromMs: 1000, toMs: 2000, limit: 50, filters });
 
 describe("search body", () => {
   test("SIP flags map to the coordinator's field ids, values passed through (; and % are server rules)", () => {
-    const r = q(1, { callId: "a@x;b%", fromUser: "110;112", toUser: "2002", method: "invite", srcIp: "10.0.0.1", dstIp: "10.0.0.2", node: "edge-7", userAgent: "Polycom", payload: "Busy" });
+    const r = q(1, {
+      callId: "a@x;b%",
+      fromUser: "110;112",
+      toUser: "2002",
+      method: "invite",
+      srcIp: "10.0.0.1",
+      dstIp: "10.0.0.2",
+      node: "edge-7",
+      userAgent: "Polycom",
+      payload: "Busy",
+    });
     expect(r.ignored).toEqual([]);
     expect(r.body).toEqual({
       filter: {
@@ -58,6 +69,11 @@ describe("search body", () => {
   });
 
   test("other HEP types keep the HEP field ids", () => {
-    expect(q(5, { callId: "abc", srcIp: "10.0.0.1" }).body.filter).toEqual({ proto_type: 5, event_type: "default", call_id: "abc", src_ip: "10.0.0.1" });
+    expect(q(5, { callId: "abc", srcIp: "10.0.0.1" }).body.filter).toEqual({
+      proto_type: 5,
+      event_type: "default",
+      call_id: "abc",
+      src_ip: "10.0.0.1",
+    });
   });
 });

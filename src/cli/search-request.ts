@@ -12,18 +12,60 @@ import { isOtlp } from "./proto.ts";
  * its help. search-options.ts makes the flag table from it; the live mode takes only `--method`.
  */
 export const FILTERS = [
-  { key: "method", flag: "method", id: "method", label: "Method", live: true, description: "SIP method of requests (INVITE, BYE…); responses carry none" },
-  { key: "responseCode", flag: "response-code", id: "response_code", description: "SIP status code of responses: 486, or 486;600;603" },
-  { key: "cseqMethod", flag: "cseq-method", id: "cseq_method", description: "method a response answers (its CSeq): INVITE for a call's answers" },
-  { key: "callId", flag: "call-id", id: "call_id", label: "Call-ID", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
-  { key: "fromUser", flag: "from-user", id: "from_user", label: "From user", description: "caller user (same ; and % rules)" },
+  {
+    key: "method",
+    flag: "method",
+    id: "method",
+    label: "Method",
+    live: true,
+    description: "SIP method of requests (INVITE, BYE…); responses carry none",
+  },
+  {
+    key: "responseCode",
+    flag: "response-code",
+    id: "response_code",
+    description: "SIP status code of responses: 486, or 486;600;603",
+  },
+  {
+    key: "cseqMethod",
+    flag: "cseq-method",
+    id: "cseq_method",
+    description: "method a response answers (its CSeq): INVITE for a call's answers",
+  },
+  {
+    key: "callId",
+    flag: "call-id",
+    id: "call_id",
+    label: "Call-ID",
+    description: "Call-ID / session id; a;b means a OR b; % is a wildcard",
+  },
+  {
+    key: "fromUser",
+    flag: "from-user",
+    id: "from_user",
+    label: "From user",
+    description: "caller user (same ; and % rules)",
+  },
   { key: "toUser", flag: "to-user", id: "to_user", label: "To user", description: "callee user (same ; and % rules)" },
   { key: "srcIp", flag: "src-ip", id: "src_ip", label: "Source IP", description: "source address, exact" },
   { key: "dstIp", flag: "dst-ip", id: "dst_ip", label: "Dest IP", description: "destination address, exact" },
   { key: "node", flag: "node", id: "node", label: "Node", description: "capture node name or id" },
-  { key: "userAgent", flag: "user-agent", id: "user_agent", label: "User-Agent", description: "User-Agent substring (service_name for OTLP)" },
+  {
+    key: "userAgent",
+    flag: "user-agent",
+    id: "user_agent",
+    label: "User-Agent",
+    description: "User-Agent substring (service_name for OTLP)",
+  },
   { key: "payload", flag: "payload", id: "payload", label: "Payload", description: "payload substring" },
-] as const satisfies ReadonlyArray<{ key: string; flag: string; id: string; label?: string; live?: boolean; description: string }>;
+] as const satisfies ReadonlyArray<{
+  key: string;
+  flag: string;
+  id: string;
+  label?: string;
+  live?: boolean;
+  description: string;
+}>;
 
 export type FilterKey = (typeof FILTERS)[number]["key"];
 /** Filter values as given; `responseCode` is `486` or `486;600;603`, `cseqMethod` the method a response answers. */
@@ -45,7 +87,9 @@ export interface SearchBody {
 }
 
 /** Flag name of each filter, for messages about ignored flags. */
-export const FILTER_FLAGS = Object.fromEntries(FILTERS.map((f) => [f.key, `--${f.flag}`])) as Readonly<Record<FilterKey, string>>;
+export const FILTER_FLAGS = Object.fromEntries(FILTERS.map((f) => [f.key, `--${f.flag}`])) as Readonly<
+  Record<FilterKey, string>
+>;
 
 /** SIP/HEP filter id of each filter. */
 const HEP_KEYS = Object.fromEntries(FILTERS.map((f) => [f.key, f.id])) as Readonly<Record<FilterKey, string>>;

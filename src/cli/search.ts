@@ -27,7 +27,11 @@ const SUMMARY = [
   "many rows), 1 on an error, 2 on a usage error.",
 ].join("\n");
 
-export const SEARCH_HELP = formatHelp("svc search --host <host:port> [--user <u> --pass <p> | --token <jwt>] [filters] [--format <f>] [-o <file>]", SUMMARY, SEARCH_FLAGS);
+export const SEARCH_HELP = formatHelp(
+  "svc search --host <host:port> [--user <u> --pass <p> | --token <jwt>] [filters] [--format <f>] [-o <file>]",
+  SUMMARY,
+  SEARCH_FLAGS,
+);
 
 export async function runSearch(argv: readonly string[], io: CliIo): Promise<number> {
   const { flags } = parseArgs(argv, SEARCH_FLAGS);
@@ -42,7 +46,10 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
   const live = LIVE_ONLY_FLAGS.find((k) => given.has(k));
   if (live) throw new UsageError(`--${live} needs --live`);
   const form = formFromFlags(flags);
-  const pass = await passwordFrom({ pass: form.pass, passStdin: flags["pass-stdin"] === true, user: form.user?.trim() }, io);
+  const pass = await passwordFrom(
+    { pass: form.pass, passStdin: flags["pass-stdin"] === true, user: form.user?.trim() },
+    io,
+  );
   if (pass !== undefined) form.pass = pass;
   const debug = flags.debug === true;
   if (flags.interactive === true) {
@@ -69,7 +76,11 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     let calls = "";
     if (wholeCalls) {
       const plan = planPcapCalls(r, given.has("limit"));
-      if (!plan.ok) throw new AppError(plan.reason === "NO_MATCH" ? "NOT_FOUND" : "VALIDATION", `no PCAP written: ${plan.detail ?? plan.reason}`);
+      if (!plan.ok)
+        throw new AppError(
+          plan.reason === "NO_MATCH" ? "NOT_FOUND" : "VALIDATION",
+          `no PCAP written: ${plan.detail ?? plan.reason}`,
+        );
       const partial: string[] = [];
       rows = await fetchCallMessages(client, o, plan.value.callIds, partial);
       for (const n of partial) await io.err(`${n}\n`);
@@ -83,7 +94,11 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     await io.err(`wrote ${p.value.written} frames${calls} to ${o.output}${skipped}\n`);
     return await finish();
   }
-  const out = renderOutput(o.format, r, { ...(o.fields ? { fields: o.fields } : {}), width: terminalWidth(io.env, io.columns), ...readableColumns(o) });
+  const out = renderOutput(o.format, r, {
+    ...(o.fields ? { fields: o.fields } : {}),
+    width: terminalWidth(io.env, io.columns),
+    ...readableColumns(o),
+  });
   if (o.output) {
     writeFileSync(o.output, out.text);
     await io.err(`wrote ${countLine(r)} as ${o.format} to ${o.output}\n`);

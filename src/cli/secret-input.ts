@@ -27,7 +27,10 @@ export function clientFlagsFromEnv(flags: Record<string, unknown>, env: CliIo["e
  * The login password of a client command: `--pass`, else `--pass-stdin`, else `SVC_PASSWORD`
  * (only with `--user`, so an exported variable never turns a `--token` call into a login).
  */
-export async function passwordFrom(given: { pass?: string | undefined; passStdin: boolean; user?: string | undefined }, io: CliIo): Promise<string | undefined> {
+export async function passwordFrom(
+  given: { pass?: string | undefined; passStdin: boolean; user?: string | undefined },
+  io: CliIo,
+): Promise<string | undefined> {
   if (given.passStdin) {
     if (given.pass !== undefined) throw new UsageError("--pass and --pass-stdin both given: use one");
     if (!given.user) throw new UsageError("--pass-stdin needs --user");
@@ -45,9 +48,13 @@ const MAX_SECRET_CHARS = 4096;
  * The first line of stdin, without its line end. On a terminal nothing is echoed (raw mode);
  * Ctrl-C or Ctrl-D abort.
  */
-export async function readSecretFromStdin(stdin: NodeJS.ReadStream, prompt?: (text: string) => Promise<void>): Promise<string> {
+export async function readSecretFromStdin(
+  stdin: NodeJS.ReadStream,
+  prompt?: (text: string) => Promise<void>,
+): Promise<string> {
   const line = stdin.isTTY ? await readHidden(stdin, prompt) : await readFirstLine(stdin);
-  if (line.length > MAX_SECRET_CHARS) throw new UsageError(`--pass-stdin: the first line is longer than ${MAX_SECRET_CHARS} characters`);
+  if (line.length > MAX_SECRET_CHARS)
+    throw new UsageError(`--pass-stdin: the first line is longer than ${MAX_SECRET_CHARS} characters`);
   if (line === "") throw new UsageError("--pass-stdin: stdin gave no password (an empty first line)");
   return line;
 }

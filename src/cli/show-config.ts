@@ -9,7 +9,13 @@ import { formatHelp, parseArgs, type FlagSpec } from "./args.ts";
 export function runShowConfig(argv: string[], flags: FlagSpec[]): number {
   const parsed = parseArgs(argv, flags);
   if (parsed.flags.help) {
-    console.log(formatHelp("svc show-config [--config-path <file>]", "Print the effective configuration with secrets masked.", flags));
+    console.log(
+      formatHelp(
+        "svc show-config [--config-path <file>]",
+        "Print the effective configuration with secrets masked.",
+        flags,
+      ),
+    );
     return 0;
   }
   const { config, ignored } = loadConfig({ path: parsed.flags["config-path"] as string | undefined });

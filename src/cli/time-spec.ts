@@ -12,7 +12,14 @@ export type TimeSpecReason = "TIME_SPEC_EMPTY" | "TIME_SPEC_INVALID";
 function utc(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number | undefined {
   const t = Date.UTC(y, mo - 1, d, h, mi, s, ms);
   const back = new Date(t);
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || back.getUTCHours() !== h || back.getUTCMinutes() !== mi) return undefined;
+  if (
+    back.getUTCFullYear() !== y ||
+    back.getUTCMonth() !== mo - 1 ||
+    back.getUTCDate() !== d ||
+    back.getUTCHours() !== h ||
+    back.getUTCMinutes() !== mi
+  )
+    return undefined;
   return t;
 }
 
@@ -29,10 +36,20 @@ export function parseTimeSpec(spec: string, nowMs: number): Result<number, TimeS
     const t = utc(Number(day[1]), Number(day[2]), Number(day[3]));
     return t === undefined ? fail("TIME_SPEC_INVALID", `no such day "${s}"`) : ok(t);
   }
-  const full = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(s);
+  const full = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(
+    s,
+  );
   if (full) {
     const frac = full[7] ? Number(full[7].padEnd(3, "0").slice(0, 3)) : 0;
-    const t = utc(Number(full[1]), Number(full[2]), Number(full[3]), Number(full[4]), Number(full[5]), Number(full[6] ?? 0), frac);
+    const t = utc(
+      Number(full[1]),
+      Number(full[2]),
+      Number(full[3]),
+      Number(full[4]),
+      Number(full[5]),
+      Number(full[6] ?? 0),
+      frac,
+    );
     if (t === undefined || Number(full[6] ?? 0) > 59) return fail("TIME_SPEC_INVALID", `no such time "${s}"`);
     const zone = full[8];
     if (!zone || zone.toUpperCase() === "Z") return ok(t);
@@ -40,5 +57,8 @@ export function parseTimeSpec(spec: string, nowMs: number): Result<number, TimeS
     const offsetMs = (Number(z[2]) * 60 + Number(z[3])) * 60_000 * (z[1] === "-" ? -1 : 1);
     return ok(t - offsetMs);
   }
-  return fail("TIME_SPEC_INVALID", `"${s}" is not a duration (30m, 2h30m, 7d), ISO 8601 time, YYYY-MM-DD [HH:MM:SS] or epoch milliseconds`);
+  return fail(
+    "TIME_SPEC_INVALID",
+    `"${s}" is not a duration (30m, 2h30m, 7d), ISO 8601 time, YYYY-MM-DD [HH:MM:SS] or epoch milliseconds`,
+  );
 }

@@ -32,7 +32,8 @@ export class TokenCache {
       const out: CacheFile = {};
       for (const [k, v] of Object.entries(j as Record<string, unknown>)) {
         const e = v as Partial<CachedToken> | null;
-        if (e && typeof e.token === "string" && e.token !== "") out[k] = { user: String(e.user ?? ""), token: e.token, expires_at: String(e.expires_at ?? "") };
+        if (e && typeof e.token === "string" && e.token !== "")
+          out[k] = { user: String(e.user ?? ""), token: e.token, expires_at: String(e.expires_at ?? "") };
       }
       return out;
     } catch {

@@ -50,7 +50,11 @@ export class FanOutSearch implements ListSearch {
 
   constructor(private readonly o: FanOutOptions) {
     this.facts = o.facts ?? new NodeFactsCache();
-    this.answers = o.metrics.counter("svc_search_node_answers_total", "Fanned-out searches per node (local: this process's lake) and outcome: ok, failed, timeout, skipped.", ["node", "status"]);
+    this.answers = o.metrics.counter(
+      "svc_search_node_answers_total",
+      "Fanned-out searches per node (local: this process's lake) and outcome: ok, failed, timeout, skipped.",
+      ["node", "status"],
+    );
   }
 
   async run(req: SearchRequest): Promise<ListSearchResult> {
@@ -58,7 +62,8 @@ export class FanOutSearch implements ListSearch {
     const deadline = started + this.o.deadlineMs;
     const offset = req.offset ?? 0;
     const want = { ...req, offset: 0, limit: offset + req.limit };
-    const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
+    const virtualFields =
+      req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
     // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
     const list = currentNodes(this.o.nodes);
     const facts = await Promise.all(
@@ -71,12 +76,20 @@ export class FanOutSearch implements ListSearch {
     );
     const owners = new Set<string>(this.o.self && this.o.local ? [this.o.self.lakeId] : []);
     const asked = new Map<string, string>();
-    const asks: LakeAsk<Outcome>[] = this.o.local ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.askLocal(want, deadline) }] : [];
-    const done = (o: Outcome): LakeAsk<Outcome> => ({ lakeId: undefined, bufferOnly: false, run: () => Promise.resolve(o) });
+    const asks: LakeAsk<Outcome>[] = this.o.local
+      ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.askLocal(want, deadline) }]
+      : [];
+    const done = (o: Outcome): LakeAsk<Outcome> => ({
+      lakeId: undefined,
+      bufferOnly: false,
+      run: () => Promise.resolve(o),
+    });
     for (const [i, n] of list.entries()) {
       const f = facts[i]!;
       if (f instanceof Error) {
-        asks.push(done({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }));
+        asks.push(
+          done({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }),
+        );
         continue;
       }
       const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
@@ -89,7 +102,8 @@ export class FanOutSearch implements ListSearch {
       // The first node of a lake reads its files and buffer; another node of the same lake only its own buffer.
       const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
       if (f.lakeId !== undefined) owners.add(f.lakeId);
-      const ask = (only: boolean) => () => this.askNode(n, f, { ...want, virtualFields, bufferOnly: only }, deadline, started);
+      const ask = (only: boolean) => () =>
+        this.askNode(n, f, { ...want, virtualFields, bufferOnly: only }, deadline, started);
       asks.push({ lakeId: f.lakeId, bufferOnly, run: ask(bufferOnly), ...(bufferOnly ? { whole: ask(false) } : {}) });
     }
     // The files of a shared lake are read after its nodes' buffers (src/cluster/lake-order.ts).
@@ -104,7 +118,9 @@ export class FanOutSearch implements ListSearch {
     }
     const nodes = outcomes.map((o) => o.report);
     for (const r of nodes) this.answers.inc({ node: r.name, status: r.status });
-    for (const r of nodes) if (r.status === "failed" || r.status === "timeout") this.o.logger.warn("search: a node did not answer", { ...r });
+    for (const r of nodes)
+      if (r.status === "failed" || r.status === "timeout")
+        this.o.logger.warn("search: a node did not answer", { ...r });
     const merged = mergeNodePages(pages, offset, req.limit, req.oldestFirst === true);
     const items = merged.rows.map((r, i) => this.named(r.item, r.node, offset + i));
     const first = pages.find((p) => p.items.length > 0)?.items[0];
@@ -128,8 +144,10 @@ export class FanOutSearch implements ListSearch {
     const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
     const captureId = int(item.capture_id);
     if (node !== "local") {
-      if (typeof item.src_ip === "string") out.src_alias = this.o.settings.aliases.resolveAlias(item.src_ip, int(item.src_port), captureId) ?? null;
-      if (typeof item.dst_ip === "string") out.dst_alias = this.o.settings.aliases.resolveAlias(item.dst_ip, int(item.dst_port), captureId) ?? null;
+      if (typeof item.src_ip === "string")
+        out.src_alias = this.o.settings.aliases.resolveAlias(item.src_ip, int(item.src_port), captureId) ?? null;
+      if (typeof item.dst_ip === "string")
+        out.dst_alias = this.o.settings.aliases.resolveAlias(item.dst_ip, int(item.dst_port), captureId) ?? null;
     }
     return out;
   }
@@ -140,15 +158,27 @@ export class FanOutSearch implements ListSearch {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const late = new Promise<never>((_r, reject) => {
-        timer = setTimeout(() => reject(new NodeError("timeout", `no answer within ${deadline - t0} ms`)), Math.max(0, deadline - t0));
+        timer = setTimeout(
+          () => reject(new NodeError("timeout", `no answer within ${deadline - t0} ms`)),
+          Math.max(0, deadline - t0),
+        );
       });
       const r = await Promise.race([local.run(req), late]);
       const ms = Date.now() - t0;
-      const page: NodePage = { node: "local", lakeId: this.o.self?.lakeId ?? "local", items: r.items, sortKeys: r.sortKeys ?? [], total: r.total, totalExact: r.totalExact, hasMore: r.hasMore };
+      const page: NodePage = {
+        node: "local",
+        lakeId: this.o.self?.lakeId ?? "local",
+        items: r.items,
+        sortKeys: r.sortKeys ?? [],
+        total: r.total,
+        totalExact: r.totalExact,
+        hasMore: r.hasMore,
+      };
       return { page, report: { name: "local", status: "ok", rows: r.items.length, ms } };
     } catch (e) {
       // A client's mistake (a bad filter) is the same on every node: it is the answer.
-      if (e instanceof AppError && ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE"].includes(e.code)) throw e;
+      if (e instanceof AppError && ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE"].includes(e.code))
+        throw e;
       const status = e instanceof NodeError ? e.status : "failed";
       return { report: { name: "local", status, rows: 0, ms: Date.now() - t0, error: errorMessage(e) } };
     } finally {
@@ -160,7 +190,13 @@ export class FanOutSearch implements ListSearch {
     return { name, status, rows, ms: Date.now() - t0, ...(error ? { error } : {}) };
   }
 
-  private async askNode(node: ClusterNode, facts: NodeFacts, req: SearchRequest, deadline: number, t0: number): Promise<Outcome> {
+  private async askNode(
+    node: ClusterNode,
+    facts: NodeFacts,
+    req: SearchRequest,
+    deadline: number,
+    t0: number,
+  ): Promise<Outcome> {
     try {
       const body = {
         filter: { ...req.filter, proto_type: req.protoType, event_type: req.eventType },
@@ -186,7 +222,13 @@ export class FanOutSearch implements ListSearch {
         totalExact: p.total_exact,
         hasMore: p.has_more,
       };
-      return { page, report: { ...this.report(node.name, t0, "ok", undefined, r.data.items.length), ...(req.bufferOnly ? { scope: "buffer" as const } : {}) } };
+      return {
+        page,
+        report: {
+          ...this.report(node.name, t0, "ok", undefined, r.data.items.length),
+          ...(req.bufferOnly ? { scope: "buffer" as const } : {}),
+        },
+      };
     } catch (e) {
       return {
         report: this.report(node.name, t0, e instanceof NodeError ? e.status : "failed", errorMessage(e)),

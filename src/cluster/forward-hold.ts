@@ -47,7 +47,8 @@ export class ForwardHold {
   ) {
     this.timer = setInterval(
       () => {
-        if ((this.held.length > 0 || this.marks.size > 0) && Date.now() - this.heldSinceMs >= opts.flushIntervalMs) void this.commit();
+        if ((this.held.length > 0 || this.marks.size > 0) && Date.now() - this.heldSinceMs >= opts.flushIntervalMs)
+          void this.commit();
       },
       Math.min(1000, opts.flushIntervalMs),
     );
@@ -85,7 +86,8 @@ export class ForwardHold {
    * the rows stay held and the next tick tries again; the edges keep their logs until `committed`.
    */
   commit(): Promise<void> {
-    if (this.committing) return this.committing.then(() => (this.held.length > 0 || this.marks.size > 0 ? this.commit() : undefined));
+    if (this.committing)
+      return this.committing.then(() => (this.held.length > 0 || this.marks.size > 0 ? this.commit() : undefined));
     if (this.held.length === 0 && this.marks.size === 0) return Promise.resolve();
     const rows = this.held;
     const count = this.heldRows;
@@ -111,7 +113,10 @@ export class ForwardHold {
         this.held = rows.concat(this.held);
         this.heldRows += count;
         if (this.held.length > 0) this.heldSinceMs = Date.now();
-        this.opts.logger.warn("committing forwarded rows failed; they stay held and are tried again", { rows: count, error: errorMessage(e) });
+        this.opts.logger.warn("committing forwarded rows failed; they stay held and are tried again", {
+          rows: count,
+          error: errorMessage(e),
+        });
       } finally {
         this.committingRows = 0;
         this.committing = undefined;

@@ -19,7 +19,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Config } from "../config/index.ts";
-import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
+import {
+  AppError,
+  errorMessage,
+  rowsLostCounter,
+  type Counter,
+  type Logger,
+  type MetricsRegistry,
+} from "../core/index.ts";
 import {
   BatchSink,
   createForwardDecoders,
@@ -114,7 +121,13 @@ export class ForwardReceiver {
   constructor(private readonly deps: ForwardReceiverDeps) {
     const lake = deps.lake;
     const { batchSize, flushIntervalMs, logger } = deps;
-    this.hold = new ForwardHold(lake, { batchSize, flushIntervalMs, logger, markKey: forwardMarkKey, committed: (s, w) => this.committed(s, w) });
+    this.hold = new ForwardHold(lake, {
+      batchSize,
+      flushIntervalMs,
+      logger,
+      markKey: forwardMarkKey,
+      committed: (s, w) => this.committed(s, w),
+    });
     this.sink = new BatchSink({
       define: async (def) => {
         await lake.defineTable(def);
@@ -127,8 +140,14 @@ export class ForwardReceiver {
     this.pipeline = createHepPipeline(deps.ingest, this.sink, deps.logger, deps.metrics);
     this.heldSink = new HeldSink(lake, () => this.hold.pending);
     this.decoders = createForwardDecoders(deps.ingest, this.heldSink, deps.logger, deps.metrics, deps.maxBufferedRows);
-    this.received = deps.metrics.counter("svc_forward_received_packets_total", "HEP packets taken from edges' forward batches (POST /api/v1/forward), replays excluded.");
-    this.duplicates = deps.metrics.counter("svc_forward_duplicate_packets_total", "HEP packets of forward batches dropped because the central already held them (replays).");
+    this.received = deps.metrics.counter(
+      "svc_forward_received_packets_total",
+      "HEP packets taken from edges' forward batches (POST /api/v1/forward), replays excluded.",
+    );
+    this.duplicates = deps.metrics.counter(
+      "svc_forward_duplicate_packets_total",
+      "HEP packets of forward batches dropped because the central already held them (replays).",
+    );
     this.gaps = deps.metrics.counter(
       "svc_forward_resend_requests_total",
       "Forward batches answered with a lower position because the central does not hold what precedes them (it restarted before committing): the edge sends again from there.",
@@ -157,7 +176,9 @@ export class ForwardReceiver {
         } catch {
           /* no file: a new sender */
         }
-        return Number.isSafeInteger(n) && n > 0 ? { held: n, committed: n, legacyPos: path } : { held: 0, committed: 0 };
+        return Number.isSafeInteger(n) && n > 0
+          ? { held: n, committed: n, legacyPos: path }
+          : { held: 0, committed: 0 };
       })();
       p.catch(() => this.senders.delete(sender));
       this.senders.set(sender, p);
@@ -177,13 +198,32 @@ export class ForwardReceiver {
    * is above the held position + 1 is taken only when the packets between are gone from the log
    * (deleted at its cap), else the answer names the position to send again from.
    */
-  receive(sender: string, first: number, last: number, body: Uint8Array, remoteIp: string | undefined, floor = first, kind = "hep"): Promise<ForwardAnswer> {
+  receive(
+    sender: string,
+    first: number,
+    last: number,
+    body: Uint8Array,
+    remoteIp: string | undefined,
+    floor = first,
+    kind = "hep",
+  ): Promise<ForwardAnswer> {
     const k = checkKind(kind);
-    if (!SENDER.test(sender)) throw new AppError("BAD_REQUEST", "x-svc-forward-sender must be 1 to 64 letters, digits or dashes");
-    if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || first < 1 || last < first || last - first >= MAX_PACKETS) {
-      throw new AppError("BAD_REQUEST", `x-svc-forward-first and x-svc-forward-last must be sequence numbers with 1 <= first <= last and at most ${MAX_PACKETS} packets`);
+    if (!SENDER.test(sender))
+      throw new AppError("BAD_REQUEST", "x-svc-forward-sender must be 1 to 64 letters, digits or dashes");
+    if (
+      !Number.isSafeInteger(first) ||
+      !Number.isSafeInteger(last) ||
+      first < 1 ||
+      last < first ||
+      last - first >= MAX_PACKETS
+    ) {
+      throw new AppError(
+        "BAD_REQUEST",
+        `x-svc-forward-first and x-svc-forward-last must be sequence numbers with 1 <= first <= last and at most ${MAX_PACKETS} packets`,
+      );
     }
-    if (!Number.isSafeInteger(floor) || floor < 1) throw new AppError("BAD_REQUEST", "x-svc-forward-floor must be a sequence number");
+    if (!Number.isSafeInteger(floor) || floor < 1)
+      throw new AppError("BAD_REQUEST", "x-svc-forward-floor must be a sequence number");
     const stream = forwardStream(sender, k);
     const prev = this.queues.get(stream) ?? Promise.resolve();
     const run = prev.catch(() => {}).then(() => this.receiveInOrder(stream, k, first, last, body, remoteIp, floor));
@@ -196,12 +236,24 @@ export class ForwardReceiver {
     return run;
   }
 
-  private async receiveInOrder(sender: string, kind: ForwardKind, first: number, last: number, gz: Uint8Array, remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
+  private async receiveInOrder(
+    sender: string,
+    kind: ForwardKind,
+    first: number,
+    last: number,
+    gz: Uint8Array,
+    remoteIp: string | undefined,
+    floor: number,
+  ): Promise<ForwardAnswer> {
     let body: Uint8Array;
     try {
       body = await gunzipAsync(gz, { maxOutputLength: MAX_BODY });
     } catch (e) {
-      throw new AppError("BAD_REQUEST", `the body is not gzip of at most ${MAX_BODY} bytes of length-prefixed records`, { cause: e });
+      throw new AppError(
+        "BAD_REQUEST",
+        `the body is not gzip of at most ${MAX_BODY} bytes of length-prefixed records`,
+        { cause: e },
+      );
     }
     const packets: Uint8Array[] = [];
     const end = eachRecord(body, (p) => {
@@ -209,7 +261,10 @@ export class ForwardReceiver {
       return true;
     });
     if (end !== body.length || packets.length !== last - first + 1) {
-      throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole record(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
+      throw new AppError(
+        "BAD_REQUEST",
+        `the body holds ${packets.length} whole record(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`,
+      );
     }
     await (this.started ??= this.pipeline.start());
     const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, body, packets, remoteIp, floor));
@@ -218,7 +273,15 @@ export class ForwardReceiver {
   }
 
   /** Runs alone (`decoding`): drops replays, decodes the rest into held rows, seals them with the new position. */
-  private async decodeBatch(sender: string, kind: ForwardKind, first: number, body: Uint8Array, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
+  private async decodeBatch(
+    sender: string,
+    kind: ForwardKind,
+    first: number,
+    body: Uint8Array,
+    packets: Uint8Array[],
+    remoteIp: string | undefined,
+    floor: number,
+  ): Promise<ForwardAnswer> {
     const st = await this.state(sender);
     const pos = st.held;
     if (first > pos + 1 && floor <= pos + 1) {
@@ -228,7 +291,8 @@ export class ForwardReceiver {
     }
     const skip = Math.max(0, Math.min(packets.length, pos - first + 1));
     this.duplicates.inc(undefined, skip);
-    if (skip === packets.length) return { last: pos, committed: st.committed, accepted: 0, duplicates: skip, rejected: {} };
+    if (skip === packets.length)
+      return { last: pos, committed: st.committed, accepted: 0, duplicates: skip, rejected: {} };
     const fresh = packets.length - skip;
     if (this.stopped || this.deps.lake.backlog() + this.hold.pending + fresh > this.deps.maxBufferedRows) {
       throw new AppError("UNAVAILABLE", "the central's write buffer is full; retry later");
@@ -254,10 +318,17 @@ export class ForwardReceiver {
       for (let i = skip; i < packets.length; i++) {
         let r: RecordOutcome;
         try {
-          r = kind === "line_protocol" ? await this.decoders.lineProtocol(packets[i]!) : await this.decoders.otlp(packets[i]!);
+          r =
+            kind === "line_protocol"
+              ? await this.decoders.lineProtocol(packets[i]!)
+              : await this.decoders.otlp(packets[i]!);
         } catch (e) {
           // A broken invariant (DDL, row layout): logged, and the record comes again with the next batch.
-          this.deps.logger.error("a forwarded record could not be stored", { kind, seq: first + i, error: errorMessage(e) });
+          this.deps.logger.error("a forwarded record could not be stored", {
+            kind,
+            seq: first + i,
+            error: errorMessage(e),
+          });
           break;
         }
         if (r.kind === "unavailable") break;

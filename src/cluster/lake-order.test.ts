@@ -12,7 +12,13 @@ test("a lake's files reader starts after its buffer-only asks have answered; oth
       return new Promise<string>((resolve) => gates.set(name, () => resolve(name)));
     },
   });
-  const results = runInLakeOrder([ask("files-a", "a", false), ask("buffer-a1", "a", true), ask("own", undefined, false), ask("buffer-a2", "a", true), ask("files-b", "b", false)]);
+  const results = runInLakeOrder([
+    ask("files-a", "a", false),
+    ask("buffer-a1", "a", true),
+    ask("own", undefined, false),
+    ask("buffer-a2", "a", true),
+    ask("files-b", "b", false),
+  ]);
   expect(log).toEqual(["start buffer-a1", "start buffer-a2", "start own", "start files-b"]);
   gates.get("buffer-a1")!();
   await Promise.resolve();
@@ -35,8 +41,20 @@ test("a lake whose files reader failed: its first buffer-only ask that answered 
       return `${name}+files`;
     },
   });
-  const asks = [ask("a-files", "a", false), ask("a-buf1", "a", true), ask("a-buf2", "a", true), ask("b-files", "b", false), ask("b-buf", "b", true)];
+  const asks = [
+    ask("a-files", "a", false),
+    ask("a-buf1", "a", true),
+    ask("a-buf2", "a", true),
+    ask("b-files", "b", false),
+    ask("b-buf", "b", true),
+  ];
   const outcomes = ["failed", "failed", "a-buf2", "b-files", "b-buf"];
-  expect(await withFilesFailover(asks, outcomes, (o) => o !== "failed")).toEqual(["failed", "failed", "a-buf2+files", "b-files", "b-buf"]);
+  expect(await withFilesFailover(asks, outcomes, (o) => o !== "failed")).toEqual([
+    "failed",
+    "failed",
+    "a-buf2+files",
+    "b-files",
+    "b-buf",
+  ]);
   expect(made).toEqual(["a-buf2"]);
 });

@@ -41,13 +41,20 @@ export function runInLakeOrder<T>(asks: readonly LakeAsk<T>[]): Promise<T>[] {
 }
 
 /** `outcomes` of `asks`, a buffer-only one replaced by its `whole` ask for each lake whose files reader did not answer (`ok`). */
-export async function withFilesFailover<T>(asks: readonly LakeAsk<T>[], outcomes: readonly T[], ok: (o: T) => boolean): Promise<T[]> {
-  const unread = new Set(asks.flatMap((a, i) => (a.lakeId !== undefined && !a.bufferOnly && !ok(outcomes[i]!) ? [a.lakeId] : [])));
+export async function withFilesFailover<T>(
+  asks: readonly LakeAsk<T>[],
+  outcomes: readonly T[],
+  ok: (o: T) => boolean,
+): Promise<T[]> {
+  const unread = new Set(
+    asks.flatMap((a, i) => (a.lakeId !== undefined && !a.bufferOnly && !ok(outcomes[i]!) ? [a.lakeId] : [])),
+  );
   const taken = new Set<string>();
   return await Promise.all(
     outcomes.map(async (o, i) => {
       const a = asks[i]!;
-      if (!a.bufferOnly || a.lakeId === undefined || !a.whole || !unread.has(a.lakeId) || taken.has(a.lakeId) || !ok(o)) return o;
+      if (!a.bufferOnly || a.lakeId === undefined || !a.whole || !unread.has(a.lakeId) || taken.has(a.lakeId) || !ok(o))
+        return o;
       taken.add(a.lakeId);
       const again = await a.whole();
       return ok(again) ? again : o;

@@ -1,5 +1,13 @@
 import { Elysia, t } from "elysia";
-import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService, type SqlQueryService } from "../api/index.ts";
+import {
+  errorHandler,
+  healthRoute,
+  NodeSearchBody,
+  nodeSearchAnswer,
+  type HealthReport,
+  type SearchService,
+  type SqlQueryService,
+} from "../api/index.ts";
 import { AppError, type Logger, type StartupState } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
@@ -21,7 +29,10 @@ export interface NodeAppDeps {
   lake?: Lake;
   pipeline?: HepPipeline;
   /** HEP over HTTP on the ingest threads (src/ingest/thread/host.ts); without it `pipeline` takes the body. */
-  hepBody?: (body: Uint8Array, remoteIp: string | undefined) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
+  hepBody?: (
+    body: Uint8Array,
+    remoteIp: string | undefined,
+  ) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
   catalogType: string;
   hepOverHttp: boolean;
   /** What `/health` reports (src/api/health.ts); without it `/health` always passes. */
@@ -48,7 +59,9 @@ const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor
 
 const HepCounts = {
   accepted: t.Integer({ minimum: 0, description: "packets taken (stored, or queued for a table being created)" }),
-  rejected: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: "packets not taken, per reason (auth_failed, backlog_full, decode reasons)" }),
+  rejected: t.Record(t.String(), t.Integer({ minimum: 0 }), {
+    description: "packets not taken, per reason (auth_failed, backlog_full, decode reasons)",
+  }),
 };
 const HepAccepted = t.Object(HepCounts);
 const HepError = t.Object({ error: t.String(), message: t.String(), ...HepCounts }, { additionalProperties: true });
@@ -63,9 +76,13 @@ function noPacketTaken(rejected: Record<string, number>): AppError {
   const total = Object.values(rejected).reduce((a, b) => a + b, 0);
   const auth = rejected[AUTH_FAILED] ?? 0;
   if (auth > 0)
-    return new AppError("FORBIDDEN", `${auth} of ${total} HEP packet(s) lack the auth key this node requires (ingest.hep.auth_key, chunk 0x000e) or carry a wrong one; nothing was stored`, {
-      details,
-    });
+    return new AppError(
+      "FORBIDDEN",
+      `${auth} of ${total} HEP packet(s) lack the auth key this node requires (ingest.hep.auth_key, chunk 0x000e) or carry a wrong one; nothing was stored`,
+      {
+        details,
+      },
+    );
   const reasons = Object.entries(rejected)
     .map(([k, n]) => `${k}: ${n}`)
     .join(", ");
@@ -114,7 +131,10 @@ export function storageStatus(h: WriterHealth | undefined) {
 function requireToken(token: string | undefined) {
   return ({ request }: { request: Request }) => {
     if (token !== undefined && !bearerMatches(request.headers.get("authorization"), token)) {
-      throw new AppError("UNAUTHORIZED", "this node endpoint needs Authorization: Bearer <node.http_server.token> (the coordinator's coordinator.nodes[].token)");
+      throw new AppError(
+        "UNAUTHORIZED",
+        "this node endpoint needs Authorization: Bearer <node.http_server.token> (the coordinator's coordinator.nodes[].token)",
+      );
     }
   };
 }
@@ -122,7 +142,13 @@ function requireToken(token: string | undefined) {
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
-  if (deps.stream) app.use(nodeStreamRoutes(deps.stream, { ...(deps.token ? { token: deps.token } : {}), required: deps.openMetadata === false }));
+  if (deps.stream)
+    app.use(
+      nodeStreamRoutes(deps.stream, {
+        ...(deps.token ? { token: deps.token } : {}),
+        required: deps.openMetadata === false,
+      }),
+    );
   // A local hook: it covers the routes added below (the lake's and the ingest's), not /health and /stream above.
   const startup = deps.startup;
   if (startup) app.onBeforeHandle(() => startup.assertReady("this node endpoint"));
@@ -135,7 +161,8 @@ export function createNodeApp(deps: NodeAppDeps) {
       beforeHandle: requireToken(deps.token),
       body: NodeSearchBody,
       detail: {
-        summary: "This node's rows of a structured search, for a coordinator (body of POST /api/v4/transactions/search plus virtual_fields)",
+        summary:
+          "This node's rows of a structured search, for a coordinator (body of POST /api/v4/transactions/search plus virtual_fields)",
         description:
           "The first offset + limit rows of the order with data.sort_keys ([time µs, uuid] per row), this node's total and has_more, and its node_id and lake_id. Needs Authorization: Bearer <node.http_server.token> when the node has a token.",
       },
@@ -149,7 +176,8 @@ export function createNodeApp(deps: NodeAppDeps) {
         async ({ body }) => {
           // The legacy file store's value check (docs/ARCHITECTURE.md "Node check by values").
           if ("field" in body) return { ...ids, ...(await checkValues(lake, body)) };
-          if (body.max_ts < body.min_ts) throw new AppError("VALIDATION", "max_ts must not be before min_ts", { details: { fields: ["max_ts"] } });
+          if (body.max_ts < body.min_ts)
+            throw new AppError("VALIDATION", "max_ts must not be before min_ts", { details: { fields: ["max_ts"] } });
           const s = await lake.summary();
           const nodeMin = s.minUs === null ? null : s.minUs * 1000;
           const nodeMax = s.maxUs === null ? null : s.maxUs * 1000;
@@ -161,12 +189,19 @@ export function createNodeApp(deps: NodeAppDeps) {
             node_max_ts: nodeMax,
             oldest_data: usToIso(s.minUs),
             newest_data: usToIso(s.maxUs),
-            data_span_hours: s.minUs === null || s.maxUs === null ? 0 : Math.round(((s.maxUs - s.minUs) / 3.6e9) * 1000) / 1000,
+            data_span_hours:
+              s.minUs === null || s.maxUs === null ? 0 : Math.round(((s.maxUs - s.minUs) / 3.6e9) * 1000) / 1000,
           };
         },
         {
           beforeHandle: metadataGuard,
-          body: t.Union([t.Object({ min_ts: t.Number({ description: "nanoseconds since epoch" }), max_ts: t.Number({ description: "nanoseconds since epoch" }) }), ValueCheckBody]),
+          body: t.Union([
+            t.Object({
+              min_ts: t.Number({ description: "nanoseconds since epoch" }),
+              max_ts: t.Number({ description: "nanoseconds since epoch" }),
+            }),
+            ValueCheckBody,
+          ]),
         },
       )
       .get(
@@ -195,31 +230,50 @@ export function createNodeApp(deps: NodeAppDeps) {
       "/api/v1/forward",
       async ({ request, server }) => {
         const h = request.headers;
-        if ((h.get("content-encoding") ?? "").toLowerCase() !== "gzip") throw new AppError("BAD_REQUEST", "send the batch with Content-Encoding: gzip");
+        if ((h.get("content-encoding") ?? "").toLowerCase() !== "gzip")
+          throw new AppError("BAD_REQUEST", "send the batch with Content-Encoding: gzip");
         const sender = h.get("x-svc-forward-sender") ?? "";
         const first = Number(h.get("x-svc-forward-first") ?? "");
         const last = Number(h.get("x-svc-forward-last") ?? "");
         const floor = h.get("x-svc-forward-floor");
         const body = new Uint8Array(await request.arrayBuffer());
-        return await forward.receive(sender, first, last, body, server?.requestIP(request)?.address, floor === null ? first : Number(floor), h.get("x-svc-forward-kind") ?? "hep");
+        return await forward.receive(
+          sender,
+          first,
+          last,
+          body,
+          server?.requestIP(request)?.address,
+          floor === null ? first : Number(floor),
+          h.get("x-svc-forward-kind") ?? "hep",
+        );
       },
       {
         beforeHandle: requireToken(deps.token),
         detail: {
-          summary: "Store-and-forward batch from an edge svc (ingest.forward): gzip of length-prefixed HEP packets, line-protocol or OTLP requests",
+          summary:
+            "Store-and-forward batch from an edge svc (ingest.forward): gzip of length-prefixed HEP packets, line-protocol or OTLP requests",
           description:
             "Headers x-svc-forward-sender (the edge's id), x-svc-forward-kind (hep, line_protocol or otlp; default hep), x-svc-forward-first and x-svc-forward-last (sequence numbers of the first and last packet), x-svc-forward-floor (the first seq the edge's log still has). The packets at or below the sender's position are dropped as replays; the rest are stored like UDP HEP. 200 with `last` (the position the central holds; below first - 1: send again from last + 1) and `committed` (the position committed with the rows: the edge may delete its log up to it); 503 to retry. Needs Authorization: Bearer <node.http_server.token> when the node has a token (docs/DEPLOY.md).",
         },
       },
     );
-    app.get("/api/v1/forward", async ({ query }) => await forward.position(String((query as Record<string, unknown>).sender ?? ""), String((query as Record<string, unknown>).kind ?? "hep")), {
-      beforeHandle: requireToken(deps.token),
-      detail: {
-        summary: 'A sender\'s forward positions: `last` held, `committed` with the rows (docs/DEPLOY.md "Forward protocol")',
-        description:
-          "Query parameters sender (the edge's id) and kind (hep, line_protocol or otlp; default hep). An idle edge asks this to learn that its held packets were committed, or that the central restarted and needs them again.",
+    app.get(
+      "/api/v1/forward",
+      async ({ query }) =>
+        await forward.position(
+          String((query as Record<string, unknown>).sender ?? ""),
+          String((query as Record<string, unknown>).kind ?? "hep"),
+        ),
+      {
+        beforeHandle: requireToken(deps.token),
+        detail: {
+          summary:
+            'A sender\'s forward positions: `last` held, `committed` with the rows (docs/DEPLOY.md "Forward protocol")',
+          description:
+            "Query parameters sender (the edge's id) and kind (hep, line_protocol or otlp; default hep). An idle edge asks this to learn that its held packets were committed, or that the central restarted and needs them again.",
+        },
       },
-    });
+    );
   }
   const pipeline = deps.pipeline;
   if (pipeline && deps.hepOverHttp) {
@@ -232,12 +286,21 @@ export function createNodeApp(deps: NodeAppDeps) {
         // On the ingest threads when they run (decode and parse off the API's thread), else here.
         const r = deps.hepBody ? await deps.hepBody(body, ip) : pipeline.handleStream(body, "http", ip);
         const counts = { accepted: r.accepted, rejected: r.rejected };
-        if (r.unframed) throw new AppError("HEP_DECODE", `body is not a sequence of HEP3 packets (${r.unframed}; ${r.accepted} packet(s) before it accepted)`, { details: counts });
+        if (r.unframed)
+          throw new AppError(
+            "HEP_DECODE",
+            `body is not a sequence of HEP3 packets (${r.unframed}; ${r.accepted} packet(s) before it accepted)`,
+            { details: counts },
+          );
         if (r.accepted === 0 && r.rejected.backlog_full) {
           // Not a fault to log and hide like other 5xx: the client should back off and retry.
           set.status = 503;
           set.headers["retry-after"] = "1";
-          return { error: "UNAVAILABLE", message: `the write buffer is full; ${r.rejected.backlog_full} HEP packet(s) not stored, retry later`, ...counts };
+          return {
+            error: "UNAVAILABLE",
+            message: `the write buffer is full; ${r.rejected.backlog_full} HEP packet(s) not stored, retry later`,
+            ...counts,
+          };
         }
         if (r.accepted === 0) throw noPacketTaken(counts.rejected);
         set.status = 202;

@@ -46,7 +46,13 @@ export class NodeFactsCache {
       node_max_ts: number | null;
     };
     const ms = (ns: number | null) => (ns === null ? null : Math.floor(ns / 1e6));
-    const facts: NodeFacts = { atMs, nodeId: r.node_id, lakeId: r.lake_id, minMs: ms(r.node_min_ts), maxMs: ms(r.node_max_ts) };
+    const facts: NodeFacts = {
+      atMs,
+      nodeId: r.node_id,
+      lakeId: r.lake_id,
+      minMs: ms(r.node_min_ts),
+      maxMs: ms(r.node_max_ts),
+    };
     this.known.set(node.url, facts);
     return facts;
   }
@@ -57,7 +63,11 @@ export class NodeFactsCache {
  * window. Rows arriving after the check carry the time they arrive: only a window that ended
  * before the check can be skipped.
  */
-export function skipReason(f: NodeFacts, self: { nodeId: string } | undefined, window: { fromMs: number; toMs: number } | undefined): string | undefined {
+export function skipReason(
+  f: NodeFacts,
+  self: { nodeId: string } | undefined,
+  window: { fromMs: number; toMs: number } | undefined,
+): string | undefined {
   if (self && f.nodeId === self.nodeId) return "this coordinator's own node port: its lake is read as local";
   if (!window) return undefined;
   const reaches = f.minMs !== null && f.maxMs !== null && f.minMs <= window.toMs && f.maxMs >= window.fromMs;

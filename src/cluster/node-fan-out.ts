@@ -30,7 +30,15 @@ export interface NodeFanOutOptions {
 }
 
 /** A client's mistake found by this process's lake: the same on every node, so it is the answer. */
-const CLIENT_CODES = ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "SQL_FORBIDDEN", "SQL_INVALID"];
+const CLIENT_CODES = [
+  "VALIDATION",
+  "BAD_REQUEST",
+  "CONFLICT",
+  "PAYLOAD_TOO_LARGE",
+  "NOT_FOUND",
+  "SQL_FORBIDDEN",
+  "SQL_INVALID",
+];
 
 export class NodeFanOut implements OverNodes {
   private readonly facts: NodeFactsCache;
@@ -54,16 +62,34 @@ export class NodeFanOut implements OverNodes {
     const started = Date.now();
     const deadline = started + this.o.deadlineMs;
     const list = currentNodes(this.o.nodes);
-    const facts = await Promise.all(list.map((n) => this.facts.of(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    const facts = await Promise.all(
+      list.map((n) =>
+        this.facts.of(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))),
+      ),
+    );
     const owners = new Set<string>(this.o.self && req.local ? [this.o.self.lakeId] : []);
     const asked = new Map<string, string>();
     const local = req.local;
-    const asks: LakeAsk<Outcome<T>>[] = local ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.timed("local", local, deadline, started, req.rows) }] : [];
-    const done = (o: Outcome<T>): LakeAsk<Outcome<T>> => ({ lakeId: undefined, bufferOnly: false, run: () => Promise.resolve(o) });
+    const asks: LakeAsk<Outcome<T>>[] = local
+      ? [
+          {
+            lakeId: this.o.self?.lakeId,
+            bufferOnly: false,
+            run: () => this.timed("local", local, deadline, started, req.rows),
+          },
+        ]
+      : [];
+    const done = (o: Outcome<T>): LakeAsk<Outcome<T>> => ({
+      lakeId: undefined,
+      bufferOnly: false,
+      run: () => Promise.resolve(o),
+    });
     for (const [i, n] of list.entries()) {
       const f = facts[i]!;
       if (f instanceof Error) {
-        asks.push(done({ report: report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }));
+        asks.push(
+          done({ report: report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }),
+        );
         continue;
       }
       const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
@@ -77,8 +103,20 @@ export class NodeFanOut implements OverNodes {
       if (f.lakeId !== undefined) owners.add(f.lakeId);
       const lakeId = f.lakeId ?? n.url;
       const ask = (only: boolean) => () =>
-        this.timed(n.name, async () => (await this.call(n, req.path, req.body(only), deadline)) as T, deadline, started, req.rows).then((o) =>
-          "answer" in o ? { ...o, answer: { ...o.answer, lakeId, bufferOnly: only }, report: { ...o.report, ...(only ? { scope: "buffer" as const } : {}) } } : o,
+        this.timed(
+          n.name,
+          async () => (await this.call(n, req.path, req.body(only), deadline)) as T,
+          deadline,
+          started,
+          req.rows,
+        ).then((o) =>
+          "answer" in o
+            ? {
+                ...o,
+                answer: { ...o.answer, lakeId, bufferOnly: only },
+                report: { ...o.report, ...(only ? { scope: "buffer" as const } : {}) },
+              }
+            : o,
         );
       asks.push({ lakeId: f.lakeId, bufferOnly, run: ask(bufferOnly), ...(bufferOnly ? { whole: ask(false) } : {}) });
     }
@@ -90,19 +128,33 @@ export class NodeFanOut implements OverNodes {
     if (answers.length === 0 && refusals.length > 0) throw new AppError("VALIDATION", refusals[0]!);
     const nodes = outcomes.map((o) => o.report);
     for (const r of nodes) this.answers.inc({ read: req.read, node: r.name, status: r.status });
-    for (const r of nodes) if (r.status === "failed" || r.status === "timeout") this.o.logger.warn(`${req.read}: a node did not answer`, { ...r });
+    for (const r of nodes)
+      if (r.status === "failed" || r.status === "timeout")
+        this.o.logger.warn(`${req.read}: a node did not answer`, { ...r });
     return { answers, nodes, partial: nodes.some((r) => r.status === "failed" || r.status === "timeout") };
   }
 
-  private async timed<T>(name: string, run: () => Promise<T>, deadline: number, t0: number, rows: (v: T) => number): Promise<Outcome<T>> {
+  private async timed<T>(
+    name: string,
+    run: () => Promise<T>,
+    deadline: number,
+    t0: number,
+    rows: (v: T) => number,
+  ): Promise<Outcome<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const late = new Promise<never>((_r, reject) => {
-        timer = setTimeout(() => reject(new NodeError("timeout", `no answer within ${deadline - t0} ms`)), Math.max(0, deadline - Date.now()));
+        timer = setTimeout(
+          () => reject(new NodeError("timeout", `no answer within ${deadline - t0} ms`)),
+          Math.max(0, deadline - Date.now()),
+        );
       });
       const value = await Promise.race([run(), late]);
       const lakeId = name === "local" ? (this.o.self?.lakeId ?? "local") : "";
-      return { answer: { name, lakeId, bufferOnly: false, value }, report: report(name, t0, "ok", undefined, rows(value)) };
+      return {
+        answer: { name, lakeId, bufferOnly: false, value },
+        report: report(name, t0, "ok", undefined, rows(value)),
+      };
     } catch (e) {
       if (name === "local" && e instanceof AppError && CLIENT_CODES.includes(e.code)) throw e;
       return {

@@ -32,7 +32,8 @@ function keptValue(path: string, make: () => string, key: string): { value: stri
     const v = readFileSync(path, "utf8").trim();
     if (v) return { value: v, created: false };
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new AppError("CONFIG_INVALID", `cannot read ${path}: ${(e as Error).message}`, { cause: e });
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new AppError("CONFIG_INVALID", `cannot read ${path}: ${(e as Error).message}`, { cause: e });
   }
   const value = make();
   try {
@@ -56,7 +57,9 @@ export function isLoopbackListen(listen: string): boolean {
 export function loadNodeIdentity(config: Config): NodeIdentity {
   const stateDir = dirname(resolve(config.coordinator.settings_db_path));
   const nodeId = keptValue(join(stateDir, NODE_ID_FILE), randomUUID, "the node id").value;
-  const lakeId = sharedCatalogLakeId(config.storage.lakehouse) ?? keptValue(join(lakeIdDir(config.storage.lakehouse), LAKE_ID_FILE), randomUUID, "the lake id").value;
+  const lakeId =
+    sharedCatalogLakeId(config.storage.lakehouse) ??
+    keptValue(join(lakeIdDir(config.storage.lakehouse), LAKE_ID_FILE), randomUUID, "the lake id").value;
   const configured = config.node.http_server.token;
   if (configured) return { nodeId, lakeId, token: configured };
   if (isLoopbackListen(config.node.http_server.listen)) return { nodeId, lakeId };
@@ -73,7 +76,10 @@ export function loadNodeIdentity(config: Config): NodeIdentity {
 export function loadEnrollmentToken(config: Config): { token: string; path?: string } {
   if (config.coordinator.enrollment.token) return { token: config.coordinator.enrollment.token };
   const path = join(dirname(resolve(config.coordinator.settings_db_path)), ENROLL_TOKEN_FILE);
-  return { token: keptValue(path, () => randomBytes(32).toString("base64url"), "coordinator.enrollment.token").value, path };
+  return {
+    token: keptValue(path, () => randomBytes(32).toString("base64url"), "coordinator.enrollment.token").value,
+    path,
+  };
 }
 
 /** `Authorization: Bearer <token>` compared in constant time (length first: timingSafeEqual needs equal lengths). */

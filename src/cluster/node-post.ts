@@ -20,7 +20,12 @@ export class NodeError extends Error {
 }
 
 /** The response (not yet read), the signal that bounds reading it, and the time it was given. */
-export async function postToNode(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<{ response: Response; signal: AbortSignal; budget: number }> {
+export async function postToNode(
+  node: ClusterNode,
+  path: string,
+  body: unknown,
+  deadline: number,
+): Promise<{ response: Response; signal: AbortSignal; budget: number }> {
   const budget = Math.min(node.timeoutMs, deadline - Date.now());
   if (budget <= 0) throw new NodeError("timeout", "the request's deadline passed before this node was asked");
   const signal = AbortSignal.timeout(budget);
@@ -52,7 +57,11 @@ export async function postJson(node: ClusterNode, path: string, body: unknown, d
   }
   if (!res.ok) {
     const m = (json as { message?: unknown } | null)?.message;
-    throw new NodeError("failed", `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`, res.status === 400 && typeof m === "string" ? m : false);
+    throw new NodeError(
+      "failed",
+      `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`,
+      res.status === 400 && typeof m === "string" ? m : false,
+    );
   }
   return json;
 }

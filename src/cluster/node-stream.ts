@@ -20,15 +20,25 @@ export function nodeStreamRoutes(broker: StreamBroker, auth: { token?: string; r
     ({ request, server }) => {
       const given = request.headers.get("authorization");
       if (auth.token !== undefined && (given !== null || auth.required) && !bearerMatches(given, auth.token)) {
-        throw new AppError("UNAUTHORIZED", "this node's /stream needs Authorization: Bearer <node.http_server.token> (the coordinator's coordinator.nodes[].token)");
+        throw new AppError(
+          "UNAUTHORIZED",
+          "this node's /stream needs Authorization: Bearer <node.http_server.token> (the coordinator's coordinator.nodes[].token)",
+        );
       }
       const asked = parseStreamFilter(new URL(request.url).searchParams, { historyLimit: broker.config.buffer_size });
       const address = server?.requestIP(request)?.address ?? "unknown";
-      return upgradeToStream(server, request, broker, { ...asked, includePayload: false }, { kind: "anonymous", address });
+      return upgradeToStream(
+        server,
+        request,
+        broker,
+        { ...asked, includePayload: false },
+        { kind: "anonymous", address },
+      );
     },
     {
       detail: {
-        summary: "Live HEP events of this node (WebSocket, no authentication and no payload: bind the node port to loopback or firewall it)",
+        summary:
+          "Live HEP events of this node (WebSocket, no authentication and no payload: bind the node port to loopback or firewall it)",
         description: STREAM_ROUTE_DESCRIPTION,
       },
     },

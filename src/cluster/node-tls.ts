@@ -9,7 +9,9 @@ import type { ClusterNode } from "./nodes.ts";
  * them (a node with node.http_server.cacert refuses a connection without). Spread into the options
  * of fetch (`{ ...nodeFetchOptions(node) }`) or of `new WebSocket(url, …)`; both take Bun's `tls`.
  */
-export function nodeFetchOptions(node: Pick<ClusterNode, "ca" | "cert" | "key">): { tls?: { ca?: string; cert?: string; key?: string } } {
+export function nodeFetchOptions(node: Pick<ClusterNode, "ca" | "cert" | "key">): {
+  tls?: { ca?: string; cert?: string; key?: string };
+} {
   return clientTlsOptions(node);
 }
 
@@ -20,7 +22,9 @@ export function nodeFetchOptions(node: Pick<ClusterNode, "ca" | "cert" | "key">)
  * the paths are what createHttpModule hands to Bun.
  */
 export function nodePortTls(hs: Config["node"]["http_server"]): { cert: string; key: string; ca?: string } | undefined {
-  return loadServerTls(hs, "node.http_server") ? { cert: hs.cert, key: hs.key, ...(hs.cacert ? { ca: hs.cacert } : {}) } : undefined;
+  return loadServerTls(hs, "node.http_server")
+    ? { cert: hs.cert, key: hs.key, ...(hs.cacert ? { ca: hs.cacert } : {}) }
+    : undefined;
 }
 
 /**
@@ -31,7 +35,9 @@ export function nodePortTls(hs: Config["node"]["http_server"]): { cert: string; 
  */
 export function nodeTlsReason(node: Pick<ClusterNode, "url" | "ca" | "cert">, message: string): string {
   if (!node.url.startsWith("https:")) return message;
-  if (/handshake/i.test(message) && !node.cert) return `${message} (a node with node.http_server.cacert needs a client certificate: coordinator.nodes[].cert and key)`;
-  if (/certificate|verify|issuer/i.test(message) && !node.ca) return `${message} (the node's certificate is checked against the system's CAs: set coordinator.nodes[].ca to its CA)`;
+  if (/handshake/i.test(message) && !node.cert)
+    return `${message} (a node with node.http_server.cacert needs a client certificate: coordinator.nodes[].cert and key)`;
+  if (/certificate|verify|issuer/i.test(message) && !node.ca)
+    return `${message} (the node's certificate is checked against the system's CAs: set coordinator.nodes[].ca to its CA)`;
   return message;
 }

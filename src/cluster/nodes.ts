@@ -32,7 +32,11 @@ export function nodeBaseUrl(raw: string, key: string): URL {
     throw new AppError("CONFIG_INVALID", `${key}: "${raw}" is not a URL or host:port of a node port`);
   }
   const scheme = { "http:": "http:", "https:": "https:", "ws:": "http:", "wss:": "https:" }[u.protocol];
-  if (!scheme || !u.port) throw new AppError("CONFIG_INVALID", `${key}: "${raw}" must be http(s)://host:port of a node port (node.http_server.listen)`);
+  if (!scheme || !u.port)
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${key}: "${raw}" must be http(s)://host:port of a node port (node.http_server.listen)`,
+    );
   const path = u.pathname.replace(/\/+$/, "").replace(/\/stream$/, "");
   return new URL(`${scheme}//${u.host}${path}`);
 }
@@ -47,15 +51,28 @@ export function clusterNodes(c: Config["coordinator"], logger: Logger): ClusterN
     // TLS material only for https://: over plain HTTP it would do nothing (docs/STYLE.md "Configuration").
     const tlsKey = typeof entry === "string" ? undefined : (["ca", "cert", "key"] as const).find((k) => entry[k]);
     if (tlsKey && u.protocol !== "https:")
-      throw new AppError("CONFIG_INVALID", `${key}.${tlsKey}: the node's url is ${u.protocol}//, so no TLS is spoken; use https:// (node.http_server.cert and key on the node)`);
+      throw new AppError(
+        "CONFIG_INVALID",
+        `${key}.${tlsKey}: the node's url is ${u.protocol}//, so no TLS is spoken; use https:// (node.http_server.cert and key on the node)`,
+      );
     const tls = typeof entry === "string" ? {} : loadClientTls(entry, key);
     const name = e.name ?? u.host;
-    if (out.some((n) => n.name === name)) throw new AppError("CONFIG_INVALID", `${key}.name: "${name}" names two nodes; give each a name of its own`);
-    out.push({ name, url, timeoutMs: e.timeout_ms ?? c.node_timeout_ms, ...(e.token ? { token: e.token } : {}), ...tls });
+    if (out.some((n) => n.name === name))
+      throw new AppError("CONFIG_INVALID", `${key}.name: "${name}" names two nodes; give each a name of its own`);
+    out.push({
+      name,
+      url,
+      timeoutMs: e.timeout_ms ?? c.node_timeout_ms,
+      ...(e.token ? { token: e.token } : {}),
+      ...tls,
+    });
   };
   c.nodes.forEach((n, i) => add(n, `coordinator.nodes[${i}]`));
   if (c.hep_stream.nodes.length > 0) {
-    logger.warn("coordinator.hep_stream.nodes is folded into coordinator.nodes: list the nodes there (they are searched and streamed from)", { nodes: c.hep_stream.nodes });
+    logger.warn(
+      "coordinator.hep_stream.nodes is folded into coordinator.nodes: list the nodes there (they are searched and streamed from)",
+      { nodes: c.hep_stream.nodes },
+    );
     c.hep_stream.nodes.forEach((n, i) => add(n, `coordinator.hep_stream.nodes[${i}]`));
   }
   return out;

@@ -1,4 +1,15 @@
-import { AppError, errorMessage, fail, ok, type Counter, type Gauge, type Logger, type MetricsRegistry, type Module, type Result } from "../core/index.ts";
+import {
+  AppError,
+  errorMessage,
+  fail,
+  ok,
+  type Counter,
+  type Gauge,
+  type Logger,
+  type MetricsRegistry,
+  type Module,
+  type Result,
+} from "../core/index.ts";
 import {
   CLOSE,
   Outbox,
@@ -58,10 +69,17 @@ export function nodeStreamUrl(node: string): string {
   try {
     u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`);
   } catch {
-    throw new AppError("CONFIG_INVALID", `coordinator.hep_stream.nodes: "${node}" is not a URL or host:port of a node port`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `coordinator.hep_stream.nodes: "${node}" is not a URL or host:port of a node port`,
+    );
   }
   const scheme = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" }[u.protocol];
-  if (!scheme || !u.port) throw new AppError("CONFIG_INVALID", `coordinator.hep_stream.nodes: "${node}" must be http(s):// or ws(s):// with the node port (node.http_server.listen)`);
+  if (!scheme || !u.port)
+    throw new AppError(
+      "CONFIG_INVALID",
+      `coordinator.hep_stream.nodes: "${node}" must be http(s):// or ws(s):// with the node port (node.http_server.listen)`,
+    );
   const path = u.pathname.replace(/\/+$/, "");
   return `${scheme}//${u.host}${path.endsWith("/stream") ? path : `${path}/stream`}`;
 }
@@ -118,7 +136,10 @@ class NodeLink {
     try {
       // The node's token, CA and client certificate, as its searches (docs/ARCHITECTURE.md "Node authentication").
       const target = query ? `${this.url}?${query}` : this.url;
-      ws = new BunWebSocket(target, { ...this.tls, ...(this.token ? { headers: { authorization: `Bearer ${this.token}` } } : {}) });
+      ws = new BunWebSocket(target, {
+        ...this.tls,
+        ...(this.token ? { headers: { authorization: `Bearer ${this.token}` } } : {}),
+      });
     } catch (e) {
       this.d.logger.warn("live stream: cannot connect to node", { node: this.node, error: errorMessage(e) });
       this.retry();
@@ -170,10 +191,23 @@ export class StreamHub implements StreamSource, Module {
   private readonly connected: Gauge<"node">;
 
   constructor(private readonly o: StreamHubOptions) {
-    this.urls = o.nodes.map((n) => ({ node: n.url, url: nodeStreamUrl(n.url), ...(n.token ? { token: n.token } : {}), tls: nodeFetchOptions(n) }));
+    this.urls = o.nodes.map((n) => ({
+      node: n.url,
+      url: nodeStreamUrl(n.url),
+      ...(n.token ? { token: n.token } : {}),
+      tls: nodeFetchOptions(n),
+    }));
     this.slots = new StreamSlots(o.limits, streamMetrics(o.metrics));
-    this.reconnects = o.metrics.counter("svc_stream_node_reconnects_total", "Times the coordinator tried a node's /stream again after a failed or dropped connection, per node.", ["node"]);
-    this.connected = o.metrics.gauge("svc_stream_node_connections", "Open coordinator connections to each node's /stream (one per client).", ["node"]);
+    this.reconnects = o.metrics.counter(
+      "svc_stream_node_reconnects_total",
+      "Times the coordinator tried a node's /stream again after a failed or dropped connection, per node.",
+      ["node"],
+    );
+    this.connected = o.metrics.gauge(
+      "svc_stream_node_connections",
+      "Open coordinator connections to each node's /stream (one per client).",
+      ["node"],
+    );
   }
 
   async start(): Promise<void> {}
@@ -185,7 +219,11 @@ export class StreamHub implements StreamSource, Module {
     }
   }
 
-  subscribe(filter: StreamFilter, outlet: Outlet, caller: StreamCaller): Result<StreamSubscription, SlotRefusal | "unavailable"> {
+  subscribe(
+    filter: StreamFilter,
+    outlet: Outlet,
+    caller: StreamCaller,
+  ): Result<StreamSubscription, SlotRefusal | "unavailable"> {
     let local: StreamSubscription | undefined;
     let outbox: Outbox;
     if (this.o.broker) {
@@ -196,7 +234,10 @@ export class StreamHub implements StreamSource, Module {
     } else if (this.urls.length > 0) {
       outbox = new Outbox(outlet, this.o.queueLen, outboxCounters(streamMetrics(this.o.metrics)));
     } else {
-      return fail("unavailable", "no source of live events: this process has no HEP ingest and coordinator.hep_stream.nodes is empty");
+      return fail(
+        "unavailable",
+        "no source of live events: this process has no HEP ingest and coordinator.hep_stream.nodes is empty",
+      );
     }
     const links: NodeLink[] = [];
     const sub: StreamSubscription & SlotHolder = {
@@ -227,7 +268,8 @@ export class StreamHub implements StreamSource, Module {
         sub.close();
       },
     };
-    for (const { node, url, token, tls } of this.urls) links.push(new NodeLink(node, url, token, tls, filter, outbox, deps));
+    for (const { node, url, token, tls } of this.urls)
+      links.push(new NodeLink(node, url, token, tls, filter, outbox, deps));
     this.clients.add(sub);
     for (const l of links) l.start();
     return ok(sub);

@@ -46,15 +46,32 @@ export interface ValueCheck {
 }
 
 /** Which of `values` this node's lake holds in `field` (exact: no false positive, no false negative). */
-export async function checkValues(lake: Lake, body: ValueCheck): Promise<{ field: string; has_data: boolean; checked: number; present: string[]; exact: true; false_positive_rate: 0 }> {
+export async function checkValues(
+  lake: Lake,
+  body: ValueCheck,
+): Promise<{
+  field: string;
+  has_data: boolean;
+  checked: number;
+  present: string[];
+  exact: true;
+  false_positive_rate: 0;
+}> {
   const columns = FIELDS[body.field.toLowerCase()];
-  if (!columns) throw new AppError("VALIDATION", `field: "${body.field}" is not one of ${Object.keys(FIELDS).join(", ")}`, { details: { fields: ["field"] } });
-  if (body.values.some((v) => v.includes(SEP))) throw new AppError("VALIDATION", "values: a value contains the control character U+0001", { details: { fields: ["values"] } });
+  if (!columns)
+    throw new AppError("VALIDATION", `field: "${body.field}" is not one of ${Object.keys(FIELDS).join(", ")}`, {
+      details: { fields: ["field"] },
+    });
+  if (body.values.some((v) => v.includes(SEP)))
+    throw new AppError("VALIDATION", "values: a value contains the control character U+0001", {
+      details: { fields: ["values"] },
+    });
   if (body.min_ts !== undefined && body.max_ts !== undefined && body.max_ts < body.min_ts) {
     throw new AppError("VALIDATION", "max_ts must not be before min_ts", { details: { fields: ["max_ts"] } });
   }
   const wanted = [...new Set(body.values)];
-  if (wanted.length === 0) return { field: body.field, has_data: false, checked: 0, present: [], exact: true, false_positive_rate: 0 };
+  if (wanted.length === 0)
+    return { field: body.field, has_data: false, checked: 0, present: [], exact: true, false_positive_rate: 0 };
   const range = {
     ...(body.min_ts !== undefined ? { fromUs: Math.floor(body.min_ts / 1000) } : {}),
     ...(body.max_ts !== undefined ? { toUs: Math.ceil(body.max_ts / 1000) } : {}),
@@ -67,11 +84,26 @@ export async function checkValues(lake: Lake, body: ValueCheck): Promise<{ field
     const scan = await lake.scanSql(`${def.schema}.${def.name}`, range);
     for (const c of have) parts.push(`SELECT "${c}" AS v FROM (${scan}) t WHERE "${c}" IN (SELECT w FROM wanted)`);
   }
-  if (parts.length === 0) return { field: body.field, has_data: false, checked: wanted.length, present: [], exact: true, false_positive_rate: 0 };
+  if (parts.length === 0)
+    return {
+      field: body.field,
+      has_data: false,
+      checked: wanted.length,
+      present: [],
+      exact: true,
+      false_positive_rate: 0,
+    };
   const sql = `WITH wanted AS (SELECT DISTINCT unnest(string_split($1, chr(1))) AS w) SELECT DISTINCT v FROM (${parts.join(" UNION ALL ")}) WHERE v IS NOT NULL`;
   const r = await lake.query(sql, [wanted.join(SEP)]);
   const present = r.rows.map((row) => String(row.v));
-  return { field: body.field, has_data: present.length > 0, checked: wanted.length, present, exact: true, false_positive_rate: 0 };
+  return {
+    field: body.field,
+    has_data: present.length > 0,
+    checked: wanted.length,
+    present,
+    exact: true,
+    false_positive_rate: 0,
+  };
 }
 
 /** HEP tables (`main.hep_proto_*`): the ones that carry SIP and packet addresses. */

@@ -13,7 +13,8 @@ export function defaultOf(path: string): unknown {
 /** The value at a key path of a loaded configuration. */
 export function valueAt(config: unknown, path: string): unknown {
   let v: unknown = config;
-  for (const part of path.split(".")) v = v !== null && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split("."))
+    v = v !== null && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined;
   return v;
 }
 

@@ -17,7 +17,8 @@ interface Rule {
 }
 
 const remote = (c: Config) => /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(c.storage.lakehouse.data_path);
-const UNUSED_STORE = "storage.lakehouse.data_path is a local directory: the object-store keys do nothing; remove the key";
+const UNUSED_STORE =
+  "storage.lakehouse.data_path is a local directory: the object-store keys do nothing; remove the key";
 
 const RULES: Rule[] = [
   {
@@ -37,7 +38,8 @@ const RULES: Rule[] = [
   })),
   {
     key: "storage.lakehouse.compaction.engine",
-    when: (c) => remote(c) && c.storage.lakehouse.compaction.enable && c.storage.lakehouse.compaction.engine === "native",
+    when: (c) =>
+      remote(c) && c.storage.lakehouse.compaction.enable && c.storage.lakehouse.compaction.engine === "native",
     reason:
       'the native compaction engine rewrites files in place on a local data_path only; with an s3:// or az:// data_path use engine "duckdb", the default merge (docs/STORAGE.md "Compaction, retention and orphans")',
   },
@@ -54,17 +56,20 @@ const RULES: Rule[] = [
   {
     key: "node.enroll.url",
     when: (c) => c.node.enroll.enable && !/^https?:\/\/[^/\s]+/i.test(c.node.enroll.url),
-    reason: 'node.enroll.enable needs the coordinator\'s API base URL, http:// or https:// (docs/DEPLOY.md "Finding the edges")',
+    reason:
+      'node.enroll.enable needs the coordinator\'s API base URL, http:// or https:// (docs/DEPLOY.md "Finding the edges")',
   },
   {
     key: "node.enroll.token",
     when: (c) => c.node.enroll.enable && c.node.enroll.token === "",
-    reason: 'node.enroll.enable needs the coordinator\'s enrolment token (coordinator.enrollment.token there; docs/DEPLOY.md "Finding the edges")',
+    reason:
+      'node.enroll.enable needs the coordinator\'s enrolment token (coordinator.enrollment.token there; docs/DEPLOY.md "Finding the edges")',
   },
   {
     key: "node.enroll.enable",
     when: (c) => c.node.enroll.enable && !c.storage.lakehouse.enable,
-    reason: 'an edge announces its node port, which serves its lake: node.enroll needs storage.lakehouse.enable (docs/DEPLOY.md "Finding the edges")',
+    reason:
+      'an edge announces its node port, which serves its lake: node.enroll needs storage.lakehouse.enable (docs/DEPLOY.md "Finding the edges")',
   },
   {
     key: "node.enroll.ca",
@@ -73,13 +78,17 @@ const RULES: Rule[] = [
   },
   {
     key: "ingest.forward.enable",
-    when: (c) => c.ingest.forward.enable && (!c.storage.lakehouse.enable || (!c.ingest.hep.enable && c.ingest.forward.hep)),
-    reason: "the forward log sits beside the edge's own lake and takes the packets HEP ingest accepts: it needs storage.lakehouse.enable, and ingest.hep.enable unless ingest.forward.hep is false",
+    when: (c) =>
+      c.ingest.forward.enable && (!c.storage.lakehouse.enable || (!c.ingest.hep.enable && c.ingest.forward.hep)),
+    reason:
+      "the forward log sits beside the edge's own lake and takes the packets HEP ingest accepts: it needs storage.lakehouse.enable, and ingest.hep.enable unless ingest.forward.hep is false",
   },
   {
     key: "ingest.forward.enable",
-    when: (c) => c.ingest.forward.enable && !c.ingest.forward.hep && !c.ingest.forward.line_protocol && !c.ingest.forward.otlp,
-    reason: "ingest.forward.hep, line_protocol and otlp are all false: nothing would be forwarded; turn one on or set ingest.forward.enable false",
+    when: (c) =>
+      c.ingest.forward.enable && !c.ingest.forward.hep && !c.ingest.forward.line_protocol && !c.ingest.forward.otlp,
+    reason:
+      "ingest.forward.hep, line_protocol and otlp are all false: nothing would be forwarded; turn one on or set ingest.forward.enable false",
   },
   {
     key: "ingest.mirror.destinations",
@@ -112,7 +121,9 @@ export function configWarnings(config: Config): string[] {
         "ingest.line_protocol.enable: no line-protocol listener in this process: the receiver writes into the lake of its own process and storage.lakehouse.enable is false (a coordinator-only process)",
       );
     if (config.ingest.otlp.enable)
-      out.push("ingest.otlp.enable: no OTLP listener in this process: the receiver writes into the lake of its own process and storage.lakehouse.enable is false (a coordinator-only process)");
+      out.push(
+        "ingest.otlp.enable: no OTLP listener in this process: the receiver writes into the lake of its own process and storage.lakehouse.enable is false (a coordinator-only process)",
+      );
   }
   // Several coordinators: declared by coordinator.replicas, or implied by sharing the listener
   // (SO_REUSEPORT); nothing else tells one process about the others (docs/AUTH.md "Several coordinators").
@@ -137,8 +148,12 @@ export function configWarnings(config: Config): string[] {
 /** Throws CONFIG_INVALID (exit 2 in `svc serve`) naming every such key. */
 export function checkConfigEffects(config: Config): void {
   const bad = refusedKeys(config);
-  if (bad.length > 0) throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });
+  if (bad.length > 0)
+    throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });
 }
 
 /** For tests and docs: the keys these rules cover. */
-export const REFUSED_KEY_RULES: ReadonlyArray<{ key: string; reason: string }> = RULES.map((r) => ({ key: r.key, reason: r.reason }));
+export const REFUSED_KEY_RULES: ReadonlyArray<{ key: string; reason: string }> = RULES.map((r) => ({
+  key: r.key,
+  reason: r.reason,
+}));

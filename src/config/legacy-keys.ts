@@ -6,7 +6,14 @@
  */
 
 /** Legacy compaction levels: files `{uuid}.{level}.parquet` merged level by level after a time-out. */
-const LEVEL_KEYS = ["level1_timeout_sec", "level2_timeout_sec", "level3_timeout_sec", "level1_max_size_mb", "level2_max_size_mb", "level3_max_size_mb"];
+const LEVEL_KEYS = [
+  "level1_timeout_sec",
+  "level2_timeout_sec",
+  "level3_timeout_sec",
+  "level1_max_size_mb",
+  "level2_max_size_mb",
+  "level3_max_size_mb",
+];
 
 const COMPACTION_INSTEAD =
   "belongs to the superseded file model (compaction levels of {uuid}.{level}.parquet files) and is ignored: the lakehouse merges a table's files per partition once they are untouched for storage.lakehouse.compaction.min_age_sec, up to target_file_size_bytes (docs/ARCHITECTURE.md, Maintenance)";
@@ -21,7 +28,8 @@ export interface IgnoredKey {
   reason: string;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Removes legacy keys from `raw` (a parsed config file, changed in place) and returns them with the reason. */
 export function takeLegacyKeys(raw: unknown): IgnoredKey[] {
@@ -47,7 +55,8 @@ export function takeLegacyKeys(raw: unknown): IgnoredKey[] {
     if (Object.keys(top).length === 0) delete raw.compaction;
   }
   const storage = raw.storage;
-  if (isPlainObject(storage) && isPlainObject(storage.lakehouse)) levels(storage.lakehouse.compaction, "storage.lakehouse.compaction");
+  if (isPlainObject(storage) && isPlainObject(storage.lakehouse))
+    levels(storage.lakehouse.compaction, "storage.lakehouse.compaction");
   for (const section of LEGACY_SECTIONS) {
     const s = raw[section];
     if (s === undefined) continue;

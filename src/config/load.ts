@@ -26,14 +26,28 @@ export interface LoadedConfig {
 }
 
 /** SVC_* variables that are not configuration keys (client-side switches, test harness). */
-const NON_CONFIG_ENV = [/^SVC_INSECURE_TLS$/, /^SVC_TEST_/, /^SVC_BENCH_/, /^SVC_TOKEN$/, /^SVC_HOST$/, /^SVC_PASSWORD$/];
+const NON_CONFIG_ENV = [
+  /^SVC_INSECURE_TLS$/,
+  /^SVC_TEST_/,
+  /^SVC_BENCH_/,
+  /^SVC_TOKEN$/,
+  /^SVC_HOST$/,
+  /^SVC_PASSWORD$/,
+];
 
 type Schemaish = TSchema & { properties?: Record<string, TSchema>; type?: string; anyOf?: TSchema[] };
 
 const isObjectSchema = (s: Schemaish): boolean => s.type === "object" && s.properties !== undefined;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
-function mergeInto(schema: Schemaish, target: Record<string, unknown>, source: unknown, path: string, errors: string[]): void {
+function mergeInto(
+  schema: Schemaish,
+  target: Record<string, unknown>,
+  source: unknown,
+  path: string,
+  errors: string[],
+): void {
   if (!isPlainObject(source)) {
     errors.push(`${path || "(root)"}: expected an object`);
     return;
@@ -65,7 +79,9 @@ function normalise(raw: unknown, warnings: string[]): unknown {
     const row = pickOauth2Row(coord.oauth2_providers.filter(isPlainObject));
     if (row && coord.oauth2_provider === undefined) {
       coord.oauth2_provider = row;
-      warnings.push(`coordinator.oauth2_providers is deprecated: migrated "${String(row.name)}" (the first usable enabled row by position, then name) to coordinator.oauth2_provider`);
+      warnings.push(
+        `coordinator.oauth2_providers is deprecated: migrated "${String(row.name)}" (the first usable enabled row by position, then name) to coordinator.oauth2_provider`,
+      );
     } else {
       warnings.push(
         row
@@ -154,13 +170,19 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
     try {
       text = require("node:fs").readFileSync(opts.path, "utf8") as string;
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `cannot read config file ${opts.path}: ${(e as Error).message}`, { cause: e });
+      throw new AppError("CONFIG_INVALID", `cannot read config file ${opts.path}: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
     try {
       // JSONC: the shipped appliance/svc.json explains each section with // and /* */ comments.
       fileJson = Bun.JSONC.parse(text);
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `config file ${opts.path} is not valid JSON (comments allowed): ${(e as Error).message}`, { cause: e });
+      throw new AppError(
+        "CONFIG_INVALID",
+        `config file ${opts.path} is not valid JSON (comments allowed): ${(e as Error).message}`,
+        { cause: e },
+      );
     }
   }
   const ignored = fileJson !== undefined ? takeLegacyKeys(fileJson) : [];

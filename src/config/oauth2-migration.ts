@@ -10,7 +10,9 @@ const filled = (r: Readonly<Row>, k: string) => typeof r[k] === "string" && (r[k
 
 /** The keys a provider row still lacks for the authorization-code flow (empty = complete). */
 export function oauth2MissingKeys(r: Readonly<Row>): string[] {
-  const missing = ["name", "client_id", "auth_url", "token_url", "profile_url", "redirect_url"].filter((k) => !filled(r, k));
+  const missing = ["name", "client_id", "auth_url", "token_url", "profile_url", "redirect_url"].filter(
+    (k) => !filled(r, k),
+  );
   if (r.use_pkce !== true && !filled(r, "client_secret")) missing.push("client_secret (or use_pkce)");
   return missing;
 }
@@ -20,6 +22,8 @@ export const oauth2RowUsable = (r: Readonly<Row>): boolean => r.enable === true 
 /** The row to migrate, or undefined when no enabled row is usable. */
 export function pickOauth2Row(rows: readonly Row[]): Row | undefined {
   const usable = rows.filter(oauth2RowUsable);
-  usable.sort((a, b) => Number(a.position ?? 0) - Number(b.position ?? 0) || String(a.name).localeCompare(String(b.name)));
+  usable.sort(
+    (a, b) => Number(a.position ?? 0) - Number(b.position ?? 0) || String(a.name).localeCompare(String(b.name)),
+  );
   return usable[0];
 }

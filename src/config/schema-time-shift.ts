@@ -4,12 +4,22 @@ import { Type } from "@sinclair/typebox";
  * `ingest.hep.time_shift`: agent timestamps outside the accepted window (docs/ARCHITECTURE.md
  * "Agent clocks outside the accepted window"). Apart from schema.ts, which is at its size limit.
  */
-const int = (def: number, description: string, min: number, max: number) => Type.Integer({ default: def, description, minimum: min, maximum: max });
+const int = (def: number, description: string, min: number, max: number) =>
+  Type.Integer({ default: def, description, minimum: min, maximum: max });
 
 export const HepTimeShiftSchema = Type.Object(
   {
-    enable: Type.Boolean({ default: true, description: "shift out-of-window times per source; false = every such packet gets its arrival time (spacing lost)" }),
-    max_ahead_sec: int(3600, "a shifted time may lie this far past the arrival time (a replay sends a long capture in a moment); beyond, the source's offset is fixed again", 0, 86400),
+    enable: Type.Boolean({
+      default: true,
+      description:
+        "shift out-of-window times per source; false = every such packet gets its arrival time (spacing lost)",
+    }),
+    max_ahead_sec: int(
+      3600,
+      "a shifted time may lie this far past the arrival time (a replay sends a long capture in a moment); beyond, the source's offset is fixed again",
+      0,
+      86400,
+    ),
     reanchor_gap_sec: int(
       300,
       "the source's offset is fixed again when its shifted time falls this far behind the arrival time, or the source sent no out-of-window packet for this long",

@@ -9,10 +9,13 @@ import { HepTimeShiftSchema } from "./schema-time-shift.ts";
  * Over 400 lines: one tree of every key with its description is what `show-config` and the docs
  * are read against; splitting it by module would scatter the defaults an operator compares.
  */
-const obj = <P extends TProperties>(description: string, props: P): TObject<P> => Type.Object(props, { description, additionalProperties: false, default: {} });
-const str = (def: string, description: string, extra: Record<string, unknown> = {}) => Type.String({ default: def, description, ...extra });
+const obj = <P extends TProperties>(description: string, props: P): TObject<P> =>
+  Type.Object(props, { description, additionalProperties: false, default: {} });
+const str = (def: string, description: string, extra: Record<string, unknown> = {}) =>
+  Type.String({ default: def, description, ...extra });
 const secret = (description: string) => Type.String({ default: "", description, secret: true });
-const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ default: def, description, minimum: min, maximum: max });
+const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  Type.Integer({ default: def, description, minimum: min, maximum: max });
 const num = (def: number, description: string, min = 0) => Type.Number({ default: def, description, minimum: min });
 const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 const oneOf = <T extends string>(values: readonly T[], def: T, description: string) =>
@@ -38,7 +41,10 @@ const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
     "memory cap (DuckDB size string) of the engine that runs user SQL (POST /query, the MCP query tool), apart from memory_limit: a query that needs more (string_agg over many rows, a huge sort) fails with 413 instead of growing the process, and searches and flushes keep their memory (docs/OPERATIONS.md, Engine tuning)",
   ),
   sql_threads: int(1, "worker threads of the user-SQL engine", 1, 256),
-  sql_max_temp_directory_size: str("2GB", "disk the user-SQL engine may spill to, in <temp_directory>/sql (DuckDB size string); a query that needs more fails"),
+  sql_max_temp_directory_size: str(
+    "2GB",
+    "disk the user-SQL engine may spill to, in <temp_directory>/sql (DuckDB size string); a query that needs more fails",
+  ),
 });
 
 /** The same keys under node.lakehouse.tuning; one engine per process serves both (docs/OPERATIONS.md "Engine tuning"). */
@@ -109,19 +115,31 @@ export const ConfigSchema = obj("svc configuration", {
     format: oneOf(["auto", "json", "pretty"] as const, "auto", "auto = pretty on a TTY, JSON lines otherwise"),
   }),
   runtime: obj("process-wide settings", {
-    cache_dir: str("", "where the single executable extracts its native DuckDB library; must allow exec; empty = $XDG_CACHE_HOME/svc or ~/.cache/svc"),
+    cache_dir: str(
+      "",
+      "where the single executable extracts its native DuckDB library; must allow exec; empty = $XDG_CACHE_HOME/svc or ~/.cache/svc",
+    ),
   }),
   coordinator: obj("HTTP API, dashboard and auth (docs/API.md)", {
     enable: bool(true, "serve the API and the dashboard"),
     http_server: obj("coordinator HTTP server", {
       listen: str(":8080", "bind address host:port"),
-      reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
+      reuse_port: bool(
+        false,
+        "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
+      ),
       api_prefix: str("", "optional prefix before /api/v4"),
       read_timeout: int(30, "seconds", 1),
       write_timeout: int(30, "seconds", 1),
       max_body_bytes: int(104857600, "request body cap in bytes (PCAP import)", 1024),
-      gamedata_dir: str("./gamedata", "directory served at /gamedata/ (doom1.wad for the Doom widget), relative to the working directory (/var/lib/svc when installed); empty disables the route"),
-      trusted_origins: strList([], "extra origins (scheme://host[:port]) allowed for cookie-authenticated writes (CSRF check); the server's own origin, same scheme, host and port, is always allowed"),
+      gamedata_dir: str(
+        "./gamedata",
+        "directory served at /gamedata/ (doom1.wad for the Doom widget), relative to the working directory (/var/lib/svc when installed); empty disables the route",
+      ),
+      trusted_origins: strList(
+        [],
+        "extra origins (scheme://host[:port]) allowed for cookie-authenticated writes (CSRF check); the server's own origin, same scheme, host and port, is always allowed",
+      ),
     }),
     settings_db_path: str("./data/settings.db", "SQLite settings database (users, dashboards, mappings, tokens)"),
     replicas: int(
@@ -134,25 +152,37 @@ export const ConfigSchema = obj("svc configuration", {
       {
         url: Type.String({
           default: "",
-          description: "postgres://user:password@host:port/database of the shared store (tables svc_auth_* created when absent; 2 connections per process); empty = kept in this process",
+          description:
+            "postgres://user:password@host:port/database of the shared store (tables svc_auth_* created when absent; 2 connections per process); empty = kept in this process",
           secret: true,
         }),
       },
     ),
     jwt: obj("JSON Web Tokens", {
-      secret: secret("HMAC secret, at least 32 bytes (shorter stops the start); empty = 48 random bytes generated once and kept in .svc_jwt_secret beside the settings database"),
+      secret: secret(
+        "HMAC secret, at least 32 bytes (shorter stops the start); empty = 48 random bytes generated once and kept in .svc_jwt_secret beside the settings database",
+      ),
       lifetime_hours: num(24, "token lifetime in hours", 0.01),
     }),
     auth: obj('password login (docs/API.md, Authentication); the string "internal" is accepted too', {
       type: oneOf(["internal", "ldap", "oauth"] as const, "internal", "primary login type"),
       admin_user: str("admin", "bootstrap administrator name"),
-      admin_password_hash: secret("64-char hex SHA-256 of the bootstrap admin password; empty = random password logged once"),
+      admin_password_hash: secret(
+        "64-char hex SHA-256 of the bootstrap admin password; empty = random password logged once",
+      ),
       internal_position: int(0, "order of internal login in the provider list"),
-      fallback_auth_type: oneOf(["none", "internal", "ldap"] as const, "none", "tried once when the first attempt fails"),
+      fallback_auth_type: oneOf(
+        ["none", "internal", "ldap"] as const,
+        "none",
+        "tried once when the first attempt fails",
+      ),
       disable_password_login: bool(false, "hide internal/LDAP and answer 403 on POST /auth/sessions"),
       max_failed_logins: int(5, "failed logins per user+IP before slowing down", 1),
       lockout_sec: int(30, "delay window after too many failed logins", 0),
-      require_first_password_change: bool(true, "the dashboard asks the administrator to change the bootstrap's generated password at first login; false = the dialog has a Later button"),
+      require_first_password_change: bool(
+        true,
+        "the dashboard asks the administrator to change the bootstrap's generated password at first login; false = the dialog has a Later button",
+      ),
     }),
     ldap,
     oauth2_provider: oauth2Provider,
@@ -161,13 +191,16 @@ export const ConfigSchema = obj("svc configuration", {
       auth_token_header: str("Auth-Token", "header carrying a raw API token"),
     }),
     query_timeout_sec: int(30, "search and SQL time-out in seconds", 1),
-    query: obj("results of user SQL (POST /query, /statistics/query, svc search --sql), searches, the call view, QoS and exports", {
-      max_result_bytes: int(
-        33554432,
-        "largest result in bytes of JSON rows (for the call view: of all its statements together); rows are streamed from DuckDB and a larger result is refused with 413 PAYLOAD_TOO_LARGE naming how to narrow it (a 300 MB result otherwise cost the process 1.4 GB at its peak and kept 0.6 GB). Rows are capped separately (limit ≤ 50000)",
-        1024,
-      ),
-    }),
+    query: obj(
+      "results of user SQL (POST /query, /statistics/query, svc search --sql), searches, the call view, QoS and exports",
+      {
+        max_result_bytes: int(
+          33554432,
+          "largest result in bytes of JSON rows (for the call view: of all its statements together); rows are streamed from DuckDB and a larger result is refused with 413 PAYLOAD_TOO_LARGE naming how to narrow it (a 300 MB result otherwise cost the process 1.4 GB at its peak and kept 0.6 GB). Rows are capped separately (limit ≤ 50000)",
+          1024,
+        ),
+      },
+    ),
     imports: obj("PCAP import (POST /imports/pcap); the upload itself is capped by http_server.max_body_bytes", {
       max_records: int(
         2000000,
@@ -199,18 +232,40 @@ export const ConfigSchema = obj("svc configuration", {
         Type.String({ minLength: 1, description: "base URL of a node port, http://host:port" }),
         Type.Object(
           {
-            name: Type.Optional(Type.String({ minLength: 1, description: "name in meta.nodes and logs; default: the URL's host:port" })),
-            url: Type.String({ minLength: 1, description: "base URL of the node port (node.http_server.listen), http:// or https://" }),
-            token: Type.Optional(Type.String({ description: "the node's node.http_server.token, sent as Authorization: Bearer", secret: true })),
-            ca: Type.Optional(Type.String({ description: "PEM file of the CA that signed the node's certificate (node.http_server.cert); verifies an https:// node instead of the system's CAs" })),
+            name: Type.Optional(
+              Type.String({ minLength: 1, description: "name in meta.nodes and logs; default: the URL's host:port" }),
+            ),
+            url: Type.String({
+              minLength: 1,
+              description: "base URL of the node port (node.http_server.listen), http:// or https://",
+            }),
+            token: Type.Optional(
+              Type.String({
+                description: "the node's node.http_server.token, sent as Authorization: Bearer",
+                secret: true,
+              }),
+            ),
+            ca: Type.Optional(
+              Type.String({
+                description:
+                  "PEM file of the CA that signed the node's certificate (node.http_server.cert); verifies an https:// node instead of the system's CAs",
+              }),
+            ),
             cert: Type.Optional(
               Type.String({
                 description:
                   'PEM file of the client certificate presented to an https:// node whose node.http_server.cacert requires one (mutual TLS); with key (docs/ARCHITECTURE.md, "Node authentication")',
               }),
             ),
-            key: Type.Optional(Type.String({ description: "PEM file of the client certificate's private key (unencrypted); with cert" })),
-            timeout_ms: Type.Optional(Type.Integer({ minimum: 1, description: "this node's time-out in ms; default coordinator.node_timeout_ms" })),
+            key: Type.Optional(
+              Type.String({ description: "PEM file of the client certificate's private key (unencrypted); with cert" }),
+            ),
+            timeout_ms: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                description: "this node's time-out in ms; default coordinator.node_timeout_ms",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -221,14 +276,29 @@ export const ConfigSchema = obj("svc configuration", {
           'nodes this coordinator searches besides its own lake (docs/ARCHITECTURE.md, "Coordinator over several nodes"): URLs or {name, url, token, ca, cert, key, timeout_ms}; the live stream fans in from them too. coordinator.hep_stream.nodes is folded in',
       },
     ),
-    node_timeout_ms: int(10000, "time in ms one node has to answer a fanned-out search (within coordinator.query_timeout_sec for the whole request)", 1),
+    node_timeout_ms: int(
+      10000,
+      "time in ms one node has to answer a fanned-out search (within coordinator.query_timeout_sec for the whole request)",
+      1,
+    ),
     enrollment: obj('edges that announce themselves to be searched (docs/DEPLOY.md, "Finding the edges")', {
-      enable: bool(false, "accept POST /api/v4/cluster/enroll from edges presenting the enrolment token; enrolled edges are searched beside coordinator.nodes"),
+      enable: bool(
+        false,
+        "accept POST /api/v4/cluster/enroll from edges presenting the enrolment token; enrolled edges are searched beside coordinator.nodes",
+      ),
       token: secret(
         "the enrolment token edges present (node.enroll.token), compared in constant time; empty = generated once and kept in .svc_enroll_token beside the settings database (mode 0600, read it there: it is never logged)",
       ),
-      approval: bool(false, "an enrolled edge stays pending (not searched) until an administrator approves it (POST /api/v4/admin/edges/{name}/approve)"),
-      max_nodes: int(256, "enrolled edges at most; an announcement of a new edge beyond it is refused with 409", 1, 100000),
+      approval: bool(
+        false,
+        "an enrolled edge stays pending (not searched) until an administrator approves it (POST /api/v4/admin/edges/{name}/approve)",
+      ),
+      max_nodes: int(
+        256,
+        "enrolled edges at most; an announcement of a new edge beyond it is refused with 409",
+        1,
+        100000,
+      ),
     }),
     widgets: obj("dashboard widgets", {
       control: obj("widget switches", { games: bool(true, "game widgets, relays and default game dashboards") }),
@@ -244,19 +314,34 @@ export const ConfigSchema = obj("svc configuration", {
         "127.0.0.1:8081",
         'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator, and across an untrusted network set cert and key (cacert for client certificates)',
       ),
-      reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
+      reuse_port: bool(
+        false,
+        "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
+      ),
       token: secret(
         'Bearer token a coordinator sends to POST /api/v1/search; empty = none on loopback, else generated once, kept in .svc_node_token beside the settings database and printed at first start (docs/ARCHITECTURE.md, "Node authentication")',
       ),
-      open_metadata: bool(true, "/api/v1/metadata/* answer without the token, as the spec has them (docs/ARCHITECTURE.md, Node authentication); false = they need it too"),
-      cert: str("", 'TLS certificate path (PEM); with key the node port serves HTTPS and its /stream is wss (docs/ARCHITECTURE.md, "Node authentication"); the node token still applies'),
+      open_metadata: bool(
+        true,
+        "/api/v1/metadata/* answer without the token, as the spec has them (docs/ARCHITECTURE.md, Node authentication); false = they need it too",
+      ),
+      cert: str(
+        "",
+        'TLS certificate path (PEM); with key the node port serves HTTPS and its /stream is wss (docs/ARCHITECTURE.md, "Node authentication"); the node token still applies',
+      ),
       key: str("", "TLS key path (PEM, unencrypted)"),
-      cacert: str("", "CA bundle enforcing client certificates: a connection without a certificate this CA signed is refused at the handshake (mutual TLS); needs cert and key"),
+      cacert: str(
+        "",
+        "CA bundle enforcing client certificates: a connection without a certificate this CA signed is refused at the handshake (mutual TLS); needs cert and key",
+      ),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
     enroll: obj('announce this node to a coordinator, which then searches it (docs/DEPLOY.md, "Finding the edges")', {
       enable: bool(false, "announce at start and every interval_sec; needs url and token, and a lake (the node port)"),
-      url: str("", "the coordinator's API base, http(s)://host:port of its coordinator.http_server.listen (with its coordinator.http_server.api_prefix, if any)"),
+      url: str(
+        "",
+        "the coordinator's API base, http(s)://host:port of its coordinator.http_server.listen (with its coordinator.http_server.api_prefix, if any)",
+      ),
       token: secret("the coordinator's enrolment token (coordinator.enrollment.token), sent as Authorization: Bearer"),
       name: str("", "this edge's name in the coordinator's meta.nodes and admin list; empty = the host name"),
       node_url: str(
@@ -264,7 +349,12 @@ export const ConfigSchema = obj("svc configuration", {
         "the URL the coordinator reaches this node port at, http(s)://host:port; empty = the address node.http_server.listen is bound to (a wildcard listen such as :8081 needs node_url)",
       ),
       ca: str("", "PEM file of the CA that signed the coordinator's certificate (https url); empty = the system's CAs"),
-      interval_sec: int(60, "seconds between announcements: a changed node_url or address reaches the coordinator within this time", 1, 86400),
+      interval_sec: int(
+        60,
+        "seconds between announcements: a changed node_url or address reaches the coordinator within this time",
+        1,
+        86400,
+      ),
     }),
   }),
   ingest: obj("capture ingest", {
@@ -317,11 +407,14 @@ export const ConfigSchema = obj("svc configuration", {
         ),
         known_address_ttl_sec: int(86400, "seconds an address stays known after its last valid HEP frame", 1),
       }),
-      tls: obj("HEP over TLS; on only when cert and key are set; connection limits, time-outs and known addresses come from ingest.hep.tcp", {
-        listen: str(":9061", "bind address"),
-        cert: str("", "PEM certificate path"),
-        key: str("", "PEM key path"),
-      }),
+      tls: obj(
+        "HEP over TLS; on only when cert and key are set; connection limits, time-outs and known addresses come from ingest.hep.tcp",
+        {
+          listen: str(":9061", "bind address"),
+          cert: str("", "PEM certificate path"),
+          key: str("", "PEM key path"),
+        },
+      ),
       http: obj("HEP over HTTP POST on the node port (/api/v1/hep)", { enable: bool(true, "accept HEP over HTTP") }),
       threads: Type.Union([Type.Literal("auto"), Type.Integer({ minimum: 0, maximum: 64 })], {
         default: "auto",
@@ -335,41 +428,83 @@ export const ConfigSchema = obj("svc configuration", {
         19,
       ),
       auth_key: secret("when set, HEP packets must carry this auth key (chunk 0x0e); others are dropped and counted"),
-      max_clock_skew_sec: int(86400, "agent timestamps later than now+this are outside the accepted window (see time_shift)", 0),
+      max_clock_skew_sec: int(
+        86400,
+        "agent timestamps later than now+this are outside the accepted window (see time_shift)",
+        0,
+      ),
       max_age_days: int(3650, "agent timestamps older than this are outside the accepted window (see time_shift)", 1),
       time_shift: HepTimeShiftSchema,
     }),
-    forward: obj('store-and-forward relay of every accepted HEP packet to a central svc (docs/DEPLOY.md "N edges and a central writer")', {
-      enable: bool(false, "log every accepted HEP packet durably in <state>/forward/ (beside catalog_path) and send it to url; needs url"),
-      url: str("", "the central node's base URL (its node.http_server.listen), e.g. https://central:8081; batches go to POST <url>/api/v1/forward"),
-      token: secret("the central's node.http_server.token, sent as Authorization: Bearer"),
-      ca: str("", "PEM file of the CA that signed the central's certificate (https url); empty = the system's CAs"),
-      cert: str(
-        "",
-        'PEM file of this edge\'s client certificate, for a central whose node port requires one (node.http_server.cacert, mutual TLS); with key (docs/DEPLOY.md "N edges and a central writer")',
-      ),
-      key: str("", "PEM file of the client certificate's private key"),
-      max_backlog_bytes: int(
-        1073741824,
-        "bytes of not yet acknowledged packets kept on disk; above it the oldest segment is deleted and its packets counted in svc_forward_dropped_packets_total (the edge keeps its own rows)",
-        1048576,
-      ),
-      segment_bytes: int(16777216, "bytes per forward-log segment file; the cap drops whole segments, so keep it a small share of max_backlog_bytes", 65536),
-      batch_packets: int(5000, "packets per POST at most", 1, 1_000_000),
-      batch_bytes: int(4194304, "uncompressed bytes per POST at most (a packet larger than this goes alone)", 65536, 67108864),
-      timeout_sec: num(30, "seconds one POST may take before it counts as failed and is retried", 1),
-      lag_warn_sec: num(60, "seconds of lag (age of the oldest unacknowledged packet) from which /health reports forward as lagging (warn)", 1),
-      hep: bool(true, 'forward the accepted HEP packets; false: no HEP forward log (<state>/forward/*.seg) and no HEP batches (docs/DEPLOY.md "Forward log")'),
-      line_protocol: bool(true, "forward the accepted line-protocol requests (ingest.line_protocol); false: no log in <state>/forward/line_protocol/, nothing sent"),
-      otlp: bool(true, "forward the accepted OTLP requests (ingest.otlp); false: no log in <state>/forward/otlp/, nothing sent"),
-    }),
-    mirror: obj('lossy live copy of every accepted HEP packet to other HEP collectors, as heplify does with several servers (docs/DEPLOY.md "Live mirror")', {
-      destinations: strList(
-        [],
-        "udp://host:port or tcp://host:port; packets are copied as they are handed over (every 100 ms), never queued beyond queue_bytes, drops counted in svc_mirror_dropped_total",
-      ),
-      queue_bytes: int(4194304, "bytes waiting per TCP destination (not yet written to the socket); beyond it packets are dropped", 65536),
-    }),
+    forward: obj(
+      'store-and-forward relay of every accepted HEP packet to a central svc (docs/DEPLOY.md "N edges and a central writer")',
+      {
+        enable: bool(
+          false,
+          "log every accepted HEP packet durably in <state>/forward/ (beside catalog_path) and send it to url; needs url",
+        ),
+        url: str(
+          "",
+          "the central node's base URL (its node.http_server.listen), e.g. https://central:8081; batches go to POST <url>/api/v1/forward",
+        ),
+        token: secret("the central's node.http_server.token, sent as Authorization: Bearer"),
+        ca: str("", "PEM file of the CA that signed the central's certificate (https url); empty = the system's CAs"),
+        cert: str(
+          "",
+          'PEM file of this edge\'s client certificate, for a central whose node port requires one (node.http_server.cacert, mutual TLS); with key (docs/DEPLOY.md "N edges and a central writer")',
+        ),
+        key: str("", "PEM file of the client certificate's private key"),
+        max_backlog_bytes: int(
+          1073741824,
+          "bytes of not yet acknowledged packets kept on disk; above it the oldest segment is deleted and its packets counted in svc_forward_dropped_packets_total (the edge keeps its own rows)",
+          1048576,
+        ),
+        segment_bytes: int(
+          16777216,
+          "bytes per forward-log segment file; the cap drops whole segments, so keep it a small share of max_backlog_bytes",
+          65536,
+        ),
+        batch_packets: int(5000, "packets per POST at most", 1, 1_000_000),
+        batch_bytes: int(
+          4194304,
+          "uncompressed bytes per POST at most (a packet larger than this goes alone)",
+          65536,
+          67108864,
+        ),
+        timeout_sec: num(30, "seconds one POST may take before it counts as failed and is retried", 1),
+        lag_warn_sec: num(
+          60,
+          "seconds of lag (age of the oldest unacknowledged packet) from which /health reports forward as lagging (warn)",
+          1,
+        ),
+        hep: bool(
+          true,
+          'forward the accepted HEP packets; false: no HEP forward log (<state>/forward/*.seg) and no HEP batches (docs/DEPLOY.md "Forward log")',
+        ),
+        line_protocol: bool(
+          true,
+          "forward the accepted line-protocol requests (ingest.line_protocol); false: no log in <state>/forward/line_protocol/, nothing sent",
+        ),
+        otlp: bool(
+          true,
+          "forward the accepted OTLP requests (ingest.otlp); false: no log in <state>/forward/otlp/, nothing sent",
+        ),
+      },
+    ),
+    mirror: obj(
+      'lossy live copy of every accepted HEP packet to other HEP collectors, as heplify does with several servers (docs/DEPLOY.md "Live mirror")',
+      {
+        destinations: strList(
+          [],
+          "udp://host:port or tcp://host:port; packets are copied as they are handed over (every 100 ms), never queued beyond queue_bytes, drops counted in svc_mirror_dropped_total",
+        ),
+        queue_bytes: int(
+          4194304,
+          "bytes waiting per TCP destination (not yet written to the socket); beyond it packets are dropped",
+          65536,
+        ),
+      },
+    ),
     sip: obj("SIP field extraction", {
       custom_headers: strList([], "exact header names stored in data_extra.custom_headers"),
       correlation_headers: strList(["X-CID"], "headers whose value becomes the correlation id `cid`"),
@@ -398,32 +533,47 @@ export const ConfigSchema = obj("svc configuration", {
       key: str("", "TLS key path"),
       cacert: str("", "CA bundle enforcing client certificates"),
     }),
-    otlp: obj("OpenTelemetry (OTLP) receiver: traces, metrics and logs into otlp_traces, otlp_metrics, otlp_logs (docs/OTLP.md)", {
-      enable: bool(false, "master switch; when false both ports stay free. Needs storage.lakehouse.enable"),
-      http: obj("OTLP/HTTP (protobuf and JSON on /v1/traces, /v1/metrics, /v1/logs)", { listen: str(":4318", "bind address; empty = no OTLP/HTTP") }),
-      grpc: obj("OTLP/gRPC (the collector services' Export methods)", { listen: str(":4317", "bind address; empty = no OTLP/gRPC") }),
-      max_body_bytes: int(8388608, "request cap in bytes (HTTP body after gzip inflation, gRPC message); over it → 413 / RESOURCE_EXHAUSTED", 1024),
-      max_inflight_bytes: int(
-        16777216,
-        'bytes of OTLP requests (compressed and inflated) read and decoded at once, HTTP and gRPC together; a request that does not fit beside the others is refused with 429 + Retry-After / RESOURCE_EXHAUSTED and the exporter retries. Decoding multiplies a body in memory, so this bounds the receiver\'s memory (docs/OTLP.md "Limits"); a lone request is always admitted',
-        1024,
-      ),
-      max_attributes: int(
-        128,
-        "attributes kept per item (resource, scope, span, span event, link, log record, data point, exemplar) like OpenTelemetry's attribute count limit; the rest are dropped, counted in dropped_attributes_count, svc_otlp_attributes_dropped_total and the partial success message",
-        1,
-      ),
-      read_timeout_sec: int(30, "OTLP/HTTP idle time-out in seconds", 1),
-      cert: str("", "TLS certificate path (both transports); with key"),
-      key: str("", "TLS key path"),
-      cacert: str("", "CA bundle enforcing client certificates"),
-    }),
+    otlp: obj(
+      "OpenTelemetry (OTLP) receiver: traces, metrics and logs into otlp_traces, otlp_metrics, otlp_logs (docs/OTLP.md)",
+      {
+        enable: bool(false, "master switch; when false both ports stay free. Needs storage.lakehouse.enable"),
+        http: obj("OTLP/HTTP (protobuf and JSON on /v1/traces, /v1/metrics, /v1/logs)", {
+          listen: str(":4318", "bind address; empty = no OTLP/HTTP"),
+        }),
+        grpc: obj("OTLP/gRPC (the collector services' Export methods)", {
+          listen: str(":4317", "bind address; empty = no OTLP/gRPC"),
+        }),
+        max_body_bytes: int(
+          8388608,
+          "request cap in bytes (HTTP body after gzip inflation, gRPC message); over it → 413 / RESOURCE_EXHAUSTED",
+          1024,
+        ),
+        max_inflight_bytes: int(
+          16777216,
+          'bytes of OTLP requests (compressed and inflated) read and decoded at once, HTTP and gRPC together; a request that does not fit beside the others is refused with 429 + Retry-After / RESOURCE_EXHAUSTED and the exporter retries. Decoding multiplies a body in memory, so this bounds the receiver\'s memory (docs/OTLP.md "Limits"); a lone request is always admitted',
+          1024,
+        ),
+        max_attributes: int(
+          128,
+          "attributes kept per item (resource, scope, span, span event, link, log record, data point, exemplar) like OpenTelemetry's attribute count limit; the rest are dropped, counted in dropped_attributes_count, svc_otlp_attributes_dropped_total and the partial success message",
+          1,
+        ),
+        read_timeout_sec: int(30, "OTLP/HTTP idle time-out in seconds", 1),
+        cert: str("", "TLS certificate path (both transports); with key"),
+        key: str("", "TLS key path"),
+        cacert: str("", "CA bundle enforcing client certificates"),
+      },
+    ),
     hep_stream: obj("node live-event ring (docs/STREAM.md)", {
       enable: bool(
         false,
         'keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, "What the ring costs")',
       ),
-      buffer_size: int(10000, "ring capacity (events); the ring keeps the captured bytes of its events (about the packet size each)", 1),
+      buffer_size: int(
+        10000,
+        "ring capacity (events); the ring keeps the captured bytes of its events (about the packet size each)",
+        1,
+      ),
       max_subscribers: int(
         32,
         "subscribers at most (count) of this process's broker, node /stream and coordinator clients together (or of the coordinator's fan-in without HEP ingest); at the cap others are refused with close code 1013, an administrator takes the oldest anonymous subscriber's slot instead (docs/STREAM.md, \"Subscriber slots\")",
@@ -434,7 +584,11 @@ export const ConfigSchema = obj("svc configuration", {
         'subscribers at most (count) of anonymous node /stream clients from one remote address; each coordinator client fanning in takes one slot of the coordinator\'s address, so raise it on a node listed in coordinator.hep_stream.nodes (docs/STREAM.md, "Subscriber slots")',
         1,
       ),
-      max_subscribers_per_user: int(8, 'subscribers at most (count) of one authenticated user of /api/v4/stream/hep, administrators included (docs/STREAM.md, "Subscriber slots")', 1),
+      max_subscribers_per_user: int(
+        8,
+        'subscribers at most (count) of one authenticated user of /api/v4/stream/hep, administrators included (docs/STREAM.md, "Subscriber slots")',
+        1,
+      ),
       per_sub_queue_len: int(256, "backpressure bound per subscriber", 1),
       rate_per_sub_pps: int(500, "events per second per subscriber; 0 = unlimited", 0),
     }),
@@ -455,7 +609,10 @@ export const ConfigSchema = obj("svc configuration", {
         "",
         "directory of this process's spool, temporary files and locks; empty = the directory of catalog_path (sqlite) or ./data/state (postgres). Each writer of a shared postgres catalog needs its own",
       ),
-      data_path: str("./data/lake/", "Parquet location: a local directory, s3://<bucket>/<prefix>/ or az://<container>/<prefix>/ (docs/STORAGE.md)"),
+      data_path: str(
+        "./data/lake/",
+        "Parquet location: a local directory, s3://<bucket>/<prefix>/ or az://<container>/<prefix>/ (docs/STORAGE.md)",
+      ),
       batch_size: int(10000, "rows buffered per table before a Parquet file is written", 1),
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
       row_group_rows: int(16384, "rows per Parquet row group", 1024),
@@ -464,7 +621,11 @@ export const ConfigSchema = obj("svc configuration", {
         "parquet",
         'how sealed rows wait for their flush: parquet (each seal already a Parquet row group, the flush joins them without DuckDB; docs/STORAGE.md "Parquet written by svc") or csv (the earlier spool: DuckDB parses the rows again at the flush, about a third more CPU per message)',
       ),
-      max_buffered_rows: int(200000, "rows accepted but not yet in Parquet, all tables; above it new rows are dropped and counted (bounded memory)", 1000),
+      max_buffered_rows: int(
+        200000,
+        "rows accepted but not yet in Parquet, all tables; above it new rows are dropped and counted (bounded memory)",
+        1000,
+      ),
       min_free_bytes: int(
         1073741824,
         "bytes; /health warns when the file system of data_path or of the catalog (and spool) has less free space than this: flushes start failing when the disk is full",
@@ -479,13 +640,19 @@ export const ConfigSchema = obj("svc configuration", {
         region: str("", "region; empty = AWS_REGION, AWS_DEFAULT_REGION, else us-east-1"),
         access_key_id: str("", "access key; empty = AWS_ACCESS_KEY_ID from the environment"),
         secret_access_key: secret("secret key; empty = AWS_SECRET_ACCESS_KEY from the environment"),
-        endpoint: str("", "full URL with scheme of an S3-compatible server (MinIO, Ceph, R2); empty = AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS"),
+        endpoint: str(
+          "",
+          "full URL with scheme of an S3-compatible server (MinIO, Ceph, R2); empty = AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS",
+        ),
       }),
       azure: obj("Azure Blob container of an az:// data_path (docs/STORAGE.md)", {
         account_name: str("", "storage account (with account_key)"),
         account_key: secret("account key (base64)"),
         connection_string: secret("connection string; wins over account_name and account_key"),
-        endpoint: str("", "blob endpoint, a full URL with scheme (emulators); empty = https://<account>.blob.core.windows.net"),
+        endpoint: str(
+          "",
+          "blob endpoint, a full URL with scheme (emulators); empty = https://<account>.blob.core.windows.net",
+        ),
       }),
       store_timeout_sec: int(
         30,
@@ -536,9 +703,21 @@ export const ConfigSchema = obj("svc configuration", {
           "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped). Also a fifth of memory_limit is the cap: this default is capped to it, a value set above it is refused at start",
           1,
         ),
-        min_age_sec: int(300, "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long", 0),
-        max_file_size_bytes: int(67108864, "default merge: files from this size on are not merged again, and merged files grow up to it", 1),
-        max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),
+        min_age_sec: int(
+          300,
+          "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long",
+          0,
+        ),
+        max_file_size_bytes: int(
+          67108864,
+          "default merge: files from this size on are not merged again, and merged files grow up to it",
+          1,
+        ),
+        max_compacted_files: int(
+          32,
+          "default merge: output files per table per cycle (merges are capped at 32 as well)",
+          1,
+        ),
         memory_limit: str(
           "224MB",
           "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. One merge holds at most 8 x (memory_limit - 128MB) uncompressed bytes (768 MB at the default, about 90 MB of HEP Parquet; rows wider than 1 KB count eight times); a merge that still runs out of memory is written in smaller pieces and the table's merges stay smaller for a while; files with row groups above a fifth of it are not merged, whatever max_row_group_bytes says (docs/ARCHITECTURE.md, Compaction memory). At least 192MB",
@@ -547,8 +726,16 @@ export const ConfigSchema = obj("svc configuration", {
       retention: obj("retention", {
         days: int(14, "delete data older than this many days; 0 keeps everything", 0),
       }),
-      snapshot_retention_sec: int(86400, "time travel window: older snapshots are expired and the files only they saw are deleted", 0),
-      backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>, by svc catalog backup and the start-up repair); older ones are deleted after each backup; 0 deletes none", 0),
+      snapshot_retention_sec: int(
+        86400,
+        "time travel window: older snapshots are expired and the files only they saw are deleted",
+        0,
+      ),
+      backups_kept: int(
+        3,
+        "catalog backups kept (<catalog>.bak-<timestamp>, by svc catalog backup and the start-up repair); older ones are deleted after each backup; 0 deletes none",
+        0,
+      ),
     }),
   }),
   mcp: McpConfigSchema,

@@ -2,7 +2,12 @@ import type { TSchema } from "@sinclair/typebox";
 import { redactUrl } from "../core/index.ts";
 import { ConfigSchema, type Config } from "./schema.ts";
 
-type Schemaish = TSchema & { properties?: Record<string, TSchema>; secret?: boolean; items?: TSchema; anyOf?: TSchema[] };
+type Schemaish = TSchema & {
+  properties?: Record<string, TSchema>;
+  secret?: boolean;
+  items?: TSchema;
+  anyOf?: TSchema[];
+};
 
 /** The config with every `secret: true` value replaced by "***" when set (empty stays empty). */
 export function maskSecrets(config: Config): Record<string, unknown> {

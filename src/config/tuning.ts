@@ -10,7 +10,11 @@ import type { Config } from "./schema.ts";
  * thread keeps the live stream in arrival order). With the CSV spool DuckDB's flush needs about
  * as much CPU as the threads, so half the cores receive and parse.
  */
-export function hepThreadCount(setting: number | "auto", cores = availableParallelism(), spool: "csv" | "parquet" = "parquet"): number {
+export function hepThreadCount(
+  setting: number | "auto",
+  cores = availableParallelism(),
+  spool: "csv" | "parquet" = "parquet",
+): number {
   if (setting !== "auto") return setting;
   const threads = spool === "csv" || cores <= 2 ? Math.floor(cores / 2) : cores - Math.ceil(cores / 4);
   return Math.min(16, Math.max(1, threads));
@@ -62,13 +66,17 @@ export function engineTuning(config: Pick<Config, "storage" | "node" | "ingest">
 export function tuningConflicts(config: Pick<Config, "storage" | "node" | "ingest">): string[] {
   const storage = config.storage.lakehouse.tuning;
   const node = config.node.lakehouse.tuning;
-  return KEYS.filter((k) => nodeSets(node, k) && isSet(config, `storage.lakehouse.tuning.${k}`) && storage[k] !== node[k]).map(
+  return KEYS.filter(
+    (k) => nodeSets(node, k) && isSet(config, `storage.lakehouse.tuning.${k}`) && storage[k] !== node[k],
+  ).map(
     (k) =>
       `node.lakehouse.tuning.${k}: ${JSON.stringify(node[k])} differs from storage.lakehouse.tuning.${k} ${JSON.stringify(storage[k])}; this build runs one DuckDB engine for the writer and the node's queries, so set it in one place`,
   );
 }
 
 /** The lakehouse keys with the engine's tuning resolved: what the Lake takes. */
-export function lakeConfig(config: Pick<Config, "storage" | "node" | "ingest">): Omit<Config["storage"]["lakehouse"], "tuning"> & { tuning: EngineTuning } {
+export function lakeConfig(
+  config: Pick<Config, "storage" | "node" | "ingest">,
+): Omit<Config["storage"]["lakehouse"], "tuning"> & { tuning: EngineTuning } {
   return { ...config.storage.lakehouse, tuning: engineTuning(config) };
 }

@@ -36,7 +36,9 @@ export class ColumnBatch implements RowWriter {
     this.columns = def.columns.map((c) => new Column(c, c.type === "varchar" ? rowsHint * 16 : rowsHint * 8, rowsHint));
     const byName = new Map(this.columns.map((c) => [c.def.name, c]));
     this.fields = csvColumns(def).map((c) => byName.get(c.name)!);
-    this.dates = this.columns.filter((c) => c.def.derived?.startsWith("date_of:")).map((date) => ({ date, from: byName.get(date.def.derived!.slice(8))! }));
+    this.dates = this.columns
+      .filter((c) => c.def.derived?.startsWith("date_of:"))
+      .map((date) => ({ date, from: byName.get(date.def.derived!.slice(8))! }));
     this.timeColumn = byName.get(def.timeColumn);
   }
 
@@ -165,7 +167,8 @@ export class ColumnBatch implements RowWriter {
    * way whatever the spool's format.
    */
   end(): boolean {
-    if (this.field !== this.fields.length) throw new Error(`row has ${this.field} fields, table has ${this.fields.length} written columns`);
+    if (this.field !== this.fields.length)
+      throw new Error(`row has ${this.field} fields, table has ${this.fields.length} written columns`);
     let bytes = 0;
     for (let i = 0; i < this.field; i++) bytes += this.fields[i]!.len - this.fields[i]!.rowLen;
     if (bytes > SPOOL_MAX_LINE_BYTES) {
@@ -207,8 +210,15 @@ export class ColumnBatch implements RowWriter {
    * The rows as a Parquet file of one row group (the parts to write in order) with `fieldIds` by
    * column name when given; the batch can be reset afterwards.
    */
-  encode(fieldIds?: ReadonlyMap<string, number>, level = 1): { parts: Uint8Array[]; length: number; rowGroup: RowGroupMeta } {
-    const cols: ParquetColumn[] = this.columns.map((c) => ({ name: c.def.name, type: c.def.type, ...(fieldIds?.has(c.def.name) ? { fieldId: fieldIds.get(c.def.name)! } : {}) }));
+  encode(
+    fieldIds?: ReadonlyMap<string, number>,
+    level = 1,
+  ): { parts: Uint8Array[]; length: number; rowGroup: RowGroupMeta } {
+    const cols: ParquetColumn[] = this.columns.map((c) => ({
+      name: c.def.name,
+      type: c.def.type,
+      ...(fieldIds?.has(c.def.name) ? { fieldId: fieldIds.get(c.def.name)! } : {}),
+    }));
     return encodeParquet(
       cols,
       this.columns.map((c) => c.data(this.rows)),

@@ -119,7 +119,13 @@ export class Column implements ByteSink {
       min = new Uint8Array([values.includes(0) ? 0 : 1]);
       max = new Uint8Array([values.includes(1) ? 1 : 0]);
     }
-    return { values, defined: this.nulls > 0 ? this.defined.subarray(0, rows) : undefined, nullCount: this.nulls, min, max };
+    return {
+      values,
+      defined: this.nulls > 0 ? this.defined.subarray(0, rows) : undefined,
+      nullCount: this.nulls,
+      min,
+      max,
+    };
   }
 
   reset(): void {

@@ -10,12 +10,42 @@ function field(b: CsvBatch): string {
   return new TextDecoder().decode(v.subarray(1, v.length - 2));
 }
 
-const tricky = ["", "plain", 'say "hi"', "back\\slash", "ctl \u0001\u0002\u001f\b\f\n\r\t", "del \u007f", "Zoë ☎ 🎧", "lone \ud800 high", "lone \udc00 low", 'mixed ü then "q" and \u0001'];
+const tricky = [
+  "",
+  "plain",
+  'say "hi"',
+  "back\\slash",
+  "ctl \u0001\u0002\u001f\b\f\n\r\t",
+  "del \u007f",
+  "Zoë ☎ 🎧",
+  "lone \ud800 high",
+  "lone \udc00 low",
+  'mixed ü then "q" and \u0001',
+];
 
 describe("CsvBatch.jsonObject", () => {
   test("writes exactly JSON.stringify's text, for every kind of member", () => {
     for (const s of tricky) {
-      const kv = ["a", s, "n", 42, "f", -1.5, "big", 2 ** 53 + 2, "neg", -7, "nan", Number.NaN, "t", true, "skip", undefined, "map", { [s || "k"]: s, "x-y": "z" }];
+      const kv = [
+        "a",
+        s,
+        "n",
+        42,
+        "f",
+        -1.5,
+        "big",
+        2 ** 53 + 2,
+        "neg",
+        -7,
+        "nan",
+        Number.NaN,
+        "t",
+        true,
+        "skip",
+        undefined,
+        "map",
+        { [s || "k"]: s, "x-y": "z" },
+      ];
       const obj: Record<string, unknown> = {};
       for (let i = 0; i < kv.length; i += 2) if (kv[i + 1] !== undefined) obj[kv[i] as string] = kv[i + 1];
       const b = new CsvBatch(1, 64);

@@ -44,7 +44,11 @@ const v6Texts: (string | undefined)[] = new Array<string | undefined>(1 << V6_BI
 export function formatIpv6(bytes: Uint8Array, offset = 0): string {
   let hash = 0;
   for (let i = 0; i < 16; i += 4) {
-    const word = (bytes[offset + i]! << 24) | (bytes[offset + i + 1]! << 16) | (bytes[offset + i + 2]! << 8) | bytes[offset + i + 3]!;
+    const word =
+      (bytes[offset + i]! << 24) |
+      (bytes[offset + i + 1]! << 16) |
+      (bytes[offset + i + 2]! << 8) |
+      bytes[offset + i + 3]!;
     hash = Math.imul(hash ^ word, 0x9e3779b1);
   }
   const slot = hash >>> (32 - V6_BITS);
@@ -166,7 +170,8 @@ export function parseIpAddress(text: string): ParsedIp | null {
   return v6 ? { family: 6, bytes: v6 } : null;
 }
 
-const isV4Mapped = (b: Uint8Array) => b.length === 16 && b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
+const isV4Mapped = (b: Uint8Array) =>
+  b.length === 16 && b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
 
 /**
  * 4 bytes for IPv4 and IPv4-mapped IPv6, 16 for IPv6, undefined for other text (brackets too: an

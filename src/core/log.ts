@@ -114,9 +114,19 @@ export const log = createLogger();
  * A logger whose lines go elsewhere to be written, e.g. from a worker thread to the main thread's
  * logger (one sink, one format): the same level filter and fields as createLogger, handed to `forward`.
  */
-export function forwardingLogger(min: LogLevel, forward: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void, bound: Record<string, unknown> = {}): Logger {
+export function forwardingLogger(
+  min: LogLevel,
+  forward: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void,
+  bound: Record<string, unknown> = {},
+): Logger {
   const at = (level: LogLevel) => (msg: string, ctx?: Record<string, unknown>) => {
     if (LEVELS[level] >= LEVELS[min]) forward(level, msg, fieldsOf(bound, ctx));
   };
-  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: (c) => forwardingLogger(min, forward, { ...bound, ...c }) };
+  return {
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: (c) => forwardingLogger(min, forward, { ...bound, ...c }),
+  };
 }

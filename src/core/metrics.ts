@@ -179,7 +179,12 @@ export class MetricsRegistry {
   gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
     return this.add(new Gauge<L>(name, help, labelNames));
   }
-  histogram<L extends string = never>(name: string, help: string, buckets: readonly number[], labelNames: readonly L[] = []): Histogram<L> {
+  histogram<L extends string = never>(
+    name: string,
+    help: string,
+    buckets: readonly number[],
+    labelNames: readonly L[] = [],
+  ): Histogram<L> {
     return this.add(new Histogram<L>(name, help, buckets, labelNames));
   }
   /**

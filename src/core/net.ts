@@ -20,7 +20,8 @@ export function splitHostPort(text: string, defaultPort?: number): ListenAddress
 
 export function parseListen(value: string, key = "listen"): ListenAddress {
   const a = splitHostPort(value);
-  if (!a) throw new AppError("CONFIG_INVALID", `${key}: "${value}" is not host:port (e.g. ":8080" or "127.0.0.1:8080")`);
+  if (!a)
+    throw new AppError("CONFIG_INVALID", `${key}: "${value}" is not host:port (e.g. ":8080" or "127.0.0.1:8080")`);
   if (a.port > 65535) throw new AppError("CONFIG_INVALID", `${key}: port ${a.port} is out of range`);
   return a;
 }

@@ -9,7 +9,12 @@ test("ids and names are unique; names parse back to their ids", () => {
   const named = PROTOCOLS.filter((p) => p.name);
   expect(new Set(named.map((p) => p.name)).size).toBe(named.length);
   for (const p of named) expect(parseProto(p.name!.toUpperCase().replace("_", " "))).toBe(p.id);
-  expect([parseProto("OTLP-Traces"), parseProto("65535"), parseProto("65536"), parseProto("otlp")]).toEqual([200, 65535, undefined, undefined]);
+  expect([parseProto("OTLP-Traces"), parseProto("65535"), parseProto("65536"), parseProto("otlp")]).toEqual([
+    200,
+    65535,
+    undefined,
+    undefined,
+  ]);
   expect([protoName(35), protoName(53), protoLabel(35), protoLabel(7)]).toEqual(["dns", "53", "DNS (35)", "HEP 7"]);
 });
 
@@ -26,7 +31,8 @@ test("table names: SIP by event type, every other HEP type in its default table"
 test("the shipped mappings are labelled by the registry, one per protocol and event type", () => {
   const seeded = seedMappingRows();
   for (const p of PROTOCOLS.filter((x) => x.id !== 300)) {
-    for (const e of p.eventTypes) expect(seeded.find((m) => m.hepid === p.id && m.profile === e)?.hepAlias).toBe(p.label);
+    for (const e of p.eventTypes)
+      expect(seeded.find((m) => m.hepid === p.id && m.profile === e)?.hepAlias).toBe(p.label);
   }
   for (const m of seeded) expect(PROTOCOLS.some((p) => p.id === m.hepid)).toBe(true);
 });
@@ -45,7 +51,8 @@ test('no file spells a HEP table\'s key by hand: the registry builds it (docs/AP
       .split("\n")
       .forEach((line, i) => {
         if (/^\s*(\/?\*|\/\/)/.test(line)) return;
-        if (/["'`](svc_lake\.)?main\.hep_proto_|`hep_proto_\$\{/.test(line)) found.push(`${relative(root, file)}:${i + 1}`);
+        if (/["'`](svc_lake\.)?main\.hep_proto_|`hep_proto_\$\{/.test(line))
+          found.push(`${relative(root, file)}:${i + 1}`);
       });
   }
   expect(found).toEqual([]);

@@ -58,7 +58,8 @@ export function parseProto(text: string): number | undefined {
 }
 
 /** Protocol types of media quality reports, in the order the QoS view lists them. */
-export const mediaProtos = (kind?: "rtcp" | "agent"): number[] => PROTOCOLS.filter((p) => (kind ? p.media === kind : p.media)).map((p) => p.id);
+export const mediaProtos = (kind?: "rtcp" | "agent"): number[] =>
+  PROTOCOLS.filter((p) => (kind ? p.media === kind : p.media)).map((p) => p.id);
 
 /** The lake table (without schema) of HEP protocol type `proto` and event type `eventType`. */
 export function hepTableName(proto: number, eventType = "default"): string {

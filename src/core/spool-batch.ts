@@ -10,6 +10,10 @@ export type SpoolBatch = CsvBatch | ColumnBatch;
 export type SpoolFormat = "csv" | "parquet";
 
 /** An empty batch of `format` for rows of `def` (`initial`: a CSV buffer size or buffer to reuse). */
-export function newSpoolBatch(def: TableDef, format: SpoolFormat | undefined, initial?: number | Uint8Array): SpoolBatch {
+export function newSpoolBatch(
+  def: TableDef,
+  format: SpoolFormat | undefined,
+  initial?: number | Uint8Array,
+): SpoolBatch {
   return format === "parquet" ? new ColumnBatch(def) : newCsvBatch(def, initial);
 }

@@ -43,7 +43,9 @@ export class StartupState {
   /** What still runs, the module starting now first (with its current step), e.g. `lake (views), hep-pipeline`. */
   running(): string[] {
     if (this.ready) return [];
-    const now = this.current ? [this.current.step ? `${this.current.name} (${this.current.step})` : this.current.name] : [];
+    const now = this.current
+      ? [this.current.step ? `${this.current.name} (${this.current.step})` : this.current.name]
+      : [];
     return [...now, ...this.pending.filter((n) => n !== this.current?.name)];
   }
 
@@ -87,9 +89,13 @@ export class StartupState {
   assertReady(what = "this request"): void {
     if (this.ready) return;
     const running = this.running();
-    throw new AppError("STARTING", `svc is still starting${running.length ? ` (${running.join(", ")})` : ""}: ${what} needs the lake; retry in a few seconds`, {
-      details: { retry_after_sec: STARTING_RETRY_AFTER_SEC },
-    });
+    throw new AppError(
+      "STARTING",
+      `svc is still starting${running.length ? ` (${running.join(", ")})` : ""}: ${what} needs the lake; retry in a few seconds`,
+      {
+        details: { retry_after_sec: STARTING_RETRY_AFTER_SEC },
+      },
+    );
   }
 }
 
@@ -113,7 +119,12 @@ export function readyStartup(): StartupState {
  * phase it first lets the module starting now finish, then starts nothing more. A module failing in
  * the background stops everything started and rejects `state.whenReady()`.
  */
-export async function startInPhases(modules: readonly Module[], first: ReadonlySet<Module>, state: StartupState, logger: Logger): Promise<{ stop(): Promise<boolean> }> {
+export async function startInPhases(
+  modules: readonly Module[],
+  first: ReadonlySet<Module>,
+  state: StartupState,
+  logger: Logger,
+): Promise<{ stop(): Promise<boolean> }> {
   const started = new Set<Module>();
   let stopping = false;
   let stopped: Promise<boolean> | undefined;

@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { bucketGrid, bucketLabel, bucketOf, chooseBucketWidth, parseBucketWidth, TARGET_BUCKETS } from "./time-buckets.ts";
+import {
+  bucketGrid,
+  bucketLabel,
+  bucketOf,
+  chooseBucketWidth,
+  parseBucketWidth,
+  TARGET_BUCKETS,
+} from "./time-buckets.ts";
 
 const S = 1_000;
 const MIN = 60 * S;
@@ -66,7 +73,14 @@ describe("bucket width", () => {
   });
 
   test("labels use the largest unit that divides the width", () => {
-    expect([S, 90 * S, 2 * HOUR, 36 * HOUR, 7 * DAY, 1500].map(bucketLabel)).toEqual(["1s", "90s", "2h", "36h", "7d", "1500ms"]);
+    expect([S, 90 * S, 2 * HOUR, 36 * HOUR, 7 * DAY, 1500].map(bucketLabel)).toEqual([
+      "1s",
+      "90s",
+      "2h",
+      "36h",
+      "7d",
+      "1500ms",
+    ]);
   });
 });
 

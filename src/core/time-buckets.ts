@@ -18,7 +18,21 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /** The ladder of round widths; beyond its end, whole days. */
-export const BUCKET_LADDER_MS: readonly number[] = [SECOND, 5 * SECOND, 10 * SECOND, 30 * SECOND, MINUTE, 5 * MINUTE, 10 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY];
+export const BUCKET_LADDER_MS: readonly number[] = [
+  SECOND,
+  5 * SECOND,
+  10 * SECOND,
+  30 * SECOND,
+  MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  DAY,
+];
 
 /** Buckets an automatic width aims at, at most (the ladder's steps are 2 to 5 apart: 24 to 120). */
 export const TARGET_BUCKETS = 120;

@@ -15,7 +15,9 @@ describe("parseDuration", () => {
     [" 3S ", 3000],
   ])("%p → %p ms", (text, ms) => expect(parseDuration(text)).toBe(ms));
 
-  test.each(["", "30", "h", "1x", "1h 30m", "-1h", "1h30"])("%p is not a duration", (text) => expect(parseDuration(text)).toBeUndefined());
+  test.each(["", "30", "h", "1x", "1h 30m", "-1h", "1h30"])("%p is not a duration", (text) =>
+    expect(parseDuration(text)).toBeUndefined(),
+  );
 });
 
 describe("timestamp text", () => {
@@ -45,7 +47,10 @@ describe("timestamp text", () => {
     expect(parseTimestampUs("2026-11-26 10:22")).toBe(Date.UTC(2026, 10, 26, 10, 22) * 1000);
   });
 
-  test.each([null, undefined, "", "yesterday", "2026-11-26", "2026-13-45 99:00:00"])("%p is not a timestamp", (text) => {
-    expect(parseTimestampUs(text)).toBeNull();
-  });
+  test.each([null, undefined, "", "yesterday", "2026-11-26", "2026-13-45 99:00:00"])(
+    "%p is not a timestamp",
+    (text) => {
+      expect(parseTimestampUs(text)).toBeNull();
+    },
+  );
 });

@@ -21,7 +21,9 @@ export function formatTimestampUs(us: number): string {
  */
 export function parseTimestampUs(v: string | null | undefined): number | null {
   if (!v) return null;
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(z|[+-]\d{2}:?\d{2})?/i.exec(v.trim());
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(z|[+-]\d{2}:?\d{2})?/i.exec(
+    v.trim(),
+  );
   if (!m) return null;
   const ms = Date.parse(`${m[1]}T${m[2]}:${m[3] ?? "00"}Z`);
   if (Number.isNaN(ms)) return null;

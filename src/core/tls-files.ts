@@ -26,35 +26,51 @@ function readPem(path: string, key: string): string {
   } catch (e) {
     throw new AppError("CONFIG_INVALID", `${key}: cannot read ${path}: ${(e as Error).message}`, { cause: e });
   }
-  if (!/-----BEGIN [A-Z0-9 ]+-----/.test(text)) throw new AppError("CONFIG_INVALID", `${key}: ${path} holds no PEM block`);
+  if (!/-----BEGIN [A-Z0-9 ]+-----/.test(text))
+    throw new AppError("CONFIG_INVALID", `${key}: ${path} holds no PEM block`);
   return text;
 }
 
 /** cert and key of one side: both or neither, the certificate parsed, the key the certificate's. */
 function readPair(cert: string, key: string, prefix: string): { cert: string; key: string } | undefined {
   if (!cert && !key) return undefined;
-  if (!cert || !key) throw new AppError("CONFIG_INVALID", `${prefix}.cert and ${prefix}.key: set both (TLS) or neither (plain HTTP)`);
+  if (!cert || !key)
+    throw new AppError("CONFIG_INVALID", `${prefix}.cert and ${prefix}.key: set both (TLS) or neither (plain HTTP)`);
   const certPem = readPem(cert, `${prefix}.cert`);
   const keyPem = readPem(key, `${prefix}.key`);
   let x509: X509Certificate;
   try {
     x509 = new X509Certificate(certPem);
   } catch (e) {
-    throw new AppError("CONFIG_INVALID", `${prefix}.cert: ${cert} is not a PEM certificate: ${(e as Error).message}`, { cause: e });
+    throw new AppError("CONFIG_INVALID", `${prefix}.cert: ${cert} is not a PEM certificate: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   let matches: boolean;
   try {
     matches = x509.checkPrivateKey(createPrivateKey(keyPem));
   } catch (e) {
-    throw new AppError("CONFIG_INVALID", `${prefix}.key: ${key} is not a PEM private key (an encrypted key is not supported): ${(e as Error).message}`, { cause: e });
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${prefix}.key: ${key} is not a PEM private key (an encrypted key is not supported): ${(e as Error).message}`,
+      { cause: e },
+    );
   }
-  if (!matches) throw new AppError("CONFIG_INVALID", `${prefix}.key: ${key} is not the key of the certificate ${prefix}.cert (${cert})`);
+  if (!matches)
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${prefix}.key: ${key} is not the key of the certificate ${prefix}.cert (${cert})`,
+    );
   return { cert: certPem, key: keyPem };
 }
 
 function readCaBundle(path: string, key: string): string {
   const text = readPem(path, key);
-  if (!CERT_BLOCK.test(text)) throw new AppError("CONFIG_INVALID", `${key}: ${path} holds no certificate (a CA bundle is one or more PEM CERTIFICATE blocks)`);
+  if (!CERT_BLOCK.test(text))
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${key}: ${path} holds no certificate (a CA bundle is one or more PEM CERTIFICATE blocks)`,
+    );
   return text;
 }
 
@@ -63,10 +79,17 @@ function readCaBundle(path: string, key: string): string {
  * node.http_server): undefined for plain HTTP; `ca` set means client certificates are required
  * and verified against it (mutual TLS). `prefix` is the config path named in errors.
  */
-export function loadServerTls(cfg: { cert: string; key: string; cacert: string }, prefix: string): (Required<Pick<TlsPem, "cert" | "key">> & Pick<TlsPem, "ca">) | undefined {
+export function loadServerTls(
+  cfg: { cert: string; key: string; cacert: string },
+  prefix: string,
+): (Required<Pick<TlsPem, "cert" | "key">> & Pick<TlsPem, "ca">) | undefined {
   const pair = readPair(cfg.cert, cfg.key, prefix);
   if (!pair) {
-    if (cfg.cacert) throw new AppError("CONFIG_INVALID", `${prefix}.cacert: client certificates need ${prefix}.cert and ${prefix}.key as well`);
+    if (cfg.cacert)
+      throw new AppError(
+        "CONFIG_INVALID",
+        `${prefix}.cacert: client certificates need ${prefix}.cert and ${prefix}.key as well`,
+      );
     return undefined;
   }
   return { ...pair, ...(cfg.cacert ? { ca: readCaBundle(cfg.cacert, `${prefix}.cacert`) } : {}) };
@@ -77,7 +100,10 @@ export function loadServerTls(cfg: { cert: string; key: string; cacert: string }
  * (present a client certificate for mutual TLS), e.g. coordinator.nodes[i]. `prefix` is the config
  * path named in errors.
  */
-export function loadClientTls(cfg: { ca?: string | undefined; cert?: string | undefined; key?: string | undefined }, prefix: string): TlsPem {
+export function loadClientTls(
+  cfg: { ca?: string | undefined; cert?: string | undefined; key?: string | undefined },
+  prefix: string,
+): TlsPem {
   const pair = readPair(cfg.cert ?? "", cfg.key ?? "", prefix);
   return { ...(cfg.ca ? { ca: readCaBundle(cfg.ca, `${prefix}.ca`) } : {}), ...(pair ?? {}) };
 }

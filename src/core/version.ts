@@ -48,4 +48,5 @@ export function gitRevisionOf(root: string): string {
   return sha && /^[0-9a-f]{40,64}$/.test(sha) ? sha.slice(0, 7) : "unknown";
 }
 
-export const GIT_REVISION: string = typeof SVC_GIT_REVISION === "string" ? SVC_GIT_REVISION : gitRevisionOf(resolve(import.meta.dir, "../.."));
+export const GIT_REVISION: string =
+  typeof SVC_GIT_REVISION === "string" ? SVC_GIT_REVISION : gitRevisionOf(resolve(import.meta.dir, "../.."));

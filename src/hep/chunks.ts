@@ -148,7 +148,9 @@ export const HEP_EVENT = {
   RECORDING_LI: 0x002,
 } as const;
 
-const PROTO_NAMES: ReadonlyMap<number, string> = new Map(Object.entries(HEP_PROTO).map(([name, id]) => [id, name.toLowerCase()] as const));
+const PROTO_NAMES: ReadonlyMap<number, string> = new Map(
+  Object.entries(HEP_PROTO).map(([name, id]) => [id, name.toLowerCase()] as const),
+);
 
 /** Lower-case name of a capture protocol type ("sip", "rtcp", "log"), or "proto_<n>" when unassigned. */
 export function hepProtoName(protoType: number): string {

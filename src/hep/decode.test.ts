@@ -1,7 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
-import { decodeHep, encodeHep2, encodeHep3, HEP_DECODE_REASONS, type HepDecodeReason, type HepPacket } from "./index.ts";
+import {
+  decodeHep,
+  encodeHep2,
+  encodeHep3,
+  HEP_DECODE_REASONS,
+  type HepDecodeReason,
+  type HepPacket,
+} from "./index.ts";
 import { corpusPath } from "../../test/corpus.ts";
 import { seeded } from "../../test/fixtures/seeded.ts";
 
@@ -12,7 +19,12 @@ const ascii = (s: string): number[] => Array.from(s, (c) => c.charCodeAt(0));
 const u16 = (n: number): number[] => [(n >> 8) & 0xff, n & 0xff];
 const u32 = (n: number): number[] => [...u16(Math.floor(n / 65536)), ...u16(n % 65536)];
 /** One chunk: vendor, type, length (header included unless overridden), body. */
-const chunk = (type: number, body: ArrayLike<number>, vendor = 0, length = 6 + body.length): number[] => [...u16(vendor), ...u16(type), ...u16(length), ...Array.from(body)];
+const chunk = (type: number, body: ArrayLike<number>, vendor = 0, length = 6 + body.length): number[] => [
+  ...u16(vendor),
+  ...u16(type),
+  ...u16(length),
+  ...Array.from(body),
+];
 /** "HEP3", total length (computed unless overridden), chunks. */
 function hep3(chunks: number[][], length?: number): Uint8Array {
   const body = chunks.flat();
@@ -174,7 +186,14 @@ describe("decodeHep: spec vectors", () => {
 
 // ---- every generic chunk from raw bytes ----
 
-const IPV4_BASICS = [chunk(0x01, [2]), chunk(0x02, [17]), chunk(0x03, [10, 0, 0, 1]), chunk(0x04, [10, 0, 0, 2]), chunk(0x07, u16(5060)), chunk(0x08, u16(5062))];
+const IPV4_BASICS = [
+  chunk(0x01, [2]),
+  chunk(0x02, [17]),
+  chunk(0x03, [10, 0, 0, 1]),
+  chunk(0x04, [10, 0, 0, 2]),
+  chunk(0x07, u16(5060)),
+  chunk(0x08, u16(5062)),
+];
 const PAYLOAD = chunk(0x0f, ascii("OPTIONS sip:x SIP/2.0\r\n\r\n"));
 
 describe("decodeHep: optional chunks", () => {
@@ -234,7 +253,9 @@ describe("decodeHep: optional chunks", () => {
 
   test("repeated text chunks decode to the right value each time (cache)", () => {
     const names = ["n1", "n2", "n3", "n4", "n5", "n1", "n6", "n2", "n22", "n2"];
-    const seen = names.map((n) => decoded(hep3([...IPV4_BASICS, PAYLOAD, chunk(0x13, ascii(n)), chunk(0x0e, ascii(`k-${n}`))]), NOW_2023));
+    const seen = names.map((n) =>
+      decoded(hep3([...IPV4_BASICS, PAYLOAD, chunk(0x13, ascii(n)), chunk(0x0e, ascii(`k-${n}`))]), NOW_2023),
+    );
     expect(seen.map((p) => p.nodeName)).toEqual(names);
     expect(seen.map((p) => p.authKey)).toEqual(names.map((n) => `k-${n}`));
   });
@@ -263,7 +284,15 @@ describe("decodeHep: optional chunks", () => {
     expect(decoded(hep3([...IPV4_BASICS.slice(1), PAYLOAD]), NOW_2023).ipFamily).toBe(4);
     const v6 = [chunk(0x05, hex("fe 80 00 00 00 00 00 00 00 00 00 00 00 00 00 01")), chunk(0x06, new Uint8Array(16))];
     const p = decoded(hep3([...v6, PAYLOAD]), NOW_2023);
-    expect([p.ipFamily, p.srcIp, p.dstIp, p.srcPort, p.ipProtocol, p.protoType, p.captureId]).toEqual([6, "fe80::1", "::", 0, 0, 0, 0]);
+    expect([p.ipFamily, p.srcIp, p.dstIp, p.srcPort, p.ipProtocol, p.protoType, p.captureId]).toEqual([
+      6,
+      "fe80::1",
+      "::",
+      0,
+      0,
+      0,
+      0,
+    ]);
   });
 
   test("a later duplicate chunk wins", () => {
@@ -373,7 +402,11 @@ describe("decodeHep: malformed packets", () => {
     ["no payload chunk", "missing_payload", hep3(IPV4_BASICS)],
     ["empty payload chunk", "missing_payload", hep3([...IPV4_BASICS, chunk(0x0f, [])])],
     ["corrupt compressed payload", "gzip_failed", hep3([...IPV4_BASICS, chunk(0x10, [0x1f, 0x8b, 1, 2, 3])])],
-    ["compressed payload inflating to nothing", "missing_payload", hep3([...IPV4_BASICS, chunk(0x10, gzipSync(new Uint8Array(0)))])],
+    [
+      "compressed payload inflating to nothing",
+      "missing_payload",
+      hep3([...IPV4_BASICS, chunk(0x10, gzipSync(new Uint8Array(0)))]),
+    ],
     ["v2 shorter than its fixed header", "too_short", HEP2_VECTOR.subarray(0, 7)],
     ["v2 family 3", "bad_family", withByte(HEP2_VECTOR, 2, 3)],
     ["v2 header length not 16 for IPv4", "bad_length", withByte(HEP2_VECTOR, 1, 28)],
@@ -448,7 +481,15 @@ describe("decodeHep: fuzz", () => {
     }
     // The generator must reach deep into the decoder, not only the magic check.
     expect(stats.get("ok") ?? 0).toBeGreaterThan(100);
-    for (const reason of ["bad_magic", "bad_length", "truncated_chunk", "bad_chunk_length", "bad_family", "bad_address", "missing_payload"]) {
+    for (const reason of [
+      "bad_magic",
+      "bad_length",
+      "truncated_chunk",
+      "bad_chunk_length",
+      "bad_family",
+      "bad_address",
+      "missing_payload",
+    ]) {
       expect(stats.get(reason) ?? 0, reason).toBeGreaterThan(0);
     }
   });
@@ -502,7 +543,8 @@ describe("decodeHep: fuzz", () => {
           case 4: {
             // chunk length corruption: walk the chunk chain to a random chunk
             let pos = 6;
-            for (let hops = int(8); hops > 0 && pos + 6 <= out.length; hops--) pos += Math.max(6, (out[pos + 4]! << 8) | out[pos + 5]!);
+            for (let hops = int(8); hops > 0 && pos + 6 <= out.length; hops--)
+              pos += Math.max(6, (out[pos + 4]! << 8) | out[pos + 5]!);
             if (pos + 6 <= out.length) {
               out[pos + 4] = int(4) === 0 ? 0 : int(256);
               out[pos + 5] = int(256);

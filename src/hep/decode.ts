@@ -9,7 +9,13 @@ import { HEP_AF, HEP_CHUNK as C } from "./chunks.ts";
 import { inflatePayload } from "./inflate.ts";
 import { ChunkTextCache, decodeChunkText } from "./text-cache.ts";
 import { decodeHepLegacy } from "./decode-legacy.ts";
-import { DEFAULT_MAX_INFLATED_BYTES, newPacket, setTimestamp, type DecodeOptions, type HepDecodeResult } from "./packet.ts";
+import {
+  DEFAULT_MAX_INFLATED_BYTES,
+  newPacket,
+  setTimestamp,
+  type DecodeOptions,
+  type HepDecodeResult,
+} from "./packet.ts";
 
 // Low-cardinality text chunks (the same in every packet of an agent) are cached; see text-cache.ts.
 const authKeys = new ChunkTextCache();
@@ -31,7 +37,8 @@ export function decodeHep(buf: Uint8Array, opts?: DecodeOptions): HepDecodeResul
   return fail("bad_magic");
 }
 
-const badChunk = (type: number, length: number) => fail("bad_chunk_length" as const, `chunk 0x${type.toString(16).padStart(4, "0")} length ${length}`);
+const badChunk = (type: number, length: number) =>
+  fail("bad_chunk_length" as const, `chunk 0x${type.toString(16).padStart(4, "0")} length ${length}`);
 
 function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecodeResult {
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -229,7 +236,10 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
   if (hasPayload) {
     p.payload = buf.subarray(payloadStart, payloadEnd);
   } else {
-    const inflated = inflatePayload(buf.subarray(zipStart, zipEnd), opts?.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES);
+    const inflated = inflatePayload(
+      buf.subarray(zipStart, zipEnd),
+      opts?.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES,
+    );
     if (!inflated.ok) return inflated;
     if (inflated.value.length === 0) return fail("missing_payload", "compressed payload inflates to nothing");
     p.payload = inflated.value;

@@ -73,7 +73,15 @@ describe("encodeHep3", () => {
   test("round-trips every chunk (IPv4)", () => {
     const p = roundTrip(encodeHep3(FULL));
     const { payload, ...rest } = FULL;
-    expect(p).toMatchObject({ ...rest, version: 3, ipFamily: 4, tsFallback: false, payloadCompressed: false, vendorChunks: 0, unknownChunks: 0 });
+    expect(p).toMatchObject({
+      ...rest,
+      version: 3,
+      ipFamily: 4,
+      tsFallback: false,
+      payloadCompressed: false,
+      vendorChunks: 0,
+      unknownChunks: 0,
+    });
     expect(text(p.payload)).toBe(payload as string);
   });
 
@@ -94,7 +102,8 @@ describe("encodeHep3", () => {
     expect(out.length).toBeLessThan(big.length);
     // Chunk 0x0010 present, 0x000f absent: walk the chunk chain.
     const types: number[] = [];
-    for (let pos = 6; pos < out.length; pos += (out[pos + 4]! << 8) | out[pos + 5]!) types.push((out[pos + 2]! << 8) | out[pos + 3]!);
+    for (let pos = 6; pos < out.length; pos += (out[pos + 4]! << 8) | out[pos + 5]!)
+      types.push((out[pos + 2]! << 8) | out[pos + 3]!);
     expect(types).toContain(0x10);
     expect(types).not.toContain(0x0f);
     const p = roundTrip(out);
@@ -180,7 +189,19 @@ describe("encodeHep2", () => {
         ["10.1.1.1", "10.2.2.2"],
         ["2001:db8::5", "fe80::1"],
       ] as const) {
-        const p = roundTrip(encodeHep2({ version, ipProtocol: 6, srcIp: src, dstIp: dst, srcPort: 1, dstPort: 65535, timestampUs: NOW * 1000 + 7, captureId: 65535, payload: "MESSAGE" }));
+        const p = roundTrip(
+          encodeHep2({
+            version,
+            ipProtocol: 6,
+            srcIp: src,
+            dstIp: dst,
+            srcPort: 1,
+            dstPort: 65535,
+            timestampUs: NOW * 1000 + 7,
+            captureId: 65535,
+            payload: "MESSAGE",
+          }),
+        );
         expect(p).toMatchObject({ version, ipProtocol: 6, srcIp: src, dstIp: dst, srcPort: 1, dstPort: 65535 });
         expect(text(p.payload)).toBe("MESSAGE");
         if (version === 2) expect([p.timestampUs, p.tsFallback, p.captureId]).toEqual([NOW * 1000 + 7, false, 65535]);

@@ -71,10 +71,12 @@ export interface HepLegacyEncodeInput extends HepEncodeBase {
   version?: 1 | 2;
 }
 
-const invalid = (field: string, message: string) => new AppError("VALIDATION", `HEP encode: ${field} ${message}`, { details: { field } });
+const invalid = (field: string, message: string) =>
+  new AppError("VALIDATION", `HEP encode: ${field} ${message}`, { details: { field } });
 
 function checkUint(field: string, value: number, max: number): number {
-  if (!Number.isInteger(value) || value < 0 || value > max) throw invalid(field, `must be an integer in 0..${max}, got ${value}`);
+  if (!Number.isInteger(value) || value < 0 || value > max)
+    throw invalid(field, `must be an integer in 0..${max}, got ${value}`);
   return value;
 }
 
@@ -99,7 +101,8 @@ function resolveTime(p: HepEncodeBase): [number, number] | null {
 }
 
 const utf8 = new TextEncoder();
-const payloadBytes = (payload: Uint8Array | string): Uint8Array => (typeof payload === "string" ? utf8.encode(payload) : payload);
+const payloadBytes = (payload: Uint8Array | string): Uint8Array =>
+  typeof payload === "string" ? utf8.encode(payload) : payload;
 
 /** Appends chunks into one reused 64 KiB scratch buffer (encoding is synchronous). */
 class ChunkWriter {
@@ -109,7 +112,8 @@ class ChunkWriter {
 
   private header(vendor: number, type: number, size: number): number {
     const length = 6 + size;
-    if (this.pos + length > this.buf.length) throw invalid(`chunk 0x${type.toString(16)}`, "does not fit: a HEP3 packet is at most 65535 octets");
+    if (this.pos + length > this.buf.length)
+      throw invalid(`chunk 0x${type.toString(16)}`, "does not fit: a HEP3 packet is at most 65535 octets");
     this.dv.setUint16(this.pos, vendor);
     this.dv.setUint16(this.pos + 2, type);
     this.dv.setUint16(this.pos + 4, length);
@@ -194,7 +198,11 @@ export function encodeHep3(p: HepEncodeInput): Uint8Array {
   w.u16(C.EVENT_TYPE, "eventType", p.eventType);
   w.text(C.GROUP_ID, p.groupId);
   for (const chunk of p.extraChunks ?? []) {
-    w.bytes(checkUint("extraChunks.typeId", chunk.typeId, 0xffff), chunk.data, checkUint("extraChunks.vendorId", chunk.vendorId, 0xffff));
+    w.bytes(
+      checkUint("extraChunks.typeId", chunk.typeId, 0xffff),
+      chunk.data,
+      checkUint("extraChunks.vendorId", chunk.vendorId, 0xffff),
+    );
   }
   // "HEP3" 48 45 50 33 or "EEP3" 45 45 50 33, then the total length.
   w.buf.set(p.magic === "EEP3" ? [0x45, 0x45, 0x50, 0x33] : [0x48, 0x45, 0x50, 0x33], 0);

@@ -39,7 +39,16 @@ describe("hepFrameLength", () => {
   });
 
   test("splits a stream delivered in arbitrary pieces back into the sent packets", () => {
-    const packets = Array.from({ length: 50 }, (_, i) => encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: i, dstPort: 5060, protoType: 1, payload: "x".repeat(1 + ((i * 37) % 900)) }));
+    const packets = Array.from({ length: 50 }, (_, i) =>
+      encodeHep3({
+        srcIp: "10.0.0.1",
+        dstIp: "10.0.0.2",
+        srcPort: i,
+        dstPort: 5060,
+        protoType: 1,
+        payload: "x".repeat(1 + ((i * 37) % 900)),
+      }),
+    );
     const stream = concat(...packets);
     let seed = 99;
     const piece = () => 1 + ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 700);

@@ -4,7 +4,14 @@
  */
 export { HEP_AF, HEP_CHUNK, HEP_EVENT, HEP_PROTO, HEP_VENDOR, hepProtoName, type HepChunkName } from "./chunks.ts";
 export { decodeHep } from "./decode.ts";
-export { encodeHep2, encodeHep3, type HepEncodeBase, type HepEncodeInput, type HepLegacyEncodeInput, type HepRawChunk } from "./encode.ts";
+export {
+  encodeHep2,
+  encodeHep3,
+  type HepEncodeBase,
+  type HepEncodeInput,
+  type HepLegacyEncodeInput,
+  type HepRawChunk,
+} from "./encode.ts";
 export { hepFrameLength } from "./frame.ts";
 export {
   DEFAULT_MAX_AGE_MS,
@@ -16,7 +23,13 @@ export {
   type HepDecodeResult,
   type HepPacket,
 } from "./packet.ts";
-export { FLAG_SIP_PARSED, RECORD_HEADER, StreamCapture, type CaptureChunk, type StreamCaptureOptions } from "./stream-capture.ts";
+export {
+  FLAG_SIP_PARSED,
+  RECORD_HEADER,
+  StreamCapture,
+  type CaptureChunk,
+  type StreamCaptureOptions,
+} from "./stream-capture.ts";
 export {
   decodeRtcp,
   ntpMiddle32,

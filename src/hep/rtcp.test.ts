@@ -2,7 +2,15 @@ import { describe, expect, test } from "bun:test";
 import { decodeRtcp, ntpMiddle32, rttMs } from "./rtcp.ts";
 
 /** RFC 3550 §6.4 report block. */
-function block(ssrc: number, fraction: number, lost: number, seq: number, jitter: number, lsr: number, dlsr: number): number[] {
+function block(
+  ssrc: number,
+  fraction: number,
+  lost: number,
+  seq: number,
+  jitter: number,
+  lsr: number,
+  dlsr: number,
+): number[] {
   const b = new DataView(new ArrayBuffer(24));
   b.setUint32(0, ssrc);
   b.setUint32(4, ((fraction & 0xff) << 24) | (lost & 0xffffff));
@@ -23,21 +31,106 @@ const u32 = (n: number) => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0x
 
 describe("binary RTCP", () => {
   test("SR + SDES + BYE compound: sender info, report block (signed loss), CNAME, BYE", () => {
-    const sr = packet(200, 1, [...u32(0x11111111), ...u32(3_976_000_000), ...u32(0x80000000), ...u32(160), ...u32(50), ...u32(8000), ...block(0x22222222, 26, -3, 70_000, 240, 0x12345678, 0x10000)]);
+    const sr = packet(200, 1, [
+      ...u32(0x11111111),
+      ...u32(3_976_000_000),
+      ...u32(0x80000000),
+      ...u32(160),
+      ...u32(50),
+      ...u32(8000),
+      ...block(0x22222222, 26, -3, 70_000, 240, 0x12345678, 0x10000),
+    ]);
     const sdes = packet(202, 1, [...u32(0x11111111), 1, 5, ..."alice".split("").map((c) => c.charCodeAt(0)), 0]);
     const bye = packet(203, 1, u32(0x11111111));
     const r = decodeRtcp(new Uint8Array([...sr, ...sdes, ...bye]));
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.value).toMatchObject({ type: 200, ssrc: 0x11111111, report_count: 1, packets: [200, 202, 203], sdes: [{ ssrc: 0x11111111, cname: "alice" }], bye: [0x11111111] });
-    expect(r.value.sender_information).toEqual({ ntp_timestamp_sec: 3_976_000_000, ntp_timestamp_usec: 500_000, rtp_timestamp: 160, packets: 50, octets: 8000 });
-    expect(r.value.report_blocks).toEqual([{ source_ssrc: 0x22222222, fraction_lost: 26, packets_lost: -3, highest_seq_no: 70_000, ia_jitter: 240, lsr: 0x12345678, dlsr: 0x10000 }]);
+    expect(r.value).toMatchObject({
+      type: 200,
+      ssrc: 0x11111111,
+      report_count: 1,
+      packets: [200, 202, 203],
+      sdes: [{ ssrc: 0x11111111, cname: "alice" }],
+      bye: [0x11111111],
+    });
+    expect(r.value.sender_information).toEqual({
+      ntp_timestamp_sec: 3_976_000_000,
+      ntp_timestamp_usec: 500_000,
+      rtp_timestamp: 160,
+      packets: 50,
+      octets: 8000,
+    });
+    expect(r.value.report_blocks).toEqual([
+      {
+        source_ssrc: 0x22222222,
+        fraction_lost: 26,
+        packets_lost: -3,
+        highest_seq_no: 70_000,
+        ia_jitter: 240,
+        lsr: 0x12345678,
+        dlsr: 0x10000,
+      },
+    ]);
   });
 
   test("RR with two blocks, then XR: VoIP metrics (MOS × 10, 127 = unavailable), statistics summary, DLRR", () => {
     const rr = packet(201, 2, [...u32(7), ...block(8, 0, 0, 1, 16, 0, 0), ...block(9, 64, 100, 2, 80, 0, 0)]);
-    const voip = [7, 0, 0, 8, ...u32(8), 12, 0, 0, 0, 0, 0, 0, 0, 0, 150, 0, 20, 0, 0, 0, 0, 88, 0, 41, 127, 0, 0, 0, 0, 0, 0, 0, 0];
-    const stats = [6, 0, 0, 9, ...u32(8), 0, 1, 0, 100, ...u32(5), ...u32(0), ...u32(1), ...u32(40), ...u32(9), ...u32(3), 0, 0, 0, 0];
+    const voip = [
+      7,
+      0,
+      0,
+      8,
+      ...u32(8),
+      12,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      150,
+      0,
+      20,
+      0,
+      0,
+      0,
+      0,
+      88,
+      0,
+      41,
+      127,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+    ];
+    const stats = [
+      6,
+      0,
+      0,
+      9,
+      ...u32(8),
+      0,
+      1,
+      0,
+      100,
+      ...u32(5),
+      ...u32(0),
+      ...u32(1),
+      ...u32(40),
+      ...u32(9),
+      ...u32(3),
+      0,
+      0,
+      0,
+      0,
+    ];
     const dlrr = [5, 0, 0, 3, ...u32(8), ...u32(0xabcd0000), ...u32(0x8000)];
     const xr = packet(207, 0, [...u32(7), ...voip, ...stats, ...dlrr]);
     const r = decodeRtcp(new Uint8Array([...rr, ...xr]));
@@ -49,8 +142,28 @@ describe("binary RTCP", () => {
       [9, 64, 100, 80],
     ]);
     expect(r.value.xr).toEqual([
-      { block_type: 7, source_ssrc: 8, loss_rate: 12, discard_rate: 0, round_trip_delay: 150, end_system_delay: 20, r_factor: 88, mos_lq: 4.1 },
-      { block_type: 6, source_ssrc: 8, begin_seq: 1, end_seq: 100, lost_packets: 5, dup_packets: 0, min_jitter: 1, max_jitter: 40, mean_jitter: 9, dev_jitter: 3 },
+      {
+        block_type: 7,
+        source_ssrc: 8,
+        loss_rate: 12,
+        discard_rate: 0,
+        round_trip_delay: 150,
+        end_system_delay: 20,
+        r_factor: 88,
+        mos_lq: 4.1,
+      },
+      {
+        block_type: 6,
+        source_ssrc: 8,
+        begin_seq: 1,
+        end_seq: 100,
+        lost_packets: 5,
+        dup_packets: 0,
+        min_jitter: 1,
+        max_jitter: 40,
+        mean_jitter: 9,
+        dev_jitter: 3,
+      },
       { block_type: 5, dlrr: [{ ssrc: 8, lrr: 0xabcd0000, dlrr: 0x8000 }] },
     ]);
   });
@@ -103,7 +216,8 @@ describe("binary RTCP", () => {
     expect(rttMs(arrival, 0, 6554)).toBeNull();
     expect(rttMs(arrival, ntpMiddle32(arrival + 1000), 0)).toBeNull();
     // The 16-bit seconds wrap: an SR just before the wrap, the report just after.
-    const wrapAt = (0x10000 - ((Math.floor(arrival / 1000) + 2208988800) & 0xffff)) * 1000 + Math.floor(arrival / 1000) * 1000;
+    const wrapAt =
+      (0x10000 - ((Math.floor(arrival / 1000) + 2208988800) & 0xffff)) * 1000 + Math.floor(arrival / 1000) * 1000;
     expect(rttMs(wrapAt + 20, ntpMiddle32(wrapAt - 80), 0)).toBeCloseTo(100, 0);
   });
 });

@@ -33,7 +33,13 @@ export interface RtcpReport {
   type: number;
   ssrc: number;
   report_count: number;
-  sender_information?: { ntp_timestamp_sec: number; ntp_timestamp_usec: number; rtp_timestamp: number; packets: number; octets: number };
+  sender_information?: {
+    ntp_timestamp_sec: number;
+    ntp_timestamp_usec: number;
+    rtp_timestamp: number;
+    packets: number;
+    octets: number;
+  };
   report_blocks: RtcpReportBlock[];
   /** Packet types of the compound in order. */
   packets: number[];
@@ -46,7 +52,9 @@ export interface RtcpReport {
 
 export const RTCP_DECODE_REASONS = ["too_short", "bad_version", "bad_length", "bad_padding", "not_rtcp"] as const;
 export type RtcpDecodeReason = (typeof RTCP_DECODE_REASONS)[number];
-export type RtcpDecodeResult = { ok: true; value: RtcpReport } | { ok: false; reason: RtcpDecodeReason; detail: string };
+export type RtcpDecodeResult =
+  | { ok: true; value: RtcpReport }
+  | { ok: false; reason: RtcpDecodeReason; detail: string };
 
 const fail = (reason: RtcpDecodeReason, detail: string): RtcpDecodeResult => ({ ok: false, reason, detail });
 
@@ -71,7 +79,13 @@ function reportBlocks(dv: DataView, off: number, count: number, end: number): Rt
 }
 
 /** SDES chunks (RFC 3550 §6.5): the CNAME of each source, when it fits. */
-function sdesChunks(bytes: Uint8Array, dv: DataView, off: number, count: number, end: number): Array<{ ssrc: number; cname?: string }> {
+function sdesChunks(
+  bytes: Uint8Array,
+  dv: DataView,
+  off: number,
+  count: number,
+  end: number,
+): Array<{ ssrc: number; cname?: string }> {
   const out: Array<{ ssrc: number; cname?: string }> = [];
   let o = off;
   for (let i = 0; i < count && o + 4 <= end; i++) {
@@ -82,7 +96,8 @@ function sdesChunks(bytes: Uint8Array, dv: DataView, off: number, count: number,
       const type = bytes[o]!;
       const len = bytes[o + 1]!;
       if (o + 2 + len > end) return out;
-      if (type === 1) chunk.cname = new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(o + 2, o + 2 + len));
+      if (type === 1)
+        chunk.cname = new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(o + 2, o + 2 + len));
       o += 2 + len;
     }
     out.push(chunk);
@@ -101,10 +116,12 @@ function xrBlocks(dv: DataView, off: number, end: number): RtcpXrBlock[] {
     const bEnd = o + 4 + words * 4;
     if (bEnd > end) break;
     const b: RtcpXrBlock = { block_type: bt };
-    if (bt === 4 && words === 2) Object.assign(b, { ntp_timestamp_sec: dv.getUint32(o + 4), ntp_timestamp_frac: dv.getUint32(o + 8) });
+    if (bt === 4 && words === 2)
+      Object.assign(b, { ntp_timestamp_sec: dv.getUint32(o + 4), ntp_timestamp_frac: dv.getUint32(o + 8) });
     else if (bt === 5) {
       const subs: Array<{ ssrc: number; lrr: number; dlrr: number }> = [];
-      for (let s = o + 4; s + 12 <= bEnd; s += 12) subs.push({ ssrc: dv.getUint32(s), lrr: dv.getUint32(s + 4), dlrr: dv.getUint32(s + 8) });
+      for (let s = o + 4; s + 12 <= bEnd; s += 12)
+        subs.push({ ssrc: dv.getUint32(s), lrr: dv.getUint32(s + 4), dlrr: dv.getUint32(s + 8) });
       b.dlrr = subs;
     } else if (bt === 6 && words === 9) {
       Object.assign(b, {
@@ -154,21 +171,25 @@ export function decodeRtcp(bytes: Uint8Array): RtcpDecodeResult {
     if (off + 4 > bytes.length) {
       // Fewer than a header's 4 octets after whole packets: some agents pad the datagram so (tshark
       // decodes such packets too); kept as `trailing_bytes`, the packets before are read.
-      if (packets.length === 0) return fail("bad_length", `${bytes.length - off} bytes left after packet ${packets.length}`);
+      if (packets.length === 0)
+        return fail("bad_length", `${bytes.length - off} bytes left after packet ${packets.length}`);
       trailing = bytes.length - off;
       break;
     }
     const b0 = dv.getUint8(off);
     if (b0 >> 6 !== 2) return fail("bad_version", `packet ${packets.length + 1}: version ${b0 >> 6}, RTCP is 2`);
     const pt = dv.getUint8(off + 1);
-    if (pt < 192 || pt > 223) return fail("not_rtcp", `packet ${packets.length + 1}: type ${pt} is outside RTCP's 192..223`);
+    if (pt < 192 || pt > 223)
+      return fail("not_rtcp", `packet ${packets.length + 1}: type ${pt} is outside RTCP's 192..223`);
     const count = b0 & 0x1f;
     let end = off + (dv.getUint16(off + 2) + 1) * 4;
-    if (end > bytes.length) return fail("bad_length", `packet ${packets.length + 1} says ${end - off} bytes, ${bytes.length - off} are left`);
+    if (end > bytes.length)
+      return fail("bad_length", `packet ${packets.length + 1} says ${end - off} bytes, ${bytes.length - off} are left`);
     if (b0 & 0x20) {
       // RFC 3550 §6.4.1: the padding's last octet counts it; only the last packet is padded.
       const pad = dv.getUint8(end - 1);
-      if (end !== bytes.length || pad === 0 || pad > end - off - 4) return fail("bad_padding", `packet ${packets.length + 1}: padding ${pad}`);
+      if (end !== bytes.length || pad === 0 || pad > end - off - 4)
+        return fail("bad_padding", `packet ${packets.length + 1}: padding ${pad}`);
       end -= pad;
     }
     packets.push(pt);
@@ -177,7 +198,8 @@ export function decodeRtcp(bytes: Uint8Array): RtcpDecodeResult {
       const first = pt === 200 ? off + 28 : off + 8;
       if (first > end) return fail("bad_length", `sender report of ${end - off} bytes, at least 28`);
       const blocks = reportBlocks(dv, first, count, end);
-      if (!blocks) return fail("bad_length", `packet ${packets.length}: ${count} report blocks do not fit in ${end - off} bytes`);
+      if (!blocks)
+        return fail("bad_length", `packet ${packets.length}: ${count} report blocks do not fit in ${end - off} bytes`);
       if (!main) {
         main = { type: pt, ssrc, report_count: count, report_blocks: blocks, packets };
         if (pt === 200) {
@@ -198,7 +220,13 @@ export function decodeRtcp(bytes: Uint8Array): RtcpDecodeResult {
     } else if (pt === 207 && end - off >= 8) (extra.xr ??= []).push(...xrBlocks(dv, off + 8, end));
     off = off + (dv.getUint16(off + 2) + 1) * 4;
   }
-  const value: RtcpReport = main ?? { type: packets[0]!, ssrc: dv.getUint32(4), report_count: 0, report_blocks: [], packets };
+  const value: RtcpReport = main ?? {
+    type: packets[0]!,
+    ssrc: dv.getUint32(4),
+    report_count: 0,
+    report_blocks: [],
+    packets,
+  };
   value.report_blocks.push(...moreBlocks);
   if (trailing) value.trailing_bytes = trailing;
   return { ok: true, value: Object.assign(value, extra) };

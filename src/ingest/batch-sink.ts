@@ -1,4 +1,13 @@
-import { ColumnBatch, csvColumns, newSpoolBatch, type Counter, type RowGroupMeta, type SpoolBatch, type SpoolFormat, type TableDef } from "../core/index.ts";
+import {
+  ColumnBatch,
+  csvColumns,
+  newSpoolBatch,
+  type Counter,
+  type RowGroupMeta,
+  type SpoolBatch,
+  type SpoolFormat,
+  type TableDef,
+} from "../core/index.ts";
 import type { Sink } from "./pipeline.ts";
 
 /**
@@ -123,17 +132,27 @@ export class BatchSink implements Sink {
         const rows = b.rows;
         b.reset();
         const file = Buffer.concat(f.parts, f.length);
-        const buffer = file.byteOffset === 0 && file.byteLength === file.buffer.byteLength ? (file.buffer as ArrayBuffer) : file.slice().buffer;
+        const buffer =
+          file.byteOffset === 0 && file.byteLength === file.buffer.byteLength
+            ? (file.buffer as ArrayBuffer)
+            : file.slice().buffer;
         out.push({ key, buffer, length: f.length, rows, columns: t.def.columns.length, ...span, rowGroup: f.rowGroup });
         continue;
       }
       // The next batch likely needs what this one did: a buffer that fits it plus a quarter.
       const want = Math.max(MIN_BUFFER, Math.min(Math.ceil(b.byteLength * 1.25), 32 << 20));
       const i = t.spare.findIndex((s) => s.byteLength >= want);
-      t.batch = newSpoolBatch(t.def, "csv", i >= 0 ? new Uint8Array(t.spare.splice(i, 1)[0]!) : Math.max(b.storage.byteLength, want));
+      t.batch = newSpoolBatch(
+        t.def,
+        "csv",
+        i >= 0 ? new Uint8Array(t.spare.splice(i, 1)[0]!) : Math.max(b.storage.byteLength, want),
+      );
       const storage = b.storage;
       // The batch's bytes start at 0 of its own buffer (CsvBatch allocates whole buffers).
-      const buffer = storage.byteOffset === 0 && storage.byteLength === storage.buffer.byteLength ? (storage.buffer as ArrayBuffer) : storage.slice().buffer;
+      const buffer =
+        storage.byteOffset === 0 && storage.byteLength === storage.buffer.byteLength
+          ? (storage.buffer as ArrayBuffer)
+          : storage.slice().buffer;
       out.push({
         key,
         buffer,

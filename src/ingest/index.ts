@@ -4,8 +4,20 @@ export { BatchSink, type SealedBatch, type BatchSinkOptions } from "./batch-sink
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
 export { adoptHepTables } from "./hep/adopt.ts";
 export type { BoundListener } from "./hep/udp.ts";
-export { createHepIngest, createHepListeners, createHepPipeline, listenerMetrics, type HepIngest } from "./hep/ingest.ts";
-export { createThreadedHepIngest, HepIngestThreads, type IngestThreadOptions, type StreamFeed, type ThreadState } from "./thread/host.ts";
+export {
+  createHepIngest,
+  createHepListeners,
+  createHepPipeline,
+  listenerMetrics,
+  type HepIngest,
+} from "./hep/ingest.ts";
+export {
+  createThreadedHepIngest,
+  HepIngestThreads,
+  type IngestThreadOptions,
+  type StreamFeed,
+  type ThreadState,
+} from "./thread/host.ts";
 export {
   createLineProtocolReceiver,
   adoptStoredTables,

@@ -1,6 +1,16 @@
 import { decodeHep, hepFrameLength, hepProtoName, HEP_DECODE_REASONS, type HepPacket } from "../hep/index.ts";
 import { parseSip, sipTableFor, type SipMessage } from "../sip/index.ts";
-import { errorMessage, fail, ok, type Counter, type Logger, type MetricsRegistry, type Result, type RowWriter, type TableDef } from "../core/index.ts";
+import {
+  errorMessage,
+  fail,
+  ok,
+  type Counter,
+  type Logger,
+  type MetricsRegistry,
+  type Result,
+  type RowWriter,
+  type TableDef,
+} from "../core/index.ts";
 import { AgentTracker } from "./agents.ts";
 import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from "./hep/tables.ts";
 import { hepTableKey } from "../core/protocols.ts";
@@ -81,8 +91,16 @@ export function pipelineMetrics(reg: MetricsRegistry): PipelineMetrics {
     received: reg.counter("svc_hep_packets_received_total", "HEP packets received, per transport.", ["transport"]),
     bytes: reg.counter("svc_hep_bytes_received_total", "HEP bytes received, per transport.", ["transport"]),
     decoded: reg.counter("svc_hep_packets_decoded_total", "HEP packets decoded, per HEP protocol type.", ["proto"]),
-    dropped: reg.counter("svc_hep_packets_dropped_total", "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).", ["reason"]),
-    sipFailed: reg.counter("svc_sip_parse_failures_total", "SIP payloads that did not parse (stored raw in hep_proto_1_default), per reason.", ["reason"]),
+    dropped: reg.counter(
+      "svc_hep_packets_dropped_total",
+      "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).",
+      ["reason"],
+    ),
+    sipFailed: reg.counter(
+      "svc_sip_parse_failures_total",
+      "SIP payloads that did not parse (stored raw in hep_proto_1_default), per reason.",
+      ["reason"],
+    ),
     tsFallback: reg.counter(
       "svc_hep_timestamp_fallback_total",
       "Packets whose agent timestamp was not used as is, per reason: missing (no time, or 0: receive time used), too_old / too_new (outside [now - ingest.hep.max_age_days, now + ingest.hep.max_clock_skew_sec]: shifted by the source's offset, spacing kept; receive time when ingest.hep.time_shift.enable is false).",

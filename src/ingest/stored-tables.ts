@@ -10,7 +10,13 @@ export interface AdoptSink {
  * leaves its stored tables searchable (docs/OTLP.md "Searching") without creating empty ones. `label`
  * names the receiver in the warning of a table that cannot be adopted.
  */
-export function adoptStoredDefs(name: string, label: string, defs: () => TableDef[], sink: AdoptSink, logger: Logger): Module {
+export function adoptStoredDefs(
+  name: string,
+  label: string,
+  defs: () => TableDef[],
+  sink: AdoptSink,
+  logger: Logger,
+): Module {
   return {
     name,
     async start() {

@@ -16,7 +16,12 @@ describe("BloomIndex", () => {
   const files: string[] = [];
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "svc-bloom-"));
-    engine = await Engine.open({ threads: 1, memoryLimit: "256MB", tempDirectory: join(dir, "tmp"), allowedDirectories: [dir] });
+    engine = await Engine.open({
+      threads: 1,
+      memoryLimit: "256MB",
+      tempDirectory: join(dir, "tmp"),
+      allowedDirectories: [dir],
+    });
     // Three files of interleaved ids, 8 rows each (every file's min/max spans the others'; DuckDB
     // writes a bloom filter only for a dictionary-encoded chunk, i.e. repeated values), 4 row
     // groups per file; one non-ASCII id; `note` is plain-encoded (all distinct): no bloom filter.
@@ -35,13 +40,28 @@ describe("BloomIndex", () => {
 
   test("the hash and the block check agree with DuckDB's parquet_bloom_probe", async () => {
     const index = new BloomIndex(async (sql) => (await engine.query(sql)).rows);
-    const values = ["id-000000", "id-000001", "id-000022", "id-000007-é✓", "id-000021-é✓", "id-999999", "id-0100", "nope", ""];
+    const values = [
+      "id-000000",
+      "id-000001",
+      "id-000022",
+      "id-000007-é✓",
+      "id-000021-é✓",
+      "id-999999",
+      "id-0100",
+      "nope",
+      "",
+    ];
     for (const v of values) {
       for (const path of files) {
-        const probe = await engine.query(`SELECT count(*) FILTER (WHERE NOT bloom_filter_excludes) AS kept FROM parquet_bloom_probe('${path}', 'sid', $1)`, [v]);
+        const probe = await engine.query(
+          `SELECT count(*) FILTER (WHERE NOT bloom_filter_excludes) AS kept FROM parquet_bloom_probe('${path}', 'sid', $1)`,
+          [v],
+        );
         const duck = Number(probe.rows[0]!.kept) > 0;
         // Our verdict with min/max switched off: the bloom filters alone.
-        const meta = await engine.query(`SELECT bloom_filter_offset AS o, bloom_filter_length AS l FROM parquet_metadata('${path}') WHERE path_in_schema = 'sid' ORDER BY row_group_id`);
+        const meta = await engine.query(
+          `SELECT bloom_filter_offset AS o, bloom_filter_length AS l FROM parquet_metadata('${path}') WHERE path_in_schema = 'sid' ORDER BY row_group_id`,
+        );
         const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
         expect(meta.rows.every((r) => Number(r.o) > 0)).toBe(true);
         const ours = meta.rows.some((r) => {
@@ -58,7 +78,10 @@ describe("BloomIndex", () => {
         [{ columns: ["sid"], values: [v] }],
       );
       for (const path of files) {
-        const holds = Number((await engine.query(`SELECT count(*) AS n FROM read_parquet('${path}') WHERE sid = $1`, [v])).rows[0]!.n) > 0;
+        const holds =
+          Number(
+            (await engine.query(`SELECT count(*) AS n FROM read_parquet('${path}') WHERE sid = $1`, [v])).rows[0]!.n,
+          ) > 0;
         if (holds) expect(kept.map((k) => k.absolutePath)).toContain(path);
       }
     }
@@ -86,12 +109,17 @@ describe("BloomIndex", () => {
     expect(await only([["caller"], ["u4"]], [["sid"], ["id-000004"]])).toEqual([1]);
     expect(await only([["caller"], ["u4"]], [["sid"], ["id-000005"]])).toEqual([2]);
     // A column without bloom filters (plain encoding, or none written) is pruned by min/max only.
-    const blooms = await engine.query(`SELECT count(bloom_filter_offset) AS n FROM parquet_metadata('${files[0]}') WHERE path_in_schema = 'note'`);
+    const blooms = await engine.query(
+      `SELECT count(bloom_filter_offset) AS n FROM parquet_metadata('${files[0]}') WHERE path_in_schema = 'note'`,
+    );
     expect(Number(blooms.rows[0]!.n)).toBe(0);
     expect(await only([["note"], ["8"]])).toEqual([0, 1, 2]);
     // An unknown column and an unreadable file are kept.
     expect(await only([["no_such_column"], ["x"]])).toEqual([0, 1, 2]);
-    const gone = await index.prune([{ absolutePath: join(dir, "gone.parquet") }, all[0]!], [{ columns: ["sid"], values: ["id-000004"] }]);
+    const gone = await index.prune(
+      [{ absolutePath: join(dir, "gone.parquet") }, all[0]!],
+      [{ columns: ["sid"], values: ["id-000004"] }],
+    );
     expect(gone.map((g) => g.absolutePath)).toEqual([join(dir, "gone.parquet")]);
     expect(index.stats.filesDropped).toBeGreaterThan(0);
   });

@@ -95,7 +95,10 @@ export class BloomIndex {
     return kept;
   }
 
-  private fileMayHold(path: string, l: { columns: readonly string[]; values: readonly string[]; hashes: bigint[] }): boolean {
+  private fileMayHold(
+    path: string,
+    l: { columns: readonly string[]; values: readonly string[]; hashes: bigint[] },
+  ): boolean {
     const cols = this.files.get(path);
     if (!cols) return true;
     this.files.delete(path);
@@ -109,7 +112,9 @@ export class BloomIndex {
         if (!chunks || chunks.length === 0) return true;
         for (const ch of chunks) {
           this.stats.rowGroups++;
-          const inRange = l.values.filter((v) => ch.min === null || ch.max === null || (utf8Compare(v, ch.min) >= 0 && utf8Compare(v, ch.max) <= 0));
+          const inRange = l.values.filter(
+            (v) => ch.min === null || ch.max === null || (utf8Compare(v, ch.min) >= 0 && utf8Compare(v, ch.max) <= 0),
+          );
           if (inRange.length === 0) continue;
           if (ch.length === 0) return true;
           const key = `${path}@${ch.offset}`;
@@ -173,8 +178,10 @@ export class BloomIndex {
     for (const r of rows) {
       const chunks = fresh.get(String(r.file_name))?.get(String(r.path_in_schema));
       if (!chunks) continue;
-      const offset = r.bloom_filter_offset === null || r.bloom_filter_offset === undefined ? 0 : Number(r.bloom_filter_offset);
-      const length = r.bloom_filter_length === null || r.bloom_filter_length === undefined ? 0 : Number(r.bloom_filter_length);
+      const offset =
+        r.bloom_filter_offset === null || r.bloom_filter_offset === undefined ? 0 : Number(r.bloom_filter_offset);
+      const length =
+        r.bloom_filter_length === null || r.bloom_filter_length === undefined ? 0 : Number(r.bloom_filter_length);
       chunks[Number(r.row_group_id)] = {
         min: r.stats_min_value === null || r.stats_min_value === undefined ? null : String(r.stats_min_value),
         max: r.stats_max_value === null || r.stats_max_value === undefined ? null : String(r.stats_max_value),

@@ -2,8 +2,21 @@ import { statSync } from "node:fs";
 import { AppError, type ColumnType, type Logger } from "../core/index.ts";
 import { autoRepairCatalog } from "./admin/auto-repair.ts";
 import { writerFiles } from "./admin/lake-files.ts";
-import { formatStatValue, newDataFilePath, openCatalog, type Catalog, type TableInfo as CatalogTableInfo } from "./catalog/index.ts";
-import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo, WriterMark } from "./catalog-port.ts";
+import {
+  formatStatValue,
+  newDataFilePath,
+  openCatalog,
+  type Catalog,
+  type TableInfo as CatalogTableInfo,
+} from "./catalog/index.ts";
+import type {
+  LakeCatalog,
+  LiveDataFile,
+  NewDataFile,
+  PartitionSwapGuard,
+  TableInfo,
+  WriterMark,
+} from "./catalog-port.ts";
 
 export interface OpenLakeCatalogOptions {
   path: string;
@@ -18,7 +31,11 @@ export interface OpenLakeCatalogOptions {
  */
 export function openLakeCatalog(opts: OpenLakeCatalogOptions): LakeCatalog {
   refuseLostCatalog(opts.path, opts.dataPath);
-  const catalog = openCatalog({ path: opts.path, dataPath: opts.dataPath, ...(opts.repair ? { log: opts.repair.log } : {}) });
+  const catalog = openCatalog({
+    path: opts.path,
+    dataPath: opts.dataPath,
+    ...(opts.repair ? { log: opts.repair.log } : {}),
+  });
   try {
     if (opts.repair) autoRepairCatalog(catalog, opts.repair);
   } catch (e) {
@@ -67,17 +84,27 @@ class CatalogAdapter implements LakeCatalog {
     return t;
   }
 
-  async ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): Promise<TableInfo> {
+  async ensureTable(
+    schema: string,
+    def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string },
+  ): Promise<TableInfo> {
     const t = this.catalog.ensureTable(schema, def);
     this.tables.set(t.tableId, t);
     return toInfo(t);
   }
 
-  async commitDataFiles(tableId: number, files: NewDataFile[], writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }> {
+  async commitDataFiles(
+    tableId: number,
+    files: NewDataFile[],
+    writers?: ReadonlyArray<WriterMark>,
+  ): Promise<{ snapshotId: number }> {
     return this.catalog.commitDataFiles(tableId, this.normaliseStats(tableId, files), writers);
   }
 
-  async commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }> {
+  async commitInserts(
+    batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>,
+    writers?: ReadonlyArray<WriterMark>,
+  ): Promise<{ snapshotId: number }> {
     return this.catalog.commitBatch(
       batches.map((b) => ({ tableId: b.tableId, files: this.normaliseStats(b.tableId, b.files) })),
       writers,
@@ -133,7 +160,17 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.snapshotAt(timestampMs)?.snapshotId;
   }
 
-  async listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] } = {}): Promise<LiveDataFile[]> {
+  async listDataFiles(
+    tableId: number,
+    opts: {
+      snapshotId?: number;
+      column?: string;
+      min?: string;
+      max?: string;
+      statsColumns?: string[];
+      fileIds?: readonly number[];
+    } = {},
+  ): Promise<LiveDataFile[]> {
     const { statsColumns, ...list } = opts;
     return this.catalog.listDataFiles(tableId, { ...list, stats: statsColumns ?? true }).map((f) => ({
       dataFileId: f.dataFileId,
@@ -143,12 +180,19 @@ class CatalogAdapter implements LakeCatalog {
       fileSizeBytes: f.fileSizeBytes,
       beginSnapshot: f.beginSnapshot,
       partitionValues: f.partitionValues,
-      columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
+      columnStats: Object.fromEntries(
+        Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }]),
+      ),
       ...(f.deleteFile ? { hasDeletes: true } : {}),
     }));
   }
 
-  async replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<{ snapshotId: number }> {
+  async replaceDataFiles(
+    tableId: number,
+    oldFileIds: number[],
+    newFiles: NewDataFile[],
+    guard?: PartitionSwapGuard,
+  ): Promise<{ snapshotId: number }> {
     return this.catalog.replaceDataFiles(tableId, oldFileIds, this.normaliseStats(tableId, newFiles), guard);
   }
 
@@ -160,7 +204,11 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.listInlinedData().some((t) => t.liveRows > 0);
   }
 
-  async retireFilesBefore(tableId: number, column: string, cutoff: string): Promise<{ snapshotId: number | null; files: number }> {
+  async retireFilesBefore(
+    tableId: number,
+    column: string,
+    cutoff: string,
+  ): Promise<{ snapshotId: number | null; files: number }> {
     const r = this.catalog.retireFilesBefore(tableId, column, cutoff);
     return { snapshotId: r.snapshotId, files: r.files.length };
   }
@@ -170,7 +218,9 @@ class CatalogAdapter implements LakeCatalog {
   }
 
   async listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>> {
-    return this.catalog.listScheduledDeletions().map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath }));
+    return this.catalog
+      .listScheduledDeletions()
+      .map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath }));
   }
 
   async forgetFiles(dataFileIds: number[]): Promise<number> {

@@ -66,11 +66,20 @@ export function checkCatalogUrl(url: string): void {
   } catch {
     u = undefined;
   }
-  const ok = u !== undefined && /^postgres(ql)?:$/.test(u.protocol) && u.hostname !== "" && u.username !== "" && u.pathname.length > 1;
+  const ok =
+    u !== undefined &&
+    /^postgres(ql)?:$/.test(u.protocol) &&
+    u.hostname !== "" &&
+    u.username !== "" &&
+    u.pathname.length > 1;
   if (!ok) {
-    throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: with catalog_type postgres it must be a postgres://user:password@host:port/database URL, not ${u ? redactUrl(url) : "(not a URL)"}`, {
-      details: { key: CATALOG_URL_KEY },
-    });
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${CATALOG_URL_KEY}: with catalog_type postgres it must be a postgres://user:password@host:port/database URL, not ${u ? redactUrl(url) : "(not a URL)"}`,
+      {
+        details: { key: CATALOG_URL_KEY },
+      },
+    );
   }
 }
 
@@ -79,7 +88,12 @@ export function checkCatalogUrl(url: string): void {
  * this process is the maintainer). A database that cannot be reached or refuses the login is a
  * configuration error of catalog_path: one line, no password (PgCatalog.open scrubs it).
  */
-export async function openPgCatalog(url: string, dataPath: string, stateDir: string, log: Logger): Promise<{ catalog: LakeCatalog; lock: MaintainerLock }> {
+export async function openPgCatalog(
+  url: string,
+  dataPath: string,
+  stateDir: string,
+  log: Logger,
+): Promise<{ catalog: LakeCatalog; lock: MaintainerLock }> {
   checkCatalogUrl(url);
   let cat: PgCatalog;
   try {
@@ -88,7 +102,9 @@ export async function openPgCatalog(url: string, dataPath: string, stateDir: str
     cat = await PgCatalog.open({ url, dataPath, maxConnections: 2, log, owner: writerOwner(stateDir) });
   } catch (e) {
     const msg = errorMessage(e).split("\n")[0] ?? "";
-    throw new AppError("CONFIG_INVALID", msg.includes(CATALOG_URL_KEY) ? msg : `${CATALOG_URL_KEY}: ${msg}`, { details: { key: CATALOG_URL_KEY } });
+    throw new AppError("CONFIG_INVALID", msg.includes(CATALOG_URL_KEY) ? msg : `${CATALOG_URL_KEY}: ${msg}`, {
+      details: { key: CATALOG_URL_KEY },
+    });
   }
   return { catalog: cat, lock: cat.maintainerLock() };
 }

@@ -63,19 +63,29 @@ export interface WriterMark {
  */
 export interface LakeCatalog {
   /** Creates the table (and schema) or adds the missing columns; CONFLICT on another partitioning. Idempotent. */
-  ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): Promise<TableInfo>;
+  ensureTable(
+    schema: string,
+    def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string },
+  ): Promise<TableInfo>;
   /**
    * One transaction: a new snapshot with the files, and each of `writers`' marks recorded in
    * svc_writer_watermark (a spool position, a relay's sender position). No files: nothing is
    * written (no snapshot, no mark) and the current snapshot id is answered.
    */
-  commitDataFiles(tableId: number, files: NewDataFile[], writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }>;
+  commitDataFiles(
+    tableId: number,
+    files: NewDataFile[],
+    writers?: ReadonlyArray<WriterMark>,
+  ): Promise<{ snapshotId: number }>;
   /**
    * Like commitDataFiles for several tables: ONE transaction, one snapshot with every table's
    * files, and `writers`' marks (a forward receiver's senders' positions committed with their rows,
    * docs/DEPLOY.md "Where the central keeps an edge's position"). No files: nothing is written.
    */
-  commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }>;
+  commitInserts(
+    batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>,
+    writers?: ReadonlyArray<WriterMark>,
+  ): Promise<{ snapshotId: number }>;
   /**
    * Only `writers`' marks, in one transaction, with no snapshot (recorded at the current one): a
    * forward receiver's positions over batches that brought no row, every packet refused for good
@@ -114,20 +124,39 @@ export interface LakeCatalog {
    * `statsColumns`: load column statistics for these columns only (default: every column).
    * `fileIds`: only these files (those live at the snapshot; not with `column`).
    */
-  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] }): Promise<LiveDataFile[]>;
+  listDataFiles(
+    tableId: number,
+    opts?: {
+      snapshotId?: number;
+      column?: string;
+      min?: string;
+      max?: string;
+      statsColumns?: string[];
+      fileIds?: readonly number[];
+    },
+  ): Promise<LiveDataFile[]>;
   listTables(): Promise<TableInfo[]>;
   /** One table by name (case-insensitive), at the current snapshot. */
   getTable(schema: string, name: string): Promise<TableInfo | undefined>;
   /** How the catalog spells schema `name` (case-insensitive match), or undefined when absent. */
   schemaName(name: string): Promise<string | undefined>;
   /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match; CONFLICT otherwise). */
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<{ snapshotId: number }>;
+  replaceDataFiles(
+    tableId: number,
+    oldFileIds: number[],
+    newFiles: NewDataFile[],
+    guard?: PartitionSwapGuard,
+  ): Promise<{ snapshotId: number }>;
   /** Duplicate snapshot rows: rows beyond the first per id, and rows carrying the highest id. */
   snapshotAnomalies(): Promise<{ duplicateRows: number; latestRows: number }>;
   /** Rows inlined into catalog tables by another writer exist (native compaction skips such catalogs). */
   hasInlinedRows(): Promise<boolean>;
   /** Retention: ends files whose `column` maximum is below `cutoff` (stats text). */
-  retireFilesBefore(tableId: number, column: string, cutoff: string): Promise<{ snapshotId: number | null; files: number }>;
+  retireFilesBefore(
+    tableId: number,
+    column: string,
+    cutoff: string,
+  ): Promise<{ snapshotId: number | null; files: number }>;
   /** Drops snapshots older than the time; files no snapshot sees any more are scheduled for deletion. */
   expireSnapshots(olderThanMs: number): Promise<{ expiredSnapshots: number; scheduledFiles: number }>;
   listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>>;

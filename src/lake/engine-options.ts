@@ -36,7 +36,11 @@ export function engineOptions(t: EngineTuning, tempDirectory: string, allowedDir
     memoryLimit: t.memory_limit,
     tempDirectory,
     allowedDirectories,
-    sql: { memoryLimit: t.sql_memory_limit, threads: t.sql_threads, maxTempDirectorySize: t.sql_max_temp_directory_size },
+    sql: {
+      memoryLimit: t.sql_memory_limit,
+      threads: t.sql_threads,
+      maxTempDirectorySize: t.sql_max_temp_directory_size,
+    },
   };
 }
 

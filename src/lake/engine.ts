@@ -7,13 +7,20 @@ import { join } from "node:path";
 import { AppError, errorMessage } from "../core/index.ts";
 import type { EngineOptions, QueryOptions, SqlParams } from "./engine-options.ts";
 
-export { type EngineOptions, engineOptions, type QueryOptions, type SqlEngineOptions, type SqlParams } from "./engine-options.ts";
+export {
+  type EngineOptions,
+  engineOptions,
+  type QueryOptions,
+  type SqlEngineOptions,
+  type SqlParams,
+} from "./engine-options.ts";
 export type { QueryResult } from "./result-stream.ts";
 
 /** DuckDB's "Out of Memory Error". */
 export const isOutOfMemory = (e: unknown) => /out of memory/i.test(errorMessage(e));
 
-const DEFAULT_HINT = "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE clause or send a lower limit";
+const DEFAULT_HINT =
+  "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE clause or send a lower limit";
 
 /** Late materialisation for LIMIT ≤ this many rows on the default query connections. */
 const LATE_MATERIALIZATION_ROWS = 1000;
@@ -24,7 +31,10 @@ const EAGER_MATERIALIZATION_ROWS = 50;
  * Which tuning key DuckDB refused ("Failed to set config" names none): each is tried alone on a
  * throw-away instance. Returns "tuning.<key> <value>: " or "".
  */
-async function refusedSetting(settings: Array<[key: string, setting: string, value: string]>, section: string): Promise<string> {
+async function refusedSetting(
+  settings: Array<[key: string, setting: string, value: string]>,
+  section: string,
+): Promise<string> {
   for (const [key, setting, value] of settings) {
     try {
       (await (await loadDuckDb()).DuckDBInstance.create(":memory:", { [setting]: value })).closeSync();
@@ -66,7 +76,9 @@ export class Engine {
     queryCons: DuckDBConnection[],
     eagerCons: DuckDBConnection[],
     /** The user-SQL instance and its DDL connection (the same views as the main one). */
-    private readonly sqlSide: { instance: DuckDBInstance; ddl: DuckDBConnection; cons: DuckDBConnection[]; memoryLimit: string } | undefined,
+    private readonly sqlSide:
+      | { instance: DuckDBInstance; ddl: DuckDBConnection; cons: DuckDBConnection[]; memoryLimit: string }
+      | undefined,
     private readonly memoryLimit: string,
   ) {
     this.pools.late.idle.push(...queryCons);
@@ -124,7 +136,9 @@ export class Engine {
           ],
           "storage.lakehouse",
         );
-        throw new AppError("CONFIG_INVALID", `cannot start the user-SQL engine: ${which}${errorMessage(e)}`, { cause: e });
+        throw new AppError("CONFIG_INVALID", `cannot start the user-SQL engine: ${which}${errorMessage(e)}`, {
+          cause: e,
+        });
       }
     }
     const dirs = opts.allowedDirectories.map((d) => (d.endsWith("/") ? d : d + "/"));
@@ -173,7 +187,9 @@ export class Engine {
     const background = await instance.connect();
     const ddl = await instance.connect();
     await run(writer, "SET GLOBAL lock_configuration = true");
-    let sqlSide: { instance: DuckDBInstance; ddl: DuckDBConnection; cons: DuckDBConnection[]; memoryLimit: string } | undefined;
+    let sqlSide:
+      | { instance: DuckDBInstance; ddl: DuckDBConnection; cons: DuckDBConnection[]; memoryLimit: string }
+      | undefined;
     if (sqlInstance && opts.sql) {
       // The same lock-down and views as the main instance; only its spill directory is its own.
       const sqlDdl = await sqlInstance.connect();
@@ -210,7 +226,8 @@ export class Engine {
    * Values come back JSON-friendly (BIGINT as number when safe, timestamps as ISO strings).
    */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
-    const kind: PoolKind = opts.readOnly && this.sqlSide ? "sql" : opts.lateMaterialization === false ? "eager" : "late";
+    const kind: PoolKind =
+      opts.readOnly && this.sqlSide ? "sql" : opts.lateMaterialization === false ? "eager" : "late";
     const con = await this.acquire(kind);
     let timedOut = false;
     const timer =
@@ -221,16 +238,31 @@ export class Engine {
           }, opts.timeoutMs)
         : undefined;
     try {
-      const budget = { maxBytes: opts.maxResultBytes ?? Number.POSITIVE_INFINITY, hint: opts.narrowHint ?? DEFAULT_HINT };
+      const budget = {
+        maxBytes: opts.maxResultBytes ?? Number.POSITIVE_INFINITY,
+        hint: opts.narrowHint ?? DEFAULT_HINT,
+      };
       if (opts.readOnly) return await runSingleSelect(con, sql, budget);
       if (opts.maxResultBytes !== undefined) return await readStreamed(await con.stream(sql, params), budget);
       const reader = await con.runAndReadAll(sql, params);
-      return { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: jsonRows(reader) };
+      return {
+        columns: reader.columnNames(),
+        types: reader.columnTypes().map((t) => t.toString()),
+        rows: jsonRows(reader),
+      };
     } catch (e) {
       if (e instanceof AppError) throw e;
-      if (timedOut) throw new AppError("TIMEOUT", `query exceeded ${opts.timeoutMs} ms and was cancelled; narrow the time range or filter, or raise coordinator.query_timeout_sec`, { cause: e });
+      if (timedOut)
+        throw new AppError(
+          "TIMEOUT",
+          `query exceeded ${opts.timeoutMs} ms and was cancelled; narrow the time range or filter, or raise coordinator.query_timeout_sec`,
+          { cause: e },
+        );
       if (isOutOfMemory(e)) throw this.outOfMemory(kind, e);
-      throw new AppError("QUERY_FAILED", errorMessage(e), { cause: e, details: { sql: sql.length > 2000 ? sql.slice(0, 2000) + "…" : sql } });
+      throw new AppError("QUERY_FAILED", errorMessage(e), {
+        cause: e,
+        details: { sql: sql.length > 2000 ? sql.slice(0, 2000) + "…" : sql },
+      });
     } finally {
       if (timer) clearTimeout(timer);
       this.release(kind, con);
@@ -242,7 +274,10 @@ export class Engine {
    * that names the cap and how to narrow it, never DuckDB's text (docs/OPERATIONS.md "Engine tuning").
    */
   private outOfMemory(kind: PoolKind, cause: unknown): AppError {
-    const [key, limit] = kind === "sql" && this.sqlSide ? ["storage.lakehouse.tuning.sql_memory_limit", this.sqlSide.memoryLimit] : ["storage.lakehouse.tuning.memory_limit", this.memoryLimit];
+    const [key, limit] =
+      kind === "sql" && this.sqlSide
+        ? ["storage.lakehouse.tuning.sql_memory_limit", this.sqlSide.memoryLimit]
+        : ["storage.lakehouse.tuning.memory_limit", this.memoryLimit];
     return new AppError(
       "PAYLOAD_TOO_LARGE",
       `the query needs more memory than ${key} (${limit}) allows; aggregate fewer rows or shorter values (string_agg and list aggregates hold every value in memory), narrow the WHERE clause or select fewer columns`,
@@ -305,7 +340,10 @@ export class Engine {
 }
 
 /** BEGIN, the statements, COMMIT; ROLLBACK when any of them (or the COMMIT) fails, then rethrow. */
-export async function runInTransaction(con: Pick<DuckDBConnection, "run">, statements: readonly string[]): Promise<void> {
+export async function runInTransaction(
+  con: Pick<DuckDBConnection, "run">,
+  statements: readonly string[],
+): Promise<void> {
   await con.run("BEGIN TRANSACTION");
   try {
     for (const sql of statements) await con.run(sql);

@@ -7,7 +7,13 @@ export type { WriterHealth } from "./writer/writer.ts";
 export { findTimeTravel, rewriteTimeTravel } from "./query/time-travel.ts";
 export { lexSql, tokenize } from "./query/lexer.ts";
 export { crossCheckWithDuckDb } from "./query/parse-check.ts";
-export { checkReadOnlySql, ALLOWED_TABLE_FUNCTIONS, type CheckedSql, type SqlGuardOptions, type SqlRejectReason } from "./query/sql-guard.ts";
+export {
+  checkReadOnlySql,
+  ALLOWED_TABLE_FUNCTIONS,
+  type CheckedSql,
+  type SqlGuardOptions,
+  type SqlRejectReason,
+} from "./query/sql-guard.ts";
 export { ident, literal, DUCKDB_TYPE } from "./sql.ts";
 export {
   backupCatalog,

@@ -78,9 +78,14 @@ export async function lakeSummary(
   });
   for (const b of buffers) {
     const col = ident(b.def.timeColumn);
-    const r = await query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`);
+    const r = await query(
+      `SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`,
+    );
     const row = r.rows[0] ?? {};
-    widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
+    widen(
+      row.lo === null || row.lo === undefined ? null : Number(row.lo),
+      row.hi === null || row.hi === undefined ? null : Number(row.hi),
+    );
   }
   return { rows, minUs, maxUs };
 }

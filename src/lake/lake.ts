@@ -5,7 +5,17 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Config, EngineTuning } from "../config/index.ts";
-import { AppError, redactUrl, type Counter, type Logger, type MetricsRegistry, type Module, type RowGroupMeta, type RowWriter, type TableDef } from "../core/index.ts";
+import {
+  AppError,
+  redactUrl,
+  type Counter,
+  type Logger,
+  type MetricsRegistry,
+  type Module,
+  type RowGroupMeta,
+  type RowWriter,
+  type TableDef,
+} from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo, WriterMark } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
@@ -23,7 +33,15 @@ import { snapshotOf } from "./query/snapshot-of.ts";
 import { compactionConfigProblems } from "./compaction/config.ts";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 import type { RemoteFiles } from "./remote/remote-files.ts";
-import { cacheDirOf, groupsOfView, isRemoteDataPath, openRemoteFiles, publishDataPath, sweepRemoteOrphans, withFilesOf } from "./remote/open.ts";
+import {
+  cacheDirOf,
+  groupsOfView,
+  isRemoteDataPath,
+  openRemoteFiles,
+  publishDataPath,
+  sweepRemoteOrphans,
+  withFilesOf,
+} from "./remote/open.ts";
 
 /** The lakehouse keys, with the engine's tuning resolved (src/config/tuning.ts engineTuning). */
 export type LakeConfig = Omit<Config["storage"]["lakehouse"], "tuning"> & { tuning: EngineTuning };
@@ -81,7 +99,9 @@ export class Lake implements Module {
     this.cfg = deps.config;
     // A remote data_path: the engine and the catalog work on the read cache in the state directory,
     // whose paths mirror the store's keys (src/lake/remote/remote-files.ts).
-    this.dataPath = isRemoteDataPath(deps.config.data_path) ? cacheDirOf(lakeStateDir(deps.config)) : resolve(deps.config.data_path);
+    this.dataPath = isRemoteDataPath(deps.config.data_path)
+      ? cacheDirOf(lakeStateDir(deps.config))
+      : resolve(deps.config.data_path);
     this.refused = deps.metrics.counter(
       "svc_lake_tables_refused_total",
       "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).",
@@ -94,7 +114,12 @@ export class Lake implements Module {
       () => ({
         ...this.parts,
         searchBuffer: this.cfg.search_buffer,
-        ...(this.remote ? { prepareView: (def: TableDef, files: readonly LiveDataFile[]) => this.remote!.prepareView(groupsOfView(def, files)) } : {}),
+        ...(this.remote
+          ? {
+              prepareView: (def: TableDef, files: readonly LiveDataFile[]) =>
+                this.remote!.prepareView(groupsOfView(def, files)),
+            }
+          : {}),
       }),
       (key) => this.defs.get(key),
     );
@@ -124,11 +149,22 @@ export class Lake implements Module {
     // Before anything is created: a wrong credential or a store that does not answer stops the start.
     this.remote = isRemoteDataPath(cfg.data_path) ? await openRemoteFiles(cfg, stateDir, this.deps.metrics) : undefined;
     mkdirSync(this.dataPath, { recursive: true });
-    const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
+    const repair = {
+      enabled: cfg.auto_repair_catalog,
+      backupsKept: cfg.backups_kept,
+      log: this.deps.logger.child({ module: "catalog" }),
+    };
     // A PostgreSQL catalog comes with the election of the lake's one maintainer (catalog-config.ts).
     const { catalog, lock } = pg
       ? await openPgCatalog(cfg.catalog_path, this.dataPath, stateDir, repair.log)
-      : { catalog: await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair }), lock: undefined };
+      : {
+          catalog: await (this.deps.openCatalog ?? openLakeCatalog)({
+            path: catalogPath,
+            dataPath: this.dataPath,
+            repair,
+          }),
+          lock: undefined,
+        };
     this.catalog = catalog;
     if (this.remote && !pg) publishDataPath(catalogPath, this.remote.store.location);
     step("DuckDB");
@@ -136,7 +172,9 @@ export class Lake implements Module {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
       const engine = this.engine;
       // A remote data_path's files are local only once fetched: no pruning there (DuckDB still prunes row groups).
-      this.bloom = this.remote ? undefined : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
+      this.bloom = this.remote
+        ? undefined
+        : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -205,9 +243,18 @@ export class Lake implements Module {
     step("orphan check");
     // Remote: the store is listed in the background (a big bucket must not hold up the start).
     if (this.remote)
-      void sweepRemoteOrphans(this.remote, await this.catalog.referencedPaths(), await this.catalog.inflightPaths(), this.catalog, this.deps.logger.child({ module: "lake-maintenance" }));
+      void sweepRemoteOrphans(
+        this.remote,
+        await this.catalog.referencedPaths(),
+        await this.catalog.inflightPaths(),
+        this.catalog,
+        this.deps.logger.child({ module: "lake-maintenance" }),
+      );
     else await this.maintenance.removeOrphans();
-    this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), cfg.compaction.check_interval_sec * 1000);
+    this.maintenanceTimer = setInterval(
+      () => void this.maintenance?.runOnce(),
+      cfg.compaction.check_interval_sec * 1000,
+    );
     this.writer.start();
     this.deps.logger.info("lake open", {
       catalog: pg ? redactUrl(cfg.catalog_path) : catalogPath,
@@ -282,7 +329,9 @@ export class Lake implements Module {
     // Columns the table grew in earlier runs (line protocol) stay part of it, in catalog order.
     const known = new Set(def.columns.map((c) => c.name.toLowerCase()));
     const grown = info.columns.filter((c) => !known.has(c.name.toLowerCase()));
-    const full: TableDef = grown.length ? { ...def, columns: [...def.columns, ...grown.map((c) => ({ name: c.name, type: c.type }))] } : def;
+    const full: TableDef = grown.length
+      ? { ...def, columns: [...def.columns, ...grown.map((c) => ({ name: c.name, type: c.type }))] }
+      : def;
     this.defs.set(key, { def: full, info });
     this.keysLower.set(key.toLowerCase(), key);
     if (!this.schemasLower.has(def.schema.toLowerCase())) this.schemasLower.set(def.schema.toLowerCase(), def.schema);
@@ -365,7 +414,15 @@ export class Lake implements Module {
    * the buffer like a sealed batch of this thread. False when the table is unknown or its layout
    * differs (the caller counts the rows as lost). `written` runs once the bytes are on disk.
    */
-  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void, rowGroup?: RowGroupMeta): boolean {
+  acceptBatch(
+    key: string,
+    bytes: Uint8Array,
+    rows: number,
+    columns: number,
+    span: { min: number; max: number } | undefined,
+    written?: () => void,
+    rowGroup?: RowGroupMeta,
+  ): boolean {
     return this.writer?.acceptBatch(key, bytes, rows, columns, span, written, rowGroup) ?? false;
   }
 
@@ -418,7 +475,11 @@ export class Lake implements Module {
   async files(key: string): Promise<Array<{ path: string; rows: number; bytes: number }>> {
     const entry = this.defs.get(key);
     if (!entry) return [];
-    return (await this.parts.catalog.listDataFiles(entry.info.tableId)).map((f) => ({ path: f.path, rows: f.recordCount, bytes: f.fileSizeBytes }));
+    return (await this.parts.catalog.listDataFiles(entry.info.tableId)).map((f) => ({
+      path: f.path,
+      rows: f.recordCount,
+      bytes: f.fileSizeBytes,
+    }));
   }
 
   /**
@@ -439,7 +500,14 @@ export class Lake implements Module {
     const entry = this.defs.get(key);
     if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
     const bloom = this.bloom;
-    return await planScan(entry, catalog, writer, opts, this.cfg.search_buffer, bloom ? (files, lookups) => bloom.prune(files, lookups) : undefined);
+    return await planScan(
+      entry,
+      catalog,
+      writer,
+      opts,
+      this.cfg.search_buffer,
+      bloom ? (files, lookups) => bloom.prune(files, lookups) : undefined,
+    );
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'` to a snapshot's files. */
@@ -454,7 +522,9 @@ export class Lake implements Module {
     const rewritten = await rewriteTimeTravelAsync(sql, (ref) => this.timeTravel(ref));
     const run = () => this.queries.track(() => this.parts.engine.query(rewritten, params, opts));
     // Remote: the files the statement reads are fetched into the read cache and pinned first.
-    return this.remote ? await withFilesOf(this.remote, rewritten, [...this.defs.values()], this.parts.catalog, run) : await run();
+    return this.remote
+      ? await withFilesOf(this.remote, rewritten, [...this.defs.values()], this.parts.catalog, run)
+      : await run();
   }
 
   snapshotId(): Promise<number> {

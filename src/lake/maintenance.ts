@@ -76,9 +76,17 @@ export class LakeMaintenance {
     private readonly compactor: Compactor | undefined,
   ) {
     this.maintaining = opts.maintainer === undefined;
-    this.retired = metrics.counter("svc_lake_retired_files_total", "Data files retired by retention, per table.", ["table"]);
-    this.deleted = metrics.counter("svc_lake_deleted_files_total", "Data files deleted from disk after snapshot expiry or as orphans.");
-    this.quarantined = metrics.counter("svc_lake_quarantined_files_total", "Unreferenced data files the start moved into <data_path>/_quarantine instead of deleting them.");
+    this.retired = metrics.counter("svc_lake_retired_files_total", "Data files retired by retention, per table.", [
+      "table",
+    ]);
+    this.deleted = metrics.counter(
+      "svc_lake_deleted_files_total",
+      "Data files deleted from disk after snapshot expiry or as orphans.",
+    );
+    this.quarantined = metrics.counter(
+      "svc_lake_quarantined_files_total",
+      "Unreferenced data files the start moved into <data_path>/_quarantine instead of deleting them.",
+    );
   }
 
   /** Opens the compaction engine when compaction is on (the configuration was checked by compactionConfigProblems). */
@@ -96,7 +104,11 @@ export class LakeMaintenance {
     let compactor: Compactor | undefined;
     if (c.enable) {
       const memory = parseMemorySize(c.memory_limit) ?? 0;
-      db = await CompactionDb.open({ memoryLimit: c.memory_limit, tempDirectory: opts.tempDirectory, dataPath: opts.dataPath });
+      db = await CompactionDb.open({
+        memoryLimit: c.memory_limit,
+        tempDirectory: opts.tempDirectory,
+        dataPath: opts.dataPath,
+      });
       compactor = new Compactor(
         db,
         catalog,
@@ -155,11 +167,19 @@ export class LakeMaintenance {
     try {
       now = await m.tryBecomeMaintainer();
     } catch (e) {
-      this.logger.error("the maintainer election failed; maintenance waits for the next pass", { error: errorMessage(e) });
+      this.logger.error("the maintainer election failed; maintenance waits for the next pass", {
+        error: errorMessage(e),
+      });
     }
     if (now !== this.maintaining) {
-      if (now) this.logger.info("this process is now the lake maintainer: it runs compaction, expiry, retention and the orphan sweep");
-      else this.logger.info("this process is no longer the lake maintainer: another writer of the shared catalog maintains it");
+      if (now)
+        this.logger.info(
+          "this process is now the lake maintainer: it runs compaction, expiry, retention and the orphan sweep",
+        );
+      else
+        this.logger.info(
+          "this process is no longer the lake maintainer: another writer of the shared catalog maintains it",
+        );
       this.swept = false;
     }
     this.maintaining = now;
@@ -185,7 +205,9 @@ export class LakeMaintenance {
       try {
         await this.removeDeadReservations();
       } catch (e) {
-        this.logger.error("clearing the reservations of writers that are gone failed; retried next pass", { error: errorMessage(e) });
+        this.logger.error("clearing the reservations of writers that are gone failed; retried next pass", {
+          error: errorMessage(e),
+        });
       }
     }
     return await this.pass(nowMs);
@@ -211,7 +233,10 @@ export class LakeMaintenance {
     for (const f of files) rmSync(f, { force: true });
     const forgotten = await forgetReservations.call(this.catalog, dead, grace);
     this.deleted.inc(undefined, files.length);
-    this.logger.info("removed uncommitted data files of writers that are gone, and their reservations", { files: files.length, reservations: forgotten });
+    this.logger.info("removed uncommitted data files of writers that are gone, and their reservations", {
+      files: files.length,
+      reservations: forgotten,
+    });
     return files.length;
   }
 
@@ -232,8 +257,15 @@ export class LakeMaintenance {
         if (this.compactor) out.merged += await this.compactor.compactTable(t, key, nowMs, nativeOk);
       } catch (e) {
         // stop() interrupts a merge in progress on purpose: that is the stop, not a failure.
-        if (this.stopping) this.logger.info("lake maintenance of a table interrupted by the stop; done at the next start", { table: key });
-        else this.logger.error("lake maintenance failed for a table; retried next pass", { table: key, error: errorMessage(e) });
+        if (this.stopping)
+          this.logger.info("lake maintenance of a table interrupted by the stop; done at the next start", {
+            table: key,
+          });
+        else
+          this.logger.error("lake maintenance failed for a table; retried next pass", {
+            table: key,
+            error: errorMessage(e),
+          });
       }
     }
     try {
@@ -323,19 +355,33 @@ export class LakeMaintenance {
       for (const p of inflight) referenced.add(resolve(this.opts.dataPath, p));
       inflight = new Set();
     }
-    const r = sweepOrphans(this.opts.dataPath, referenced, inflight, this.logger, new Date(), this.opts.orphanMinAgeMs ?? ORPHAN_GRACE_MS);
+    const r = sweepOrphans(
+      this.opts.dataPath,
+      referenced,
+      inflight,
+      this.logger,
+      new Date(),
+      this.opts.orphanMinAgeMs ?? ORPHAN_GRACE_MS,
+    );
     if (atStart) await this.catalog.clearInflight();
     if (r.deleted > 0) {
       this.deleted.inc(undefined, r.deleted);
       this.logger.info("removed unreferenced data files left by an interrupted flush", { files: r.deleted });
     }
-    if (r.young > 0) this.logger.info("left unreferenced data files younger than an hour in place (another writer's, or set aside at a later start)", { files: r.young });
+    if (r.young > 0)
+      this.logger.info(
+        "left unreferenced data files younger than an hour in place (another writer's, or set aside at a later start)",
+        { files: r.young },
+      );
     if (r.quarantined > 0) {
       this.quarantined.inc(undefined, r.quarantined);
-      this.logger.warn("moved data files the catalog does not reference into the quarantine (not deleted); svc catalog quarantine lists them", {
-        files: r.quarantined,
-        folder: r.folder,
-      });
+      this.logger.warn(
+        "moved data files the catalog does not reference into the quarantine (not deleted); svc catalog quarantine lists them",
+        {
+          files: r.quarantined,
+          folder: r.folder,
+        },
+      );
     }
     return r.deleted;
   }

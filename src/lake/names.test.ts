@@ -21,9 +21,12 @@ describe("reserved lake names", () => {
     expect(reservedSchemaProblem(schema)).toMatch(/reserved/);
   });
 
-  test.each(["main", "telegraf", "pg_metrics", "information", "svc", "tempdb", "duckdb", "quarantine"])("schema %p is allowed", (schema) => {
-    expect(reservedSchemaProblem(schema)).toBeUndefined();
-  });
+  test.each(["main", "telegraf", "pg_metrics", "information", "svc", "tempdb", "duckdb", "quarantine"])(
+    "schema %p is allowed",
+    (schema) => {
+      expect(reservedSchemaProblem(schema)).toBeUndefined();
+    },
+  );
 
   test("a table clashing with a buffer view is refused either way round, case-insensitively", () => {
     const tables = new Set(["main.cpu", "main.mem_disk"]);

@@ -38,7 +38,11 @@ export const BUFFER_VIEW_PREFIX = "mem_";
  * Why `schema.name` cannot be a table next to the tables `has` knows (case-insensitive lookup of
  * a table in the same schema), or undefined. O(1): two lookups.
  */
-export function tableNameProblem(schema: string, name: string, has: (schema: string, name: string) => boolean): string | undefined {
+export function tableNameProblem(
+  schema: string,
+  name: string,
+  has: (schema: string, name: string) => boolean,
+): string | undefined {
   const bad = reservedSchemaProblem(schema);
   if (bad) return bad;
   const lower = name.toLowerCase();

@@ -29,7 +29,15 @@ let STRING_STORAGE: Set<Type> | undefined;
 function vectorJsonFloor(vector: Vector, count: number, stopAt: number): number {
   if (count >= stopAt) return count;
   const b = duckDbBindings();
-  const { array_type_array_size, array_vector_get_child, get_type_id, list_vector_get_child, list_vector_get_size, struct_type_child_count, struct_vector_get_child } = b;
+  const {
+    array_type_array_size,
+    array_vector_get_child,
+    get_type_id,
+    list_vector_get_child,
+    list_vector_get_size,
+    struct_type_child_count,
+    struct_vector_get_child,
+  } = b;
   const { Type, validity_row_is_valid, vector_get_column_type, vector_get_data, vector_get_validity } = b;
   STRING_STORAGE ??= new Set<Type>([Type.VARCHAR, Type.BLOB, Type.BIT, Type.BIGNUM, Type.GEOMETRY]);
   const type = vector_get_column_type(vector);
@@ -39,15 +47,19 @@ function vectorJsonFloor(vector: Vector, count: number, stopAt: number): number 
     const data = vector_get_data(vector, count * 16);
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     const validity = vector_get_validity(vector, Math.ceil(count / 64) * 8);
-    for (let i = 0; i < count && total < stopAt; i++) if (validity_row_is_valid(validity, i)) total += view.getUint32(i * 16, true);
+    for (let i = 0; i < count && total < stopAt; i++)
+      if (validity_row_is_valid(validity, i)) total += view.getUint32(i * 16, true);
     return total;
   }
-  if (id === Type.LIST || id === Type.MAP) return count + vectorJsonFloor(list_vector_get_child(vector), list_vector_get_size(vector), stopAt - count);
-  if (id === Type.ARRAY) return count + vectorJsonFloor(array_vector_get_child(vector), count * array_type_array_size(type), stopAt - count);
+  if (id === Type.LIST || id === Type.MAP)
+    return count + vectorJsonFloor(list_vector_get_child(vector), list_vector_get_size(vector), stopAt - count);
+  if (id === Type.ARRAY)
+    return count + vectorJsonFloor(array_vector_get_child(vector), count * array_type_array_size(type), stopAt - count);
   if (id === Type.STRUCT || id === Type.UNION) {
     let total = count;
     const members = struct_type_child_count(type);
-    for (let m = 0; m < members && total < stopAt; m++) total += vectorJsonFloor(struct_vector_get_child(vector, m), count, stopAt - total);
+    for (let m = 0; m < members && total < stopAt; m++)
+      total += vectorJsonFloor(struct_vector_get_child(vector, m), count, stopAt - total);
     return total;
   }
   return count;
@@ -71,7 +83,12 @@ export function rowObjects(chunk: DuckDBDataChunk, names: string[]): Record<stri
 let WIDE_INTS: Set<number> | undefined;
 const wideInts = (): Set<number> => {
   const { DuckDBTypeId } = duckDbLoaded();
-  WIDE_INTS ??= new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
+  WIDE_INTS ??= new Set<number>([
+    DuckDBTypeId.BIGINT,
+    DuckDBTypeId.UBIGINT,
+    DuckDBTypeId.HUGEINT,
+    DuckDBTypeId.UHUGEINT,
+  ]);
   return WIDE_INTS;
 };
 
@@ -80,8 +97,14 @@ export function jsonRows(reader: DuckDBResultReader): Record<string, unknown>[] 
   return widenInts(reader.getRowObjectsJson() as Record<string, unknown>[], reader.columnNames(), reader.columnTypes());
 }
 
-export function widenInts(rows: Record<string, unknown>[], names: string[], types: DuckDBType[]): Record<string, unknown>[] {
-  const wide = types.map((t, i) => (wideInts().has(t.typeId) ? names[i] : undefined)).filter((n): n is string => n !== undefined);
+export function widenInts(
+  rows: Record<string, unknown>[],
+  names: string[],
+  types: DuckDBType[],
+): Record<string, unknown>[] {
+  const wide = types
+    .map((t, i) => (wideInts().has(t.typeId) ? names[i] : undefined))
+    .filter((n): n is string => n !== undefined);
   if (wide.length === 0) return rows;
   for (const row of rows) {
     for (const k of wide) {

@@ -16,10 +16,12 @@ export interface QueryResult {
 
 export async function runSingleSelect(con: DuckDBConnection, sql: string, budget: ResultBudget): Promise<QueryResult> {
   const statements = await con.extractStatements(sql);
-  if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
+  if (statements.count !== 1)
+    throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
   const prepared = await statements.prepare(0);
   try {
-    if (prepared.statementType !== duckDbLoaded().StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
+    if (prepared.statementType !== duckDbLoaded().StatementType.SELECT)
+      throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
     return await readStreamed(await prepared.stream(), budget);
   } finally {
     prepared.destroySync();
@@ -42,14 +44,19 @@ export async function readStreamed(result: DuckDBResult, budget: ResultBudget): 
   const rows: Record<string, unknown>[] = [];
   let bytes = 0;
   const tooLarge = (read: number) =>
-    new AppError("PAYLOAD_TOO_LARGE", `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`, {
-      details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
-    });
+    new AppError(
+      "PAYLOAD_TOO_LARGE",
+      `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`,
+      {
+        details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
+      },
+    );
   for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
     // First a floor of the chunk's JSON from DuckDB's own vectors (string lengths, list sizes),
     // before any value becomes a JS value: one 300 MB string, or one list of 10^9 elements (a
     // 23 GB JS array: the process was OOM-killed), is refused without converting it.
-    if (bytes + chunkJsonFloor(chunk, budget.maxBytes - bytes + 1) > budget.maxBytes) throw tooLarge(rows.length + chunk.rowCount);
+    if (bytes + chunkJsonFloor(chunk, budget.maxBytes - bytes + 1) > budget.maxBytes)
+      throw tooLarge(rows.length + chunk.rowCount);
     const part = widenInts(rowObjects(chunk, names), names, types);
     // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
     bytes += Buffer.byteLength(JSON.stringify(part));

@@ -63,7 +63,11 @@ export interface ScanPlan {
 }
 
 /** Could a file whose statistics for a VARCHAR column are `s` hold one of `values`? */
-function mayHoldValue(s: { min: string | null; max: string | null; nullCount: number } | undefined, recordCount: number, values: readonly string[]): boolean {
+function mayHoldValue(
+  s: { min: string | null; max: string | null; nullCount: number } | undefined,
+  recordCount: number,
+  values: readonly string[],
+): boolean {
   if (!s) return false; // column absent from the file: NULL in every row
   if (s.nullCount >= recordCount) return false;
   if (s.min === null || s.max === null) return true;
@@ -106,7 +110,13 @@ export async function planScan(
         }
       : {};
   const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? searchBuffer);
-  const list = () => (opts.files === false ? Promise.resolve([]) : catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) }));
+  const list = () =>
+    opts.files === false
+      ? Promise.resolve([])
+      : catalog.listDataFiles(entry.info.tableId, {
+          ...range,
+          ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}),
+        });
   // Without the buffer (or without files) there is nothing to pair: no need to hold the gate.
   const cut =
     useBuffer && opts.files !== false
@@ -117,14 +127,20 @@ export async function planScan(
   const eq = opts.equals;
   if (eq) {
     const col = def.columns.find((c) => c.name === eq.column);
-    if (col?.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
+    if (col?.type !== "varchar")
+      throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
     files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
   }
   if (opts.lookups?.length && pruneLookups) files = await pruneLookups(files, opts.lookups);
   const t = def.timeColumn;
   let spans: ScanFile[] = files.map((file) => {
     const s = file.columnStats[t];
-    return { file, minUs: parseTimestampUs(s?.min), maxUs: parseTimestampUs(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
+    return {
+      file,
+      minUs: parseTimestampUs(s?.min),
+      maxUs: parseTimestampUs(s?.max),
+      timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0,
+    };
   });
   if (opts.newestFirst) {
     // Unknown bounds sort as the newest (such a file may hold any time).

@@ -18,6 +18,8 @@ export const DUCKDB_TYPE: Record<ColumnType, string> = {
 /** How a written column travels in the spool CSV (timestamps as epoch µs integers). */
 export const csvType = (c: ColumnDef): string => (c.type === "timestamp" ? "BIGINT" : DUCKDB_TYPE[c.type]);
 
-export const qualifiedName = (def: Pick<TableDef, "schema" | "name">): string => `svc_lake.${ident(def.schema)}.${ident(def.name)}`;
-export const memTableName = (def: Pick<TableDef, "schema" | "name">): string => `svc_lake.${ident(def.schema)}.${ident(`mem_${def.name}`)}`;
+export const qualifiedName = (def: Pick<TableDef, "schema" | "name">): string =>
+  `svc_lake.${ident(def.schema)}.${ident(def.name)}`;
+export const memTableName = (def: Pick<TableDef, "schema" | "name">): string =>
+  `svc_lake.${ident(def.schema)}.${ident(`mem_${def.name}`)}`;
 export const tableKey = (def: Pick<TableDef, "schema" | "name">): string => `${def.schema}.${def.name}`;

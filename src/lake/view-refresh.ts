@@ -2,7 +2,14 @@
  * The DuckDB views a lake table is read through, and their refresh after every seal and commit
  * (docs/ARCHITECTURE.md): queued one at a time, coalesced per table, a failure contained to its table.
  */
-import { errorMessage, type Counter, type Gauge, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
+import {
+  errorMessage,
+  type Counter,
+  type Gauge,
+  type Logger,
+  type MetricsRegistry,
+  type TableDef,
+} from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import type { Engine } from "./engine.ts";
 import { unionSql } from "./query/views.ts";
@@ -11,7 +18,8 @@ import type { LakeWriter } from "./writer/writer.ts";
 
 /** Internal schema of the files views (not a lake schema: never listed as a table). */
 export const FILES_SCHEMA = "svc_files";
-const filesViewName = (def: Pick<TableDef, "schema" | "name">) => `svc_lake.${FILES_SCHEMA}.${ident(`${def.schema}.${def.name}`)}`;
+const filesViewName = (def: Pick<TableDef, "schema" | "name">) =>
+  `svc_lake.${FILES_SCHEMA}.${ident(`${def.schema}.${def.name}`)}`;
 
 export interface ViewParts {
   engine: Engine;
@@ -47,7 +55,11 @@ export class ViewRefresher {
     private readonly parts: () => ViewParts,
     private readonly entry: (key: string) => { def: TableDef; info: TableInfo } | undefined,
   ) {
-    this.fileGauge = metrics.gauge("svc_lake_data_files", "Live Parquet data files at the current snapshot, per table.", ["table"]);
+    this.fileGauge = metrics.gauge(
+      "svc_lake_data_files",
+      "Live Parquet data files at the current snapshot, per table.",
+      ["table"],
+    );
     this.viewFailures = metrics.counter(
       "svc_lake_view_refresh_failures_total",
       "Query-view refreshes that failed, per table (rolled back; the table's rows are still written, other tables are not affected).",
@@ -84,7 +96,10 @@ export class ViewRefresher {
         const now = Date.now();
         if (now - (this.viewErrorLoggedAt.get(key) ?? 0) >= 60_000) {
           this.viewErrorLoggedAt.set(key, now);
-          this.logger.error("view refresh failed; the table's rows are still written, its views are stale until a refresh succeeds", { table: key, error: errorMessage(e) });
+          this.logger.error(
+            "view refresh failed; the table's rows are still written, its views are stale until a refresh succeeds",
+            { table: key, error: errorMessage(e) },
+          );
         }
         throw e;
       }
@@ -103,7 +118,9 @@ export class ViewRefresher {
     const layout = def.columns.length;
     if (!all && this.viewLayout.get(key) === layout) {
       // mem_<table> (docs/ARCHITECTURE.md "Write path"): the buffer alone; the table view reads it.
-      await engine.ddl(`CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], writer.bufferSelects(key))}`);
+      await engine.ddl(
+        `CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], writer.bufferSelects(key))}`,
+      );
       return;
     }
     const columns = def.columns.map((c) => c.name).join("\u0000");
@@ -114,7 +131,9 @@ export class ViewRefresher {
       const snapshot = await catalog.currentSnapshotId();
       const cached = this.fileCache.get(key);
       const files =
-        cached && cached.snapshot === snapshot && cached.columns === columns ? cached.files : await liveFiles(catalog, entry.info.tableId, snapshot, cached?.columns === columns ? cached.files : []);
+        cached && cached.snapshot === snapshot && cached.columns === columns
+          ? cached.files
+          : await liveFiles(catalog, entry.info.tableId, snapshot, cached?.columns === columns ? cached.files : []);
       return { buffer: writer.bufferSelects(key), files, snapshot };
     });
     this.fileCache.set(key, { snapshot, columns, files });
@@ -128,7 +147,9 @@ export class ViewRefresher {
     const statements = [`CREATE OR REPLACE VIEW ${filesView} AS ${unionSql(def, files, undefined)}`, mem];
     if (this.viewLayout.get(key) !== layout) {
       const cols = def.columns.map((c) => ident(c.name)).join(", ");
-      const body = searchBuffer ? `SELECT ${cols} FROM ${filesView} UNION ALL SELECT ${cols} FROM ${memTableName(def)}` : `SELECT ${cols} FROM ${filesView}`;
+      const body = searchBuffer
+        ? `SELECT ${cols} FROM ${filesView} UNION ALL SELECT ${cols} FROM ${memTableName(def)}`
+        : `SELECT ${cols} FROM ${filesView}`;
       statements.push(`CREATE OR REPLACE VIEW ${qualifiedName(def)} AS ${body}`);
     }
     const release = prepareView ? await prepareView(def, files) : undefined;
@@ -149,12 +170,18 @@ export class ViewRefresher {
  * second under load): its cost grew with the table (docs/BENCHMARKS.md "Ingest: CPU per message
  * (every core)").
  */
-export async function liveFiles(catalog: LakeCatalog, tableId: number, snapshotId: number, known: readonly LiveDataFile[]): Promise<LiveDataFile[]> {
+export async function liveFiles(
+  catalog: LakeCatalog,
+  tableId: number,
+  snapshotId: number,
+  known: readonly LiveDataFile[],
+): Promise<LiveDataFile[]> {
   // Both reads name the snapshot: a compaction swap between them must not change what they list.
   const bare = await catalog.listDataFiles(tableId, { snapshotId, statsColumns: [] });
   const byId = new Map(known.map((f) => [f.dataFileId, f]));
   const fresh = bare.filter((f) => !byId.has(f.dataFileId)).map((f) => f.dataFileId);
-  if (fresh.length > 0) for (const f of await catalog.listDataFiles(tableId, { snapshotId, fileIds: fresh })) byId.set(f.dataFileId, f);
+  if (fresh.length > 0)
+    for (const f of await catalog.listDataFiles(tableId, { snapshotId, fileIds: fresh })) byId.set(f.dataFileId, f);
   return bare.map((f) => {
     const k = byId.get(f.dataFileId);
     return k ? { ...f, columnStats: k.columnStats } : f;

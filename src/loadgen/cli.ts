@@ -7,7 +7,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { AppError } from "../core/index.ts";
 import { FLAGS, LoadgenUsageError } from "./options.ts";
-import { aliasNames, mergeOptions, parseProfileJson, planAlias, planFlat, rejectDuplicateBinds, type RunPlan } from "./profile.ts";
+import {
+  aliasNames,
+  mergeOptions,
+  parseProfileJson,
+  planAlias,
+  planFlat,
+  rejectDuplicateBinds,
+  type RunPlan,
+} from "./profile.ts";
 import { startPlan, type LoadgenIo } from "./run.ts";
 import { pcap2scenario } from "./pcap2scenario.ts";
 import { loadScenario } from "./scenario-xml.ts";
@@ -50,7 +58,9 @@ function takeProfileFlags(argv: readonly string[]): ProfileFlags {
     const m = /^--?([a-z-]+)(?:=(.*))?$/.exec(arg);
     const name = m?.[1] ?? "";
     if (REMOVED_FLAGS.includes(name))
-      throw new LoadgenUsageError(`-${name} was removed: write a flat profile and run "loadgen server -config <file>", or use "loadgen -config <file> -run-alias <name>" (docs/LOADGEN.md)`);
+      throw new LoadgenUsageError(
+        `-${name} was removed: write a flat profile and run "loadgen server -config <file>", or use "loadgen -config <file> -run-alias <name>" (docs/LOADGEN.md)`,
+      );
     if (!PROFILE_FLAGS.includes(name)) {
       out.rest.push(arg);
       continue;
@@ -73,7 +83,9 @@ function readProfile(path: string): { json: Record<string, unknown>; dir: string
   try {
     text = readFileSync(abs, "utf8");
   } catch (e) {
-    throw new LoadgenUsageError(`cannot read profile ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new LoadgenUsageError(
+      `cannot read profile ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   return { json: parseProfileJson(text, path), dir: dirname(abs) };
 }
@@ -101,12 +113,17 @@ function pcap2scenarioCommand(argv: readonly string[]): { print: string[] } {
     else if (input === undefined) input = a;
     else throw new LoadgenUsageError(`pcap2scenario takes one capture file, got also "${a}"`);
   }
-  if (input === undefined) throw new LoadgenUsageError("usage: loadgen pcap2scenario <capture.pcap> [-role uac|uas] [-call_id <id>] [-o <file.xml>]");
+  if (input === undefined)
+    throw new LoadgenUsageError(
+      "usage: loadgen pcap2scenario <capture.pcap> [-role uac|uas] [-call_id <id>] [-o <file.xml>]",
+    );
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(input);
   } catch (e) {
-    throw new LoadgenUsageError(`cannot read capture ${input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new LoadgenUsageError(
+      `cannot read capture ${input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   const xml = pcap2scenario(bytes, { role, callId });
   if (output === undefined) return { print: [xml.trimEnd()] };
@@ -115,13 +132,19 @@ function pcap2scenarioCommand(argv: readonly string[]): { print: string[] } {
 }
 
 /** The plan for argv, or a list of lines to print (help, -list-aliases). */
-export function planFromArgv(argv: readonly string[]): RunPlan | { print: string[] } | { client: "tui" | "shell"; argv: string[] } {
+export function planFromArgv(
+  argv: readonly string[],
+): RunPlan | { print: string[] } | { client: "tui" | "shell"; argv: string[] } {
   const sub = argv[0] !== undefined && SUBCOMMANDS.includes(argv[0]) ? argv[0] : "";
   const f = takeProfileFlags(sub ? argv.slice(1) : argv);
-  if (sub !== "profile" && (f.rest.includes("-h") || f.rest.includes("--help") || f.rest.includes("-help"))) return { print: [LOADGEN_HELP] };
+  if (sub !== "profile" && (f.rest.includes("-h") || f.rest.includes("--help") || f.rest.includes("-help")))
+    return { print: [LOADGEN_HELP] };
   const usedProfileFlag = f.config !== undefined || f.runAlias !== undefined || f.listAliases;
   if (sub && sub !== "server") {
-    if (usedProfileFlag) throw new LoadgenUsageError(`-config, -run-alias and -list-aliases apply only to the root command, not to "${sub}"`);
+    if (usedProfileFlag)
+      throw new LoadgenUsageError(
+        `-config, -run-alias and -list-aliases apply only to the root command, not to "${sub}"`,
+      );
     if (sub === "pcap2scenario") return pcap2scenarioCommand(f.rest);
     if (sub === "profile") return profileCommand(f.rest, readProfile);
     if (sub === "tui" || sub === "shell") return { client: sub, argv: f.rest };
@@ -129,10 +152,16 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
   }
   if (sub === "server") {
     if (f.runAlias !== undefined || f.listAliases)
-      throw new LoadgenUsageError(`-run-alias and -list-aliases do not combine with "server"; run an alias with: loadgen -config <file> -run-alias <name>`);
+      throw new LoadgenUsageError(
+        `-run-alias and -list-aliases do not combine with "server"; run an alias with: loadgen -config <file> -run-alias <name>`,
+      );
     if (f.config === undefined) {
       const opts = mergeOptions({}, process.cwd(), "management", f.rest);
-      const plan: RunPlan = { engines: [{ id: "server", mode: "management", opts }], api_addr: opts.api_addr, api_token: opts.api_token };
+      const plan: RunPlan = {
+        engines: [{ id: "server", mode: "management", opts }],
+        api_addr: opts.api_addr,
+        api_token: opts.api_token,
+      };
       rejectDuplicateBinds(plan.engines);
       return plan;
     }
@@ -144,9 +173,13 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
     const { json } = readProfile(f.config);
     return { print: aliasNames(json, f.config) };
   }
-  if (f.runAlias !== undefined && f.config === undefined) throw new LoadgenUsageError("-run-alias needs -config <file>");
+  if (f.runAlias !== undefined && f.config === undefined)
+    throw new LoadgenUsageError("-run-alias needs -config <file>");
   if (f.config !== undefined) {
-    if (f.runAlias === undefined) throw new LoadgenUsageError("-config needs -run-alias <name> (or -list-aliases); a flat profile runs with: loadgen server -config <file>");
+    if (f.runAlias === undefined)
+      throw new LoadgenUsageError(
+        "-config needs -run-alias <name> (or -list-aliases); a flat profile runs with: loadgen server -config <file>",
+      );
     const { json, dir } = readProfile(f.config);
     const plan = planAlias(json, f.config, dir, f.runAlias, f.rest);
     rejectDuplicateBinds(plan.engines);
@@ -155,9 +188,15 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
   // Plain sipp-style command line: a server scenario (-sn uas, or an -sf file starting with a recv)
   // listens on 5060 by default like sipp; no control API unless -api_addr.
   const opts = mergeOptions({}, process.cwd(), "load", f.rest);
-  const uas = opts.scenario_file ? !loadScenario(opts.scenario_file).client : opts.scenario_name.toLowerCase() === "uas";
+  const uas = opts.scenario_file
+    ? !loadScenario(opts.scenario_file).client
+    : opts.scenario_name.toLowerCase() === "uas";
   if (uas && opts.local_port === undefined) opts.local_port = 5060;
-  return { engines: [{ id: "main", mode: uas ? "management" : "load", opts }], api_addr: opts.api_addr, api_token: opts.api_token };
+  return {
+    engines: [{ id: "main", mode: uas ? "management" : "load", opts }],
+    api_addr: opts.api_addr,
+    api_token: opts.api_token,
+  };
 }
 
 export const processLoadgenIo: LoadgenIo = {
@@ -166,7 +205,10 @@ export const processLoadgenIo: LoadgenIo = {
 };
 
 /** Entry of `svc loadgen …` and of the `loadgen` link: returns the exit code. */
-export async function runLoadgen(argv: readonly string[], io: LoadgenIo & Partial<ClientIo> = processLoadgenIo): Promise<number> {
+export async function runLoadgen(
+  argv: readonly string[],
+  io: LoadgenIo & Partial<ClientIo> = processLoadgenIo,
+): Promise<number> {
   try {
     const plan = planFromArgv(argv);
     if ("print" in plan) {

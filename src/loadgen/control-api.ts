@@ -33,7 +33,11 @@ function tokenMatches(given: string, token: string): boolean {
 }
 
 /** The caller, or undefined when the API is protected and the bearer token is missing or wrong. */
-async function identify(header: string | null, token: string, users: ControlUsers | undefined): Promise<Caller | undefined> {
+async function identify(
+  header: string | null,
+  token: string,
+  users: ControlUsers | undefined,
+): Promise<Caller | undefined> {
   if (!token && !users) return { username: "", admin: true, user: false };
   const given = bearer(header);
   if (given === undefined) return undefined;
@@ -46,11 +50,17 @@ async function identify(header: string | null, token: string, users: ControlUser
 const MAX_FAILED_LOGINS = 5;
 const LOCKOUT_SEC = 30;
 
-async function login(req: Request, users: ControlUsers | undefined, throttle: LoginThrottle, ip: string): Promise<Response> {
+async function login(
+  req: Request,
+  users: ControlUsers | undefined,
+  throttle: LoginThrottle,
+  ip: string,
+): Promise<Response> {
   if (!users) throw new AppError("NOT_FOUND", "no control-API users (auth.type internal) in this run");
   requireMethod(req, "POST");
   const body = (await readJson(req).catch(() => null)) as { username?: unknown; password?: unknown } | null;
-  if (typeof body?.username !== "string" || typeof body.password !== "string") throw new AppError("BAD_REQUEST", 'the body must be {"username": "…", "password": "…"}');
+  if (typeof body?.username !== "string" || typeof body.password !== "string")
+    throw new AppError("BAD_REQUEST", 'the body must be {"username": "…", "password": "…"}');
   const r = throttle.reserve(body.username, ip);
   if (!r.allowed) {
     const res = errorResponse(429, "RATE_LIMITED", `too many failed logins; try again in ${r.retryAfterSec} s`);
@@ -85,10 +95,18 @@ export function isLoopbackHost(host: string): boolean {
 export function refuseOpenBeyondLoopback(addr: string, isProtected: boolean): void {
   if (isProtected) return;
   const { host } = splitHostPort(addr, 8080, "api_addr");
-  if (!isLoopbackHost(host)) throw new LoadgenUsageError(`api_addr ${addr} listens beyond loopback without api_token or auth: set api_token (-api_token) or auth (type internal), or bind 127.0.0.1`);
+  if (!isLoopbackHost(host))
+    throw new LoadgenUsageError(
+      `api_addr ${addr} listens beyond loopback without api_token or auth: set api_token (-api_token) or auth (type internal), or bind 127.0.0.1`,
+    );
 }
 
-export function startControlApi(addr: string, token: string, engines: readonly Engine[], users?: ControlUsers): ControlApi {
+export function startControlApi(
+  addr: string,
+  token: string,
+  engines: readonly Engine[],
+  users?: ControlUsers,
+): ControlApi {
   refuseOpenBeyondLoopback(addr, token !== "" || users !== undefined);
   const { host, port } = splitHostPort(addr, 8080, "api_addr");
   const throttle = new LoginThrottle(MAX_FAILED_LOGINS, LOCKOUT_SEC);
@@ -97,7 +115,14 @@ export function startControlApi(addr: string, token: string, engines: readonly E
     const path = new URL(req.url).pathname;
     if (path === "/api/v1/login") return login(req, users, throttle, server.requestIP(req)?.address ?? "");
     const caller = await identify(req.headers.get("authorization"), token, users);
-    if (!caller) return errorResponse(401, "UNAUTHORIZED", users ? "missing or wrong bearer token (api_token or a token from POST /api/v1/login)" : "missing or wrong bearer token (api_token)");
+    if (!caller)
+      return errorResponse(
+        401,
+        "UNAUTHORIZED",
+        users
+          ? "missing or wrong bearer token (api_token or a token from POST /api/v1/login)"
+          : "missing or wrong bearer token (api_token)",
+      );
     for (const r of ROUTES) {
       const m = r.pattern.exec(path);
       if (!m) continue;

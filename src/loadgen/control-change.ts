@@ -25,7 +25,8 @@ export function parseControl(body: unknown): ControlChange | string {
   const out: ControlChange = {};
   for (const [k, v] of Object.entries(body)) {
     if (k === "rate") {
-      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) return "rate must be a number ≥ 0 (calls per rate period)";
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+        return "rate must be a number ≥ 0 (calls per rate period)";
       out.rate = v;
     } else if (k === "pause") {
       if (typeof v !== "boolean") return "pause must be true or false";
@@ -45,7 +46,13 @@ export function parseControl(body: unknown): ControlChange | string {
       if (!Array.isArray(v)) return 'listeners must be an array such as [{"index": 0, "enabled": false}]';
       out.listeners = [];
       for (const l of v) {
-        if (!isObject(l) || !Number.isInteger(l.index) || (l.index as number) < 0 || typeof l.enabled !== "boolean" || Object.keys(l).length !== 2)
+        if (
+          !isObject(l) ||
+          !Number.isInteger(l.index) ||
+          (l.index as number) < 0 ||
+          typeof l.enabled !== "boolean" ||
+          Object.keys(l).length !== 2
+        )
           return 'each listener must be {"index": <listener number from 0>, "enabled": true|false}';
         out.listeners.push({ index: l.index as number, enabled: l.enabled });
       }
@@ -59,14 +66,23 @@ export function parseControl(body: unknown): ControlChange | string {
 function listenerSwitches(primary: Engine, change: ControlChange): Map<number, boolean> {
   const states = primary.listeners.states();
   const wanted = new Map<number, boolean>();
-  if ((change.transports || change.listeners) && states.length === 0) throw new AppError("CONFLICT", `the primary engine (${primary.id}) has no listeners: it is a client engine`);
+  if ((change.transports || change.listeners) && states.length === 0)
+    throw new AppError("CONFLICT", `the primary engine (${primary.id}) has no listeners: it is a client engine`);
   for (const [t, on] of Object.entries(change.transports ?? {})) {
     const of = states.filter((s) => s.transport === t);
-    if (of.length === 0) throw new AppError("CONFLICT", `the primary engine (${primary.id}) has no ${t} listener (it has ${[...new Set(states.map((s) => s.transport))].join(", ")})`);
+    if (of.length === 0)
+      throw new AppError(
+        "CONFLICT",
+        `the primary engine (${primary.id}) has no ${t} listener (it has ${[...new Set(states.map((s) => s.transport))].join(", ")})`,
+      );
     for (const s of of) wanted.set(s.index, on);
   }
   for (const l of change.listeners ?? []) {
-    if (l.index >= states.length) throw new AppError("NOT_FOUND", `no listener ${l.index}: the primary engine (${primary.id}) has ${states.length} (0-${states.length - 1})`);
+    if (l.index >= states.length)
+      throw new AppError(
+        "NOT_FOUND",
+        `no listener ${l.index}: the primary engine (${primary.id}) has ${states.length} (0-${states.length - 1})`,
+      );
     wanted.set(l.index, l.enabled);
   }
   return wanted;
@@ -95,9 +111,11 @@ export async function applyControl(engines: readonly Engine[], change: ControlCh
   const applied: Record<string, string[]> = {};
   if (change.rate !== undefined) applied.rate = all;
   if (change.pause !== undefined) applied.pause = all;
-  for (const k of ["scenario", "transports", "listeners"] as const) if (change[k] !== undefined) applied[k] = [primary.id];
+  for (const k of ["scenario", "transports", "listeners"] as const)
+    if (change[k] !== undefined) applied[k] = [primary.id];
   const s = primary.snapshot();
   const answer: ControlAnswer = { rate: s.rate, paused: s.paused, engines: engines.length, applied };
-  if (change.scenario !== undefined || switches.size > 0) answer.primary = { id: primary.id, scenario: primary.scenario, listeners: primary.listeners.states() };
+  if (change.scenario !== undefined || switches.size > 0)
+    answer.primary = { id: primary.id, scenario: primary.scenario, listeners: primary.listeners.states() };
   return answer;
 }

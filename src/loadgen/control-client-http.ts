@@ -15,7 +15,14 @@ export interface ClientFlags {
 }
 
 export function parseClientFlags(sub: string, argv: readonly string[]): ClientFlags {
-  const f: ClientFlags = { base: "http://127.0.0.1:8080", token: "", user: "", password: "", intervalMs: 1000, count: 0 };
+  const f: ClientFlags = {
+    base: "http://127.0.0.1:8080",
+    token: "",
+    user: "",
+    password: "",
+    intervalMs: 1000,
+    count: 0,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const m = /^--?([a-z_]+)(?:=(.*))?$/.exec(a);
@@ -50,7 +57,9 @@ export function parseClientFlags(sub: string, argv: readonly string[]): ClientFl
         break;
       }
       default:
-        throw new LoadgenUsageError(`unknown ${sub} flag ${a} (-api_addr, -api_token, -api_user, -api_password${sub === "tui" ? ", -interval, -count" : ""})`);
+        throw new LoadgenUsageError(
+          `unknown ${sub} flag ${a} (-api_addr, -api_token, -api_user, -api_password${sub === "tui" ? ", -interval, -count" : ""})`,
+        );
     }
   }
   // A secret on the command line shows in `ps` and shell history: the environment may carry it instead.
@@ -62,12 +71,20 @@ export function parseClientFlags(sub: string, argv: readonly string[]): ClientFl
 }
 
 /** One request; the answer's JSON (null for a 204), or an Error with the API's message. */
-export async function call(f: ClientFlags, path: string, body?: unknown, method = body === undefined ? "GET" : "POST"): Promise<unknown> {
+export async function call(
+  f: ClientFlags,
+  path: string,
+  body?: unknown,
+  method = body === undefined ? "GET" : "POST",
+): Promise<unknown> {
   let r: Response;
   try {
     r = await fetch(`${f.base}${path}`, {
       method,
-      headers: { ...(f.token ? { authorization: `Bearer ${f.token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        ...(f.token ? { authorization: `Bearer ${f.token}` } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (e) {

@@ -19,7 +19,12 @@ const onOff = (cmd: string, v: string | undefined): boolean => {
   return v === "on";
 };
 
-export async function runPrimaryCommand(f: ClientFlags, cmd: string, args: string[], out: (line: string) => void): Promise<void> {
+export async function runPrimaryCommand(
+  f: ClientFlags,
+  cmd: string,
+  args: string[],
+  out: (line: string) => void,
+): Promise<void> {
   let answer: unknown;
   if (cmd === "listeners") {
     const { id, listeners } = (await call(f, "/api/v1/listeners")) as { id: string; listeners: Listener[] };
@@ -28,7 +33,9 @@ export async function runPrimaryCommand(f: ClientFlags, cmd: string, args: strin
   }
   if (cmd === "listener") {
     if (args.length !== 2 || !/^\d+$/.test(args[0]!)) throw new Error("listener <index> on|off");
-    answer = await call(f, "/api/v1/control", { listeners: [{ index: Number(args[0]), enabled: onOff(cmd, args[1]) }] });
+    answer = await call(f, "/api/v1/control", {
+      listeners: [{ index: Number(args[0]), enabled: onOff(cmd, args[1]) }],
+    });
   } else if (cmd === "transport") {
     if (args.length !== 2) throw new Error("transport <udp|tcp|tls> on|off");
     answer = await call(f, "/api/v1/control", { transports: { [args[0]!]: onOff(cmd, args[1]) } });

@@ -14,7 +14,13 @@ interface UserView {
 }
 
 /** Runs one user command; `nextLine` reads the following input line (for a password). */
-export async function runUserCommand(f: ClientFlags, cmd: string, args: string[], nextLine: () => Promise<string | undefined>, out: (line: string) => void): Promise<void> {
+export async function runUserCommand(
+  f: ClientFlags,
+  cmd: string,
+  args: string[],
+  nextLine: () => Promise<string | undefined>,
+  out: (line: string) => void,
+): Promise<void> {
   const name = () => {
     if (!args[0]) throw new Error(`${cmd} needs a user name`);
     return encodeURIComponent(args[0]);
@@ -30,7 +36,11 @@ export async function runUserCommand(f: ClientFlags, cmd: string, args: string[]
   } else if (cmd === "useradd") {
     if (args.length > 2 || (args[1] !== undefined && args[1] !== "admin")) throw new Error("useradd <name> [admin]");
     const username = decodeURIComponent(name());
-    const u = (await call(f, "/api/v1/users", { username, password: await password("password"), admin: args[1] === "admin" })) as UserView;
+    const u = (await call(f, "/api/v1/users", {
+      username,
+      password: await password("password"),
+      admin: args[1] === "admin",
+    })) as UserView;
     out(`user ${u.username} added${u.admin ? " (admin)" : ""}`);
   } else if (cmd === "userdel") {
     await call(f, `/api/v1/users/${name()}`, undefined, "DELETE");

@@ -21,7 +21,8 @@ export interface ClientIo {
 
 type StatsBody = LoadgenStats | { multi: true; engines: Array<{ id: string; stats: LoadgenStats }> };
 
-const frame = (b: StatsBody): string[] => ("multi" in b ? b.engines.map((e) => statsLine(e.stats, e.id)) : [statsLine(b)]);
+const frame = (b: StatsBody): string[] =>
+  "multi" in b ? b.engines.map((e) => statsLine(e.stats, e.id)) : [statsLine(b)];
 
 export async function runTui(argv: readonly string[], io: ClientIo): Promise<number> {
   const f = parseClientFlags("tui", argv);
@@ -55,7 +56,8 @@ export async function runShell(argv: readonly string[], io: ClientIo): Promise<n
       if (cmd === "quit" || cmd === "exit") break;
       if (cmd === "help") io.out(SHELL_HELP);
       else if (cmd === "stats") for (const l of frame((await call(f, "/api/v1/stats")) as StatsBody)) io.out(l);
-      else if (cmd === "pause" || cmd === "resume") io.out(JSON.stringify(await call(f, "/api/v1/control", { pause: cmd === "pause" })));
+      else if (cmd === "pause" || cmd === "resume")
+        io.out(JSON.stringify(await call(f, "/api/v1/control", { pause: cmd === "pause" })));
       else if (cmd === "rate") {
         const rate = Number(args[0]);
         if (args.length !== 1 || !Number.isFinite(rate) || rate < 0) throw new Error("rate needs one number ≥ 0");

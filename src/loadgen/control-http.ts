@@ -9,13 +9,23 @@ export type { Caller };
 import type { Engine } from "./engine.ts";
 
 export const json = (status: number, body: unknown): Response => Response.json(body, { status });
-export const errorResponse = (status: number, code: string, message: string): Response => json(status, { error: code, message });
+export const errorResponse = (status: number, code: string, message: string): Response =>
+  json(status, { error: code, message });
 
-const STATUS: Partial<Record<ErrorCode, number>> = { BAD_REQUEST: 400, VALIDATION: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, METHOD_NOT_ALLOWED: 405, CONFLICT: 409 };
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  BAD_REQUEST: 400,
+  VALIDATION: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+};
 
 /** An AppError becomes its 4xx; everything else is a 500 without details. */
 export function responseFor(e: unknown): Response {
-  if (isAppError(e) && STATUS[e.code]) return errorResponse(STATUS[e.code]!, e.code === "VALIDATION" ? "BAD_REQUEST" : e.code, e.message);
+  if (isAppError(e) && STATUS[e.code])
+    return errorResponse(STATUS[e.code]!, e.code === "VALIDATION" ? "BAD_REQUEST" : e.code, e.message);
   return errorResponse(500, "INTERNAL", "internal error");
 }
 

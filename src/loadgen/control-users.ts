@@ -9,7 +9,14 @@
  * Usernames and passwords follow the appliance's rules (src/auth).
  */
 import { createHash, randomUUID } from "node:crypto";
-import { hashPassword, JwtSigner, passwordProblem, randomPassword, usernameProblem, verifyPassword } from "../auth/index.ts";
+import {
+  hashPassword,
+  JwtSigner,
+  passwordProblem,
+  randomPassword,
+  usernameProblem,
+  verifyPassword,
+} from "../auth/index.ts";
 import { AppError } from "../core/index.ts";
 import { createSettingsStore, type User } from "../settings/index.ts";
 
@@ -70,12 +77,20 @@ function checkPassword(password: string): void {
   if (problem) throw new AppError("BAD_REQUEST", problem);
 }
 
-export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: string }, announce: (line: string) => void): Promise<ControlUsers> {
+export async function openControlUsers(
+  opts: { sqlite_path: string; jwt_secret: string },
+  announce: (line: string) => void,
+): Promise<ControlUsers> {
   const store = createSettingsStore({ path: opts.sqlite_path, games: false });
   store.db.open();
   if (store.users.countActiveAdmins() === 0) {
     const password = randomPassword();
-    store.users.create({ username: "admin", passwordHash: await hashPassword(password), isAdmin: true, isActive: true });
+    store.users.create({
+      username: "admin",
+      passwordHash: await hashPassword(password),
+      isAdmin: true,
+      isActive: true,
+    });
     announce(`loadgen control API user "admin" created in ${opts.sqlite_path}; password (shown once): ${password}`);
   }
   const signer = new JwtSigner(opts.jwt_secret);
@@ -86,7 +101,10 @@ export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: 
   };
   const guardLastAdmin = (target: User, what: string): void => {
     if (target.isAdmin && target.isActive && store.users.countActiveAdmins() <= 1)
-      throw new AppError("CONFLICT", `cannot ${what} "${target.username}": it is the last active administrator; make another user administrator first`);
+      throw new AppError(
+        "CONFLICT",
+        `cannot ${what} "${target.username}": it is the last active administrator; make another user administrator first`,
+      );
   };
   return {
     async login(username, password) {
@@ -110,7 +128,8 @@ export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: 
       const r = await signer.verify(token);
       if (!r.ok) return undefined;
       const u = store.users.getWithSecret(r.value.username);
-      if (!u?.isActive || u.id !== r.value.sub || !r.value.jti.startsWith(`${passwordStamp(u.passwordHash)}.`)) return undefined;
+      if (!u?.isActive || u.id !== r.value.sub || !r.value.jti.startsWith(`${passwordStamp(u.passwordHash)}.`))
+        return undefined;
       // Admin rights come from the stored user, so a demotion applies to tokens already issued.
       return { username: u.username, admin: u.isAdmin };
     },
@@ -130,22 +149,41 @@ export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: 
       const problem = usernameProblem(input.username);
       if (problem) throw new AppError("BAD_REQUEST", problem);
       checkPassword(input.password);
-      return view(store.users.create({ username: input.username, passwordHash: await hashPassword(input.password), isAdmin: input.admin, isActive: true }));
+      return view(
+        store.users.create({
+          username: input.username,
+          passwordHash: await hashPassword(input.password),
+          isAdmin: input.admin,
+          isActive: true,
+        }),
+      );
     },
     async update(caller, username, change) {
       const self = caller.user && caller.username.toLowerCase() === username.toLowerCase();
       if (!caller.admin) {
-        if (!self) throw new AppError("FORBIDDEN", "a user who is not an administrator may change only their own password");
-        if (change.admin !== undefined || change.active !== undefined) throw new AppError("FORBIDDEN", "only an administrator may change admin or active");
+        if (!self)
+          throw new AppError("FORBIDDEN", "a user who is not an administrator may change only their own password");
+        if (change.admin !== undefined || change.active !== undefined)
+          throw new AppError("FORBIDDEN", "only an administrator may change admin or active");
       }
       const target = find(username);
-      if ((change.admin === false && target.isAdmin) || (change.active === false && target.isActive)) guardLastAdmin(target, change.active === false ? "deactivate" : "demote");
+      if ((change.admin === false && target.isAdmin) || (change.active === false && target.isActive))
+        guardLastAdmin(target, change.active === false ? "deactivate" : "demote");
       let passwordHash: string | undefined;
       if (change.password !== undefined) {
         checkPassword(change.password);
         // Like the appliance's users API: changing your own password needs the current one.
-        if (self && !(await verifyPassword(change.current_password ?? "", store.users.getWithSecret(target.username)?.passwordHash ?? "")))
-          throw new AppError("BAD_REQUEST", "current_password: required and must match when changing your own password");
+        if (
+          self &&
+          !(await verifyPassword(
+            change.current_password ?? "",
+            store.users.getWithSecret(target.username)?.passwordHash ?? "",
+          ))
+        )
+          throw new AppError(
+            "BAD_REQUEST",
+            "current_password: required and must match when changing your own password",
+          );
         passwordHash = await hashPassword(change.password);
       }
       return view(store.users.update(target.id, { passwordHash, isAdmin: change.admin, isActive: change.active })!);

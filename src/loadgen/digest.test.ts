@@ -3,9 +3,24 @@ import { digestAuthorization, parseDigestChallenge } from "./digest.ts";
 
 describe("digest", () => {
   test("RFC 2617 §3.5 example: MD5, qop=auth", () => {
-    const ch = parseDigestChallenge('Digest realm="testrealm@host.com", qop="auth,auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"');
-    expect(ch).toEqual({ realm: "testrealm@host.com", nonce: "dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque: "5ccc069c403ebaf9f0171e9517f40e41", algorithm: "MD5", qop: "auth" });
-    const value = digestAuthorization(ch!, { method: "GET", uri: "/dir/index.html", username: "Mufasa", password: "Circle Of Life", nc: 1, cnonce: "0a4f113b" });
+    const ch = parseDigestChallenge(
+      'Digest realm="testrealm@host.com", qop="auth,auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"',
+    );
+    expect(ch).toEqual({
+      realm: "testrealm@host.com",
+      nonce: "dcd98b7102dd2f0e8b11d0f600bfb0c093",
+      opaque: "5ccc069c403ebaf9f0171e9517f40e41",
+      algorithm: "MD5",
+      qop: "auth",
+    });
+    const value = digestAuthorization(ch!, {
+      method: "GET",
+      uri: "/dir/index.html",
+      username: "Mufasa",
+      password: "Circle Of Life",
+      nc: 1,
+      cnonce: "0a4f113b",
+    });
     expect(value).toContain('response="6629fae49393a05397450978507c4ef1"');
     expect(value).toContain("nc=00000001");
     expect(value).toContain('opaque="5ccc069c403ebaf9f0171e9517f40e41"');
@@ -15,7 +30,14 @@ describe("digest", () => {
     const ch = parseDigestChallenge(
       'Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=SHA-256, nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"',
     );
-    const value = digestAuthorization(ch!, { method: "GET", uri: "/dir/index.html", username: "Mufasa", password: "Circle of Life", nc: 1, cnonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ" });
+    const value = digestAuthorization(ch!, {
+      method: "GET",
+      uri: "/dir/index.html",
+      username: "Mufasa",
+      password: "Circle of Life",
+      nc: 1,
+      cnonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ",
+    });
     expect(value).toContain('response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"');
   });
 

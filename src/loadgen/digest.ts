@@ -34,7 +34,10 @@ function hashFor(algorithm: string): (s: string) => string {
 }
 
 /** The Authorization / Proxy-Authorization value for one request (nonce count `nc`). */
-export function digestAuthorization(ch: DigestChallenge, req: { method: string; uri: string; username: string; password: string; nc?: number; cnonce?: string }): string {
+export function digestAuthorization(
+  ch: DigestChallenge,
+  req: { method: string; uri: string; username: string; password: string; nc?: number; cnonce?: string },
+): string {
   const h = hashFor(ch.algorithm);
   const cnonce = req.cnonce ?? randomBytes(8).toString("hex");
   const nc = (req.nc ?? 1).toString(16).padStart(8, "0");
@@ -42,7 +45,14 @@ export function digestAuthorization(ch: DigestChallenge, req: { method: string; 
   if (/-sess$/i.test(ch.algorithm)) ha1 = h(`${ha1}:${ch.nonce}:${cnonce}`);
   const ha2 = h(`${req.method}:${req.uri}`);
   const response = ch.qop ? h(`${ha1}:${ch.nonce}:${nc}:${cnonce}:${ch.qop}:${ha2}`) : h(`${ha1}:${ch.nonce}:${ha2}`);
-  const parts = [`Digest username="${req.username}"`, `realm="${ch.realm}"`, `nonce="${ch.nonce}"`, `uri="${req.uri}"`, `response="${response}"`, `algorithm=${ch.algorithm}`];
+  const parts = [
+    `Digest username="${req.username}"`,
+    `realm="${ch.realm}"`,
+    `nonce="${ch.nonce}"`,
+    `uri="${req.uri}"`,
+    `response="${response}"`,
+    `algorithm=${ch.algorithm}`,
+  ];
   if (ch.qop) parts.push(`qop=${ch.qop}`, `nc=${nc}`, `cnonce="${cnonce}"`);
   if (ch.opaque !== undefined) parts.push(`opaque="${ch.opaque}"`);
   return parts.join(", ");

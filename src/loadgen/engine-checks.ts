@@ -34,7 +34,12 @@ export function bindSpecsOf(o: LoadgenOptions, client: boolean): BindCheck[] {
   }));
 }
 
-export function checkEngineOptions(o: LoadgenOptions, scenario: string, client: boolean, binds: readonly BindCheck[]): void {
+export function checkEngineOptions(
+  o: LoadgenOptions,
+  scenario: string,
+  client: boolean,
+  binds: readonly BindCheck[],
+): void {
   checkPerIpOptions(
     o,
     client,
@@ -42,23 +47,36 @@ export function checkEngineOptions(o: LoadgenOptions, scenario: string, client: 
   );
   checkOtelProto("-log_otel_proto", o.log_otel_proto);
   if (o.log_otel_endpoint && o.log_otel_proto !== "grpc" && !/^https?:\/\//.test(o.log_otel_endpoint))
-    throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
-  if (o.log_otel_endpoint && o.log_otel_proto === "grpc") splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
-  for (const key of NEEDS_HEP_ADDR) if (o[key] && !o.hep_addr) throw new LoadgenUsageError(`${key} needs hep_addr (the reports are sent as HEP; set -hep_addr host:port)`);
+    throw new LoadgenUsageError(
+      `log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`,
+    );
+  if (o.log_otel_endpoint && o.log_otel_proto === "grpc")
+    splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
+  for (const key of NEEDS_HEP_ADDR)
+    if (o[key] && !o.hep_addr)
+      throw new LoadgenUsageError(`${key} needs hep_addr (the reports are sent as HEP; set -hep_addr host:port)`);
   for (const l of binds) {
-    if (l.mode.kind === "tls" && !client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
+    if (l.mode.kind === "tls" && !client && !(l.tls_cert && l.tls_key))
+      throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
   }
-  if (client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${scenario} needs the remote address (-rsa host:port or a positional host:port)`);
+  if (client && !o.remote_addr)
+    throw new LoadgenUsageError(
+      `scenario ${scenario} needs the remote address (-rsa host:port or a positional host:port)`,
+    );
 }
 
 /** The engine's scenario: an `-sf` file (client when it starts with a send) or a built-in one (`-sn`, by default uas in management mode, else uac). */
-export function engineScenario(o: LoadgenOptions, mode: "load" | "management"): { xml: Scenario | undefined; scenario: string; client: boolean } {
+export function engineScenario(
+  o: LoadgenOptions,
+  mode: "load" | "management",
+): { xml: Scenario | undefined; scenario: string; client: boolean } {
   if (o.scenario_file) {
     const xml = loadScenario(o.scenario_file);
     return { xml, scenario: basename(o.scenario_file).replace(/\.xml$/i, ""), client: xml.client };
   }
   let scenario = (o.scenario_name || (mode === "management" ? "uas" : "uac")).toLowerCase();
   if (scenario === "management") scenario = "uas";
-  if (scenario !== "uas" && !CLIENT_SCENARIOS.has(scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
+  if (scenario !== "uas" && !CLIENT_SCENARIOS.has(scenario))
+    throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
   return { xml: undefined, scenario, client: scenario !== "uas" };
 }

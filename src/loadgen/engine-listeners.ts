@@ -6,7 +6,14 @@
  */
 import type { Leg } from "./call-host.ts";
 import { AppError } from "../core/index.ts";
-import { advertisedIp, listenStream, udpLeg, type TransportHooks, type TransportKind, type TransportMode } from "./transport.ts";
+import {
+  advertisedIp,
+  listenStream,
+  udpLeg,
+  type TransportHooks,
+  type TransportKind,
+  type TransportMode,
+} from "./transport.ts";
 
 export interface ListenerSpec {
   mode: TransportMode;
@@ -87,7 +94,14 @@ export class ListenerSet {
       e.port = e.leg.port;
       this.legs.push(e.leg);
     } else {
-      const l = listenStream(spec.ip, e.port, e.advertised, spec.mode.kind, spec.tls_cert && spec.tls_key ? { cert: spec.tls_cert, key: spec.tls_key } : undefined, this.hooks);
+      const l = listenStream(
+        spec.ip,
+        e.port,
+        e.advertised,
+        spec.mode.kind,
+        spec.tls_cert && spec.tls_key ? { cert: spec.tls_cert, key: spec.tls_key } : undefined,
+        this.hooks,
+      );
       e.port = l.port;
       e.stop = l.stop;
     }

@@ -11,8 +11,24 @@ export const CLIENT_SCENARIOS: ReadonlySet<string> = new Set(["uac", "register",
 
 /** Throws a BAD_REQUEST for an unknown name, a CONFLICT for a name this engine cannot switch to. */
 export function checkScenarioSwitch(engine: { file: boolean; client: boolean; current: string }, name: string): void {
-  if (!(BUILT_IN_SCENARIOS as readonly string[]).includes(name)) throw new AppError("BAD_REQUEST", `scenario must be a built-in name (${BUILT_IN_SCENARIOS.join(", ")}), got "${name}"`);
-  if (engine.file) throw new AppError("CONFLICT", `the primary engine runs the scenario file ${engine.current}; only a built-in scenario can be switched`);
-  if (engine.client && !CLIENT_SCENARIOS.has(name)) throw new AppError("CONFLICT", `the primary engine is a client (${engine.current}); it can switch to uac, register or options, not ${name}`);
-  if (!engine.client && name !== "uas") throw new AppError("CONFLICT", `the primary engine is a server and answers as uas; a client scenario (${name}) needs its own engine with remote_addr`);
+  if (!(BUILT_IN_SCENARIOS as readonly string[]).includes(name))
+    throw new AppError(
+      "BAD_REQUEST",
+      `scenario must be a built-in name (${BUILT_IN_SCENARIOS.join(", ")}), got "${name}"`,
+    );
+  if (engine.file)
+    throw new AppError(
+      "CONFLICT",
+      `the primary engine runs the scenario file ${engine.current}; only a built-in scenario can be switched`,
+    );
+  if (engine.client && !CLIENT_SCENARIOS.has(name))
+    throw new AppError(
+      "CONFLICT",
+      `the primary engine is a client (${engine.current}); it can switch to uac, register or options, not ${name}`,
+    );
+  if (!engine.client && name !== "uas")
+    throw new AppError(
+      "CONFLICT",
+      `the primary engine is a server and answers as uas; a client scenario (${name}) needs its own engine with remote_addr`,
+    );
 }

@@ -17,7 +17,16 @@ import type { Scenario } from "./scenario-xml.ts";
 import { EngineLog } from "./otel-log.ts";
 import { bindSpecsOf, checkEngineOptions, engineScenario, type BindCheck } from "./engine-checks.ts";
 import { PerIpSockets } from "./transport-ui.ts";
-import { advertisedIp, connectStream, resolveHost, STREAM_CLOSE_DELAY_MS, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
+import {
+  advertisedIp,
+  connectStream,
+  resolveHost,
+  STREAM_CLOSE_DELAY_MS,
+  transportMode,
+  udpLeg,
+  type TransportHooks,
+  type TransportMode,
+} from "./transport.ts";
 import { ListenerSet } from "./engine-listeners.ts";
 import { checkScenarioSwitch } from "./engine-scenario.ts";
 import { Reconnect } from "./reconnect.ts";
@@ -87,7 +96,8 @@ export class Engine implements CallHost {
     this.clientMode = transportMode(o.transport);
     const binds = this.bindSpecs();
     checkEngineOptions(o, this.scenario, this.client, binds);
-    if (this.clientMode.perIp && this.client) this.perIp = new PerIpSockets(this.injection!, o.ip_field, o.injection_file);
+    if (this.clientMode.perIp && this.client)
+      this.perIp = new PerIpSockets(this.injection!, o.ip_field, o.injection_file);
     this.hooks = {
       onMessage: (text, from, leg) => this.onDatagram(text, from, leg),
       onSent: (leg, text, host, port) => {
@@ -181,14 +191,22 @@ export class Engine implements CallHost {
       if (first?.kind === "recv" && first.request === msg.method) {
         if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return;
         const n = this.stats.calls_created + 1;
-        const sc = this.admit(callId, new ScenarioCall(this, this.xml, leg, from, n, this.injection?.rowFor(n) ?? [], callId));
+        const sc = this.admit(
+          callId,
+          new ScenarioCall(this, this.xml, leg, from, n, this.injection?.rowFor(n) ?? [], callId),
+        );
         sc.start();
         return sc.onMessage(msg, from, leg);
       }
     }
     if (msg.method === "INVITE" && !this.client && !this.xml) {
-      if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
-      return this.admit(callId, new ServerCall(this, msg, mediaPort("uas", this.stats.calls_created + 1))).onMessage(msg, from, leg);
+      if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls)
+        return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
+      return this.admit(callId, new ServerCall(this, msg, mediaPort("uas", this.stats.calls_created + 1))).onMessage(
+        msg,
+        from,
+        leg,
+      );
     }
     const { status, reason } = outOfDialogAnswer(msg.method);
     if (status === 200) this.stats.requests_answered++;
@@ -213,7 +231,8 @@ export class Engine implements CallHost {
 
   /** `-r` calls every `-rp`: the number due since the last rate change, capped by `-l` and `-m`. */
   private schedule(): void {
-    const due = this.rateBase + Math.floor((this.stats.rate * (performance.now() - this.rateStart)) / this.opts.rate_period_ms);
+    const due =
+      this.rateBase + Math.floor((this.stats.rate * (performance.now() - this.rateStart)) / this.opts.rate_period_ms);
     while (this.stats.calls_created < due && this.mayStart()) this.startCall();
     // Calls held back by -l are not made up for later in a burst (sipp keeps the rate, not the count).
     if (this.stats.calls_created < due && !this.stats.paused && this.opts.max_concurrent > 0) this.rebase();
@@ -249,7 +268,8 @@ export class Engine implements CallHost {
 
   /** A client's connection closed under its calls: they fail at once (a server's dialogs go on over a new connection). */
   private onStreamClosed(leg: Leg): void {
-    if (this.client && !this.stopped) for (const c of [...this.calls.values()]) if (c.leg === leg) c.abort?.("connection closed");
+    if (this.client && !this.stopped)
+      for (const c of [...this.calls.values()]) if (c.leg === leg) c.abort?.("connection closed");
   }
 
   private launch(leg: Leg, own: boolean, row?: readonly string[]): void {
@@ -309,7 +329,9 @@ export class Engine implements CallHost {
     if (this.draining && this.stats.calls_current === 0) setTimeout(() => void this.stop(), 0);
     if (o.total_calls <= 0) return;
     const s = this.stats;
-    const finished = this.client ? s.calls_created >= o.total_calls && s.calls_current === 0 : s.calls_successful + s.calls_failed >= o.total_calls;
+    const finished = this.client
+      ? s.calls_created >= o.total_calls && s.calls_current === 0
+      : s.calls_successful + s.calls_failed >= o.total_calls;
     if (!finished) return;
     this.stoppedAt = performance.now();
     // Stop after this turn (the last 200 to BYE went out synchronously); a client's TCP/TLS streams first linger 4 s, as in callEnded.
@@ -333,7 +355,8 @@ export class Engine implements CallHost {
     this.stats.paused = paused;
     if (!paused) {
       this.rebase();
-      if (this.client && this.opts.users > 0) while (this.stats.calls_current < this.opts.users && this.mayStart()) this.startCall();
+      if (this.client && this.opts.users > 0)
+        while (this.stats.calls_current < this.opts.users && this.mayStart()) this.startCall();
     }
   }
 

@@ -10,7 +10,9 @@ export class MonotonicMicros {
   private last = 0;
 
   /** `nowUs` reads the clock in µs since the epoch (a test passes one of its own). */
-  constructor(private readonly nowUs: () => number = () => Math.floor((performance.timeOrigin + performance.now()) * 1000)) {}
+  constructor(
+    private readonly nowUs: () => number = () => Math.floor((performance.timeOrigin + performance.now()) * 1000),
+  ) {}
 
   /** The next stamp: now, or 1 µs after the previous stamp when the clock has not moved past it. */
   next(): number {

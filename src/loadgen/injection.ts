@@ -18,7 +18,8 @@ export function parseInjection(text: string, path: string): Injection {
     .map((l, i) => ({ l, line: i + 1 }))
     .filter(({ l }) => l.trim() !== "" && !l.startsWith("#") && !l.startsWith("//"));
   const order = (lines.shift()?.l ?? "").split(",")[0]!.trim().toUpperCase();
-  if (!["SEQUENTIAL", "RANDOM", "USER"].includes(order)) throw new LoadgenUsageError(`${path}: the first line must be SEQUENTIAL, RANDOM or USER, got "${order}"`);
+  if (!["SEQUENTIAL", "RANDOM", "USER"].includes(order))
+    throw new LoadgenUsageError(`${path}: the first line must be SEQUENTIAL, RANDOM or USER, got "${order}"`);
   const numbered = lines.map(({ l, line }) => ({ fields: l.split(";"), line }));
   const rows = numbered.map((r) => r.fields);
   if (rows.length === 0) throw new LoadgenUsageError(`${path}: no rows after the ${order} line`);
@@ -33,7 +34,9 @@ export function loadInjection(path: string): Injection {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new LoadgenUsageError(`cannot read injection file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new LoadgenUsageError(
+      `cannot read injection file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   return parseInjection(text, path);
 }

@@ -32,7 +32,14 @@ export interface Codec {
 }
 
 /** RFC 3551 §6 static payload types the reports name without an a=rtpmap. */
-const STATIC_PT: Record<number, [string, number]> = { 0: ["PCMU", 8000], 3: ["GSM", 8000], 4: ["G723", 8000], 8: ["PCMA", 8000], 9: ["G722", 8000], 18: ["G729", 8000] };
+const STATIC_PT: Record<number, [string, number]> = {
+  0: ["PCMU", 8000],
+  3: ["GSM", 8000],
+  4: ["G723", 8000],
+  8: ["PCMA", 8000],
+  9: ["G722", 8000],
+  18: ["G729", 8000],
+};
 
 /**
  * Ie per codec, ITU-T G.113 Appendix I: G.711 0, G.729A 11, G.723.1 (6.3 kbit/s) 15, GSM full
@@ -58,7 +65,15 @@ export function codecOf(sdp: string): Codec | null {
 export { eModel };
 
 /** One direction's report: rtpagent's upper-case members plus the lower-case ones svc reads. */
-export function mediaReportJson(callId: string, from: MediaAddress, to: MediaAddress, dir: 0 | 1, codec: Codec | null, mediaMs: number, nowMs: number): Record<string, unknown> {
+export function mediaReportJson(
+  callId: string,
+  from: MediaAddress,
+  to: MediaAddress,
+  dir: 0 | 1,
+  codec: Codec | null,
+  mediaMs: number,
+  nowMs: number,
+): Record<string, unknown> {
   const ptime = codec?.ptimeMs ?? 20;
   const ms = Math.max(0, Math.round(mediaMs));
   const expected = Math.floor(ms / ptime);
@@ -87,13 +102,34 @@ export function mediaReportJson(callId: string, from: MediaAddress, to: MediaAdd
     MAX_JITTER: 0,
     MEAN_JITTER: 0,
   };
-  if (q) Object.assign(json, { MOS: q.mos, MIN_MOS: q.mos, MEAN_MOS: q.mos, RFACTOR: q.r, MIN_RFACTOR: q.r, MEAN_RFACTOR: q.r, mos: Math.round(q.mos * 100) });
-  Object.assign(json, { packets_lost: 0, fraction_lost: 0, ssrc: streamSsrc(callId, from), media_ms: ms, ie: codec?.ie ?? null, synthetic: true });
+  if (q)
+    Object.assign(json, {
+      MOS: q.mos,
+      MIN_MOS: q.mos,
+      MEAN_MOS: q.mos,
+      RFACTOR: q.r,
+      MIN_RFACTOR: q.r,
+      MEAN_RFACTOR: q.r,
+      mos: Math.round(q.mos * 100),
+    });
+  Object.assign(json, {
+    packets_lost: 0,
+    fraction_lost: 0,
+    ssrc: streamSsrc(callId, from),
+    media_ms: ms,
+    ie: codec?.ie ?? null,
+    synthetic: true,
+  });
   return json;
 }
 
 /** Both directions as HEP3 packets (protocol type 34, UDP between the RTP addresses). */
-export function mediaReportPackets(callId: string, media: MediaSession, hep: { captureId: number; authKey: string }, nowMs: number): Uint8Array[] {
+export function mediaReportPackets(
+  callId: string,
+  media: MediaSession,
+  hep: { captureId: number; authKey: string },
+  nowMs: number,
+): Uint8Array[] {
   const codec = media.answerSdp ? codecOf(media.answerSdp) : null;
   const out: Uint8Array[] = [];
   for (const [from, to, dir] of [

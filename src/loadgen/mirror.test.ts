@@ -22,15 +22,30 @@ async function reportsOfBothEnds(callId: string, a: MediaAddress, b: MediaAddres
           const dv = new DataView(p.payload.buffer, p.payload.byteOffset, p.payload.byteLength);
           got.push({ stream, ssrc: dv.getUint32(4), source: dv.getUint32(28), kind: "raw" });
         } else {
-          const j = JSON.parse(new TextDecoder().decode(p.payload)) as { ssrc: number; report_blocks: Array<{ source_ssrc: number }> };
+          const j = JSON.parse(new TextDecoder().decode(p.payload)) as {
+            ssrc: number;
+            report_blocks: Array<{ source_ssrc: number }>;
+          };
           got.push({ stream, ssrc: j.ssrc, source: j.report_blocks[0]!.source_ssrc, kind: "json" });
         }
         if (got.length === 8) resolve();
       },
     },
   });
-  const options = { hep_addr: `127.0.0.1:${sock.port}`, hep_capture_id: 1, hep_password: "", trace_msg: false, message_file: "", trace_logs: false, log_file: "", send_media_report: false };
-  const ends = [await createMirror({ ...options, hep_raw_rtcp: true, hep_homer_lake_rtcp: true }), await createMirror({ ...options, hep_raw_rtcp: true, hep_homer_lake_rtcp: true })];
+  const options = {
+    hep_addr: `127.0.0.1:${sock.port}`,
+    hep_capture_id: 1,
+    hep_password: "",
+    trace_msg: false,
+    message_file: "",
+    trace_logs: false,
+    log_file: "",
+    send_media_report: false,
+  };
+  const ends = [
+    await createMirror({ ...options, hep_raw_rtcp: true, hep_homer_lake_rtcp: true }),
+    await createMirror({ ...options, hep_raw_rtcp: true, hep_homer_lake_rtcp: true }),
+  ];
   try {
     ends[0]!.rtcp(callId, a, b);
     ends[1]!.rtcp(callId, b, a);
@@ -53,7 +68,9 @@ describe("mirrored RTCP reports", () => {
     const ab = { stream: "127.0.0.1:6001>127.0.0.2:26001", ssrc: sa, source: sb };
     const ba = { stream: "127.0.0.2:26001>127.0.0.1:6001", ssrc: sb, source: sa };
     // Per stream: a raw and a JSON report from each end, all with the same SSRCs.
-    expect(reports).toEqual([ab, ab, ab, ab, ba, ba, ba, ba].map((r, i) => ({ ...r, kind: i % 4 < 2 ? "json" : "raw" })));
+    expect(reports).toEqual(
+      [ab, ab, ab, ab, ba, ba, ba, ba].map((r, i) => ({ ...r, kind: i % 4 < 2 ? "json" : "raw" })),
+    );
     // Another call between the same addresses has other SSRCs.
     expect(streamSsrc("call-2@h", a)).not.toBe(sa);
   });
@@ -116,6 +133,10 @@ describe("mirrored SIP copies", () => {
     // UDP on loopback may deliver out of order: the copies' own order is their CSeq.
     const bySeq = stamps.sort((x, y) => x.seq - y.seq).map((s) => s.us);
     const backwards = bySeq.filter((us, k) => k > 0 && us <= bySeq[k - 1]!).length;
-    expect({ copies: bySeq.length, backwards, integer: bySeq.every((us) => Number.isInteger(us)) }).toEqual({ copies: BATCH * BATCHES, backwards: 0, integer: true });
+    expect({ copies: bySeq.length, backwards, integer: bySeq.every((us) => Number.isInteger(us)) }).toEqual({
+      copies: BATCH * BATCHES,
+      backwards: 0,
+      integer: true,
+    });
   });
 });

@@ -50,7 +50,16 @@ export function copyMessage(
 ): void {
   if (!mirror) return;
   try {
-    mirror.copy({ direction, ipProtocol: transport === "UDP" ? 17 : 6, transport, srcIp, srcPort, dstIp, dstPort, text });
+    mirror.copy({
+      direction,
+      ipProtocol: transport === "UDP" ? 17 : 6,
+      transport,
+      srcIp,
+      srcPort,
+      dstIp,
+      dstPort,
+      text,
+    });
   } catch {
     // counted nowhere: the SIP exchange itself is unaffected
   }
@@ -61,7 +70,16 @@ type UdpSock = import("bun").udp.Socket<"buffer">;
 /** The options of the mirror: where HEP copies go, the trace files, which media reports are sent. */
 export type MirrorOptions = Pick<
   LoadgenOptions,
-  "hep_addr" | "hep_capture_id" | "hep_password" | "trace_msg" | "message_file" | "trace_logs" | "log_file" | "hep_raw_rtcp" | "hep_homer_lake_rtcp" | "send_media_report"
+  | "hep_addr"
+  | "hep_capture_id"
+  | "hep_password"
+  | "trace_msg"
+  | "message_file"
+  | "trace_logs"
+  | "log_file"
+  | "hep_raw_rtcp"
+  | "hep_homer_lake_rtcp"
+  | "send_media_report"
 >;
 
 export async function createMirror(opts: MirrorOptions): Promise<Mirror> {
@@ -106,7 +124,10 @@ export async function createMirror(opts: MirrorOptions): Promise<Mirror> {
       if (opts.trace_msg) {
         const stamp = new Date().toISOString();
         const proto = m.transport ?? (m.ipProtocol === 17 ? "UDP" : "TCP");
-        const arrow = m.direction === "sent" ? `${proto} message sent to ${m.dstIp}:${m.dstPort}` : `${proto} message received from ${m.srcIp}:${m.srcPort}`;
+        const arrow =
+          m.direction === "sent"
+            ? `${proto} message sent to ${m.dstIp}:${m.dstPort}`
+            : `${proto} message received from ${m.srcIp}:${m.srcPort}`;
         pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
         flushTimer ??= setTimeout(flush, 200);
       }
@@ -130,7 +151,10 @@ export async function createMirror(opts: MirrorOptions): Promise<Mirror> {
       ] as const) {
         const ssrc = streamSsrc(callId, from);
         const source = streamSsrc(callId, to);
-        for (const payload of [opts.hep_raw_rtcp ? rawSenderReport(ssrc, source, now) : null, opts.hep_homer_lake_rtcp ? lakeReport(ssrc, source, now) : null]) {
+        for (const payload of [
+          opts.hep_raw_rtcp ? rawSenderReport(ssrc, source, now) : null,
+          opts.hep_homer_lake_rtcp ? lakeReport(ssrc, source, now) : null,
+        ]) {
           if (payload === null) continue;
           const packet = encodeHep3({
             srcIp: from.ip,
@@ -151,7 +175,12 @@ export async function createMirror(opts: MirrorOptions): Promise<Mirror> {
     },
     mediaReport(callId, media) {
       if (!sock || !hep || !opts.send_media_report) return;
-      for (const packet of mediaReportPackets(callId, media, { captureId: opts.hep_capture_id, authKey: opts.hep_password }, Date.now())) {
+      for (const packet of mediaReportPackets(
+        callId,
+        media,
+        { captureId: opts.hep_capture_id, authKey: opts.hep_password },
+        Date.now(),
+      )) {
         if (sock.send(packet, hep.port, hep.host)) state.hepSent++;
       }
     },

@@ -181,7 +181,8 @@ function convert(flag: string, def: FlagDef, raw: string): unknown {
     }
     case "number": {
       const n = Number(raw);
-      if (raw.trim() === "" || !Number.isFinite(n) || n < 0) throw new LoadgenUsageError(`-${flag} needs a non-negative number, got "${raw}"`);
+      if (raw.trim() === "" || !Number.isFinite(n) || n < 0)
+        throw new LoadgenUsageError(`-${flag} needs a non-negative number, got "${raw}"`);
       return n;
     }
     case "bool":
@@ -215,10 +216,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     const eq = body.indexOf("=");
     const name = eq < 0 ? body : body.slice(0, eq);
     const def = FLAGS[name];
-    if (!def) throw new LoadgenUsageError(`unknown flag -${name} (see loadgen -h; other sipp flags are not built yet, docs/LOADGEN.md)`);
+    if (!def)
+      throw new LoadgenUsageError(
+        `unknown flag -${name} (see loadgen -h; other sipp flags are not built yet, docs/LOADGEN.md)`,
+      );
     if (def.kind === "bool") {
       const v = eq < 0 ? "true" : body.slice(eq + 1);
-      if (!/^(true|false|1|0)$/i.test(v)) throw new LoadgenUsageError(`-${name} is a switch (true or false), got "${v}"`);
+      if (!/^(true|false|1|0)$/i.test(v))
+        throw new LoadgenUsageError(`-${name} is a switch (true or false), got "${v}"`);
       values[def.key] = /^(true|1)$/i.test(v);
       continue;
     }

@@ -13,7 +13,10 @@ const otlpLogs = () =>
   (schema ??= loadOtlp().then(({ GRPC_PATHS, OTLP_MESSAGES }) => {
     const Request = OTLP_MESSAGES.logs.request;
     // The OTLP/JSON-shaped request (camelCase, as built for HTTP) → protobuf bytes.
-    return { path: GRPC_PATHS.logs, encode: (body: object) => Buffer.from(Request.encode(Request.fromObject(body)).finish()) };
+    return {
+      path: GRPC_PATHS.logs,
+      encode: (body: object) => Buffer.from(Request.encode(Request.fromObject(body)).finish()),
+    };
   }));
 
 export interface GrpcLogSender {

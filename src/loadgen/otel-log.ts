@@ -27,9 +27,20 @@ const SEVERITY = { INFO: 9, WARN: 13 } as const;
 const BATCH = 512;
 
 const anyValue = (v: string | number | boolean) =>
-  typeof v === "string" ? { stringValue: v } : typeof v === "boolean" ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+  typeof v === "string"
+    ? { stringValue: v }
+    : typeof v === "boolean"
+      ? { boolValue: v }
+      : Number.isInteger(v)
+        ? { intValue: String(v) }
+        : { doubleValue: v };
 
-export function createOtelLogExporter(opts: { endpoint: string; proto: string; insecure: boolean; engineId: string }): OtelLogExporter {
+export function createOtelLogExporter(opts: {
+  endpoint: string;
+  proto: string;
+  insecure: boolean;
+  engineId: string;
+}): OtelLogExporter {
   const grpcSender = opts.proto === "grpc" ? grpcLogSender(opts.endpoint, opts.insecure) : undefined;
   let queue: unknown[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -112,10 +123,27 @@ export class EngineLog {
   ) {}
 
   /** The engine's log when `log_otel_endpoint` is set, which says the engine started. */
-  static open(o: { log_otel_endpoint: string; log_otel_proto: string; log_otel_insecure: boolean }, engineId: string, scenario: () => string, mode: string): EngineLog | undefined {
+  static open(
+    o: { log_otel_endpoint: string; log_otel_proto: string; log_otel_insecure: boolean },
+    engineId: string,
+    scenario: () => string,
+    mode: string,
+  ): EngineLog | undefined {
     if (!o.log_otel_endpoint) return undefined;
-    const log = new EngineLog(createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId }), scenario);
-    log.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": scenario(), "loadgen.mode": mode } });
+    const log = new EngineLog(
+      createOtelLogExporter({
+        endpoint: o.log_otel_endpoint,
+        proto: o.log_otel_proto,
+        insecure: o.log_otel_insecure,
+        engineId,
+      }),
+      scenario,
+    );
+    log.otel.emit({
+      severity: "INFO",
+      body: "engine started",
+      attributes: { "loadgen.scenario": scenario(), "loadgen.mode": mode },
+    });
     return log;
   }
 
@@ -128,13 +156,26 @@ export class EngineLog {
     this.otel.emit({
       severity: ok ? "INFO" : "WARN",
       body: ok ? "call successful" : `call failed: ${reason}`,
-      attributes: { "sip.call_id": callId, "loadgen.scenario": this.scenario(), "loadgen.result": ok ? "successful" : "failed", ...(ok ? {} : { "loadgen.reason": reason }) },
+      attributes: {
+        "sip.call_id": callId,
+        "loadgen.scenario": this.scenario(),
+        "loadgen.result": ok ? "successful" : "failed",
+        ...(ok ? {} : { "loadgen.reason": reason }),
+      },
     });
   }
 
   /** Says the engine stopped, with its calls' counts, and sends what is queued. */
   async stopped(s: { calls_successful: number; calls_failed: number }): Promise<void> {
-    this.otel.emit({ severity: "INFO", body: "engine stopped", attributes: { "loadgen.scenario": this.scenario(), calls_successful: s.calls_successful, calls_failed: s.calls_failed } });
+    this.otel.emit({
+      severity: "INFO",
+      body: "engine stopped",
+      attributes: {
+        "loadgen.scenario": this.scenario(),
+        calls_successful: s.calls_successful,
+        calls_failed: s.calls_failed,
+      },
+    });
     await this.otel.close();
   }
 }

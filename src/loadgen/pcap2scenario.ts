@@ -25,8 +25,11 @@ const endpoint = (ip: string, port: number) => `${ip}:${port}`;
 
 export function pcap2scenario(bytes: Uint8Array, opts: Pcap2ScenarioOptions): string {
   const { messages, error } = extractSipMessages(bytes);
-  if (messages.length === 0) throw new LoadgenUsageError(`no SIP messages in the capture${error ? ` (${error.reason})` : ""}`);
-  const parsed = messages.map((m) => ({ cap: m, msg: parseSipWire(new TextDecoder().decode(m.payload)) })).filter((x): x is { cap: CapturedSip; msg: SipWireMessage } => x.msg !== null);
+  if (messages.length === 0)
+    throw new LoadgenUsageError(`no SIP messages in the capture${error ? ` (${error.reason})` : ""}`);
+  const parsed = messages
+    .map((m) => ({ cap: m, msg: parseSipWire(new TextDecoder().decode(m.payload)) }))
+    .filter((x): x is { cap: CapturedSip; msg: SipWireMessage } => x.msg !== null);
   const callId = opts.callId ?? header((parsed.find((p) => p.msg.method === "INVITE") ?? parsed[0])!.msg, "call-id");
   const call = parsed.filter((p) => header(p.msg, "call-id") === callId);
   if (call.length === 0) throw new LoadgenUsageError(`no message with Call-ID ${callId} in the capture`);
@@ -41,7 +44,8 @@ export function pcap2scenario(bytes: Uint8Array, opts: Pcap2ScenarioOptions): st
     seen.add(key);
     legs.push({ msg, fromLocal: opts.role === "uac" ? fromUac : !fromUac });
   }
-  if (opts.role === "uas" && legs[0]!.fromLocal) throw new LoadgenUsageError("the call's first message comes from the uas side; use -role uac");
+  if (opts.role === "uas" && legs[0]!.fromLocal)
+    throw new LoadgenUsageError("the call's first message comes from the uas side; use -role uac");
   // The uac's tag is in From of the first request, the uas's in To of its first tagged answer.
   const uasAnswer = legs.find((l) => !l.msg.method && tagOf(header(l.msg, "to")))?.msg;
   const uacTag = tagOf(header(legs[0]!.msg, "from"));
@@ -57,11 +61,22 @@ export function pcap2scenario(bytes: Uint8Array, opts: Pcap2ScenarioOptions): st
     if (l.msg.method && !l.fromLocal) requestHadToTag = tagOf(header(l.msg, "to")) !== "";
     if (!l.fromLocal) {
       const optional = !l.msg.method && l.msg.status < 200 ? ` optional="true"` : "";
-      out.push(l.msg.method ? `  <recv request="${l.msg.method}"/>` : `  <recv response="${l.msg.status}"${optional}/>`);
+      out.push(
+        l.msg.method ? `  <recv request="${l.msg.method}"/>` : `  <recv response="${l.msg.status}"${optional}/>`,
+      );
       continue;
     }
-    const retrans = l.msg.method && l.msg.method !== "ACK" ? ` retrans="500"` : l.msg.status >= 200 && cseqOf(l.msg).method === "INVITE" ? ` retrans="500"` : "";
-    out.push(`  <send${retrans}><![CDATA[`, ...template(l.msg, localTag, remoteTag, requestHadToTag).map((line) => `    ${line}`), `  ]]></send>`);
+    const retrans =
+      l.msg.method && l.msg.method !== "ACK"
+        ? ` retrans="500"`
+        : l.msg.status >= 200 && cseqOf(l.msg).method === "INVITE"
+          ? ` retrans="500"`
+          : "";
+    out.push(
+      `  <send${retrans}><![CDATA[`,
+      ...template(l.msg, localTag, remoteTag, requestHadToTag).map((line) => `    ${line}`),
+      `  ]]></send>`,
+    );
   }
   out.push("</scenario>", "");
   return out.join("\n");
@@ -102,7 +117,9 @@ function template(msg: SipWireMessage, localTag: string, remoteTag: string, requ
       case "to": {
         if (!request) {
           // A response copies From and To of its request; the uas adds its own tag to To.
-          lines.push(name === "to" && !requestHadToTag && tagOf(values[0]!) ? `[last_To:];tag=${LOCAL_TAG}` : `[last_${Name}:]`);
+          lines.push(
+            name === "to" && !requestHadToTag && tagOf(values[0]!) ? `[last_To:];tag=${LOCAL_TAG}` : `[last_${Name}:]`,
+          );
           continue;
         }
         const v = values[0]!

@@ -47,8 +47,14 @@ function naming<T>(path: string, where: string, fn: () => T): T {
 }
 
 /** Every plan the file can run: one per alias, or the single flat/composite plan; `argv` is the run's command line. */
-function plansOf(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[]): Array<{ label: (e: EnginePlan) => string; plan: RunPlan }> {
-  if (profileForm(json) !== "alias") return [{ label: (e) => `engine ${e.id}`, plan: naming(path, path, () => planFlat(json, path, dir, argv)) }];
+function plansOf(
+  json: Record<string, unknown>,
+  path: string,
+  dir: string,
+  argv: readonly string[],
+): Array<{ label: (e: EnginePlan) => string; plan: RunPlan }> {
+  if (profileForm(json) !== "alias")
+    return [{ label: (e) => `engine ${e.id}`, plan: naming(path, path, () => planFlat(json, path, dir, argv)) }];
   const names = aliasNames(json, path);
   if (names.length === 0) throw new LoadgenUsageError(`${path}: the "aliases" object is empty`);
   return names.map((name) => {
@@ -66,7 +72,9 @@ function readable(what: string, file: string): void {
   try {
     accessSync(file, constants.R_OK);
   } catch (e) {
-    throw new LoadgenUsageError(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new LoadgenUsageError(
+      `cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
 }
 
@@ -95,7 +103,9 @@ function describeEngine(label: string, e: EnginePlan, engine: Engine, apiAddr: s
   const parts = [`${label}:`, `mode=${e.mode}`, `scenario=${engine.scenario}`, `transport=${o.transport}`];
   if (engine.client) {
     parts.push(`remote=${o.remote_addr}`);
-    parts.push(o.users > 0 ? `users=${o.users}` : `rate=${o.rate}/${o.rate_period_ms === 1000 ? "s" : `${o.rate_period_ms}ms`}`);
+    parts.push(
+      o.users > 0 ? `users=${o.users}` : `rate=${o.rate}/${o.rate_period_ms === 1000 ? "s" : `${o.rate_period_ms}ms`}`,
+    );
     parts.push(`total=${o.total_calls === 0 ? "unlimited" : o.total_calls}`);
   } else
     parts.push(
@@ -109,7 +119,12 @@ function describeEngine(label: string, e: EnginePlan, engine: Engine, apiAddr: s
 }
 
 /** `profile check`: one line per alias or engine; the first broken rule throws, naming file and alias/engine. */
-export function checkProfileFile(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[] = []): string[] {
+export function checkProfileFile(
+  json: Record<string, unknown>,
+  path: string,
+  dir: string,
+  argv: readonly string[] = [],
+): string[] {
   const lines: string[] = [];
   for (const { label, plan } of plansOf(json, path, dir, argv)) {
     plan.engines.forEach((e, i) => {
@@ -134,14 +149,22 @@ function maskedOptions(o: LoadgenOptions): Record<string, unknown> {
 }
 
 /** `profile show`: the plan a run would start, as JSON, with secrets masked. */
-export function showProfileFile(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[]): string {
+export function showProfileFile(
+  json: Record<string, unknown>,
+  path: string,
+  dir: string,
+  argv: readonly string[],
+): string {
   const form = profileForm(json);
   let alias: string | undefined;
   let plan: RunPlan;
   if (form === "alias") {
     const names = aliasNames(json, path);
     alias = argv[0];
-    if (alias === undefined || alias.startsWith("-")) throw new LoadgenUsageError(`${path}: name the alias to show after the file (known: ${names.join(", ") || "none"})`);
+    if (alias === undefined || alias.startsWith("-"))
+      throw new LoadgenUsageError(
+        `${path}: name the alias to show after the file (known: ${names.join(", ") || "none"})`,
+      );
     const name = alias;
     plan = naming(path, `${path}: alias ${name}`, () => planAlias(json, path, dir, name, argv.slice(1)));
     naming(path, `${path}: alias ${name}`, () => rejectDuplicateBinds(plan.engines));
@@ -165,10 +188,16 @@ export function profileCommand(argv: readonly string[], read: ProfileReader): { 
   if (verb === undefined || verb === "help" || argv.some((a) => help.includes(a))) return { print: [PROFILE_HELP] };
   const file = (): { path: string; json: Record<string, unknown>; dir: string } => {
     const path = rest[0];
-    if (path === undefined || path.startsWith("-")) throw new LoadgenUsageError(`usage: loadgen profile ${verb} <file>${verb === "show" ? " [<alias>]" : ""} [flags]`);
+    if (path === undefined || path.startsWith("-"))
+      throw new LoadgenUsageError(
+        `usage: loadgen profile ${verb} <file>${verb === "show" ? " [<alias>]" : ""} [flags]`,
+      );
     // `check a.json b.json` would take b.json as the remote host of every alias: one file per command.
     const second = rest.slice(1).find((a) => /\.json$/i.test(a));
-    if (second !== undefined) throw new LoadgenUsageError(`profile ${verb} takes one file, got also "${second}" (the arguments after the file are the run's flags)`);
+    if (second !== undefined)
+      throw new LoadgenUsageError(
+        `profile ${verb} takes one file, got also "${second}" (the arguments after the file are the run's flags)`,
+      );
     return { path, ...read(path) };
   };
   switch (verb) {
@@ -185,7 +214,8 @@ export function profileCommand(argv: readonly string[], read: ProfileReader): { 
       return { print: keysTable() };
     case "init": {
       const form = rest[0] ?? "alias";
-      if (!(PROFILE_FORMS as readonly string[]).includes(form)) throw new LoadgenUsageError(`profile init takes alias, flat or composite, got "${form}"`);
+      if (!(PROFILE_FORMS as readonly string[]).includes(form))
+        throw new LoadgenUsageError(`profile init takes alias, flat or composite, got "${form}"`);
       if (rest.length > 1) throw new LoadgenUsageError(`profile init takes one form, got also "${rest[1]}"`);
       return { print: [JSON.stringify(exampleProfile(form as ProfileForm), null, 2)] };
     }

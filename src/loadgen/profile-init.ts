@@ -37,7 +37,9 @@ export function keysTable(): string[] {
     const flags = Object.entries(FLAGS)
       .filter(([, def]) => def.key === key)
       .map(([flag]) => `-${flag}`);
-    const note = [flags.join(" ") || NO_FLAG[key] || "—", NOT_BUILT[key] ? `(not built yet: ${NOT_BUILT[key]})` : ""].filter(Boolean).join(" ");
+    const note = [flags.join(" ") || NO_FLAG[key] || "—", NOT_BUILT[key] ? `(not built yet: ${NOT_BUILT[key]})` : ""]
+      .filter(Boolean)
+      .join(" ");
     return [key, TYPE_NAMES[type], note];
   });
   const table = [["KEY", "TYPE", "FLAG OR MEANING"], ...rows];
@@ -48,7 +50,14 @@ export function keysTable(): string[] {
 /** A management UAS, a call load, a registration and an OPTIONS ping, each run with -run-alias. */
 const ALIAS_EXAMPLE = {
   aliases: {
-    uas: { server: true, scenario_name: "uas", local_ip: "127.0.0.1", local_port: 5060, api_addr: "127.0.0.1:8080", stat_period: "10s" },
+    uas: {
+      server: true,
+      scenario_name: "uas",
+      local_ip: "127.0.0.1",
+      local_port: 5060,
+      api_addr: "127.0.0.1:8080",
+      stat_period: "10s",
+    },
     calls: {
       scenario_name: "uac",
       remote_addr: "127.0.0.1:5060",
@@ -60,7 +69,14 @@ const ALIAS_EXAMPLE = {
       hep_capture_id: 2001,
       extra_args: ["-d", "1000"],
     },
-    register: { scenario_name: "register", remote_addr: "127.0.0.1:5060", auth_username: "1000", auth_password: "change-me", rate: 5, total_calls: 100 },
+    register: {
+      scenario_name: "register",
+      remote_addr: "127.0.0.1:5060",
+      auth_username: "1000",
+      auth_password: "change-me",
+      rate: 5,
+      total_calls: 100,
+    },
     options: { scenario_name: "options", remote_addr: "127.0.0.1:5060", rate: 1 },
   },
 };
@@ -92,12 +108,23 @@ const COMPOSITE_EXAMPLE = {
     api_addr: "127.0.0.1:8080",
   },
   clients: [
-    { id: "calls-udp", remote_addr: "127.0.0.1:5060", rate: 10, max_concurrent: 100, total_calls: 1000, extra_args: ["-d", "1000"] },
+    {
+      id: "calls-udp",
+      remote_addr: "127.0.0.1:5060",
+      rate: 10,
+      max_concurrent: 100,
+      total_calls: 1000,
+      extra_args: ["-d", "1000"],
+    },
     { id: "calls-tcp", transport: "t1", remote_addr: "127.0.0.1:5060", rate: 5, total_calls: 500 },
   ],
 };
 
-const EXAMPLES: Record<ProfileForm, object> = { alias: ALIAS_EXAMPLE, flat: FLAT_EXAMPLE, composite: COMPOSITE_EXAMPLE };
+const EXAMPLES: Record<ProfileForm, object> = {
+  alias: ALIAS_EXAMPLE,
+  flat: FLAT_EXAMPLE,
+  composite: COMPOSITE_EXAMPLE,
+};
 
 /** A fresh copy of the example of that form. */
 export function exampleProfile(form: ProfileForm): Record<string, unknown> {

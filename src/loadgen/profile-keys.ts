@@ -73,16 +73,26 @@ function checkType(where: string, key: string, type: KeyType, v: unknown): void 
       if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) throw bad("an array of strings");
       return;
     case "server":
-      if (typeof v !== "boolean") throw bad("true or false (a server object belongs at the top level of a composite file)");
+      if (typeof v !== "boolean")
+        throw bad("true or false (a server object belongs at the top level of a composite file)");
       return;
     case "auth": {
       if (!isObject(v)) throw bad("an object");
       const type = v.type ?? "none";
-      if (type !== "internal" && type !== "none") throw new LoadgenUsageError(`${where}: auth.type must be "internal" or "none", got ${JSON.stringify(type)}`);
-      for (const k of Object.keys(v)) if (!["type", "sqlite_path", "jwt_secret"].includes(k)) throw new LoadgenUsageError(`${where}: unknown key auth.${k}`);
+      if (type !== "internal" && type !== "none")
+        throw new LoadgenUsageError(`${where}: auth.type must be "internal" or "none", got ${JSON.stringify(type)}`);
+      for (const k of Object.keys(v))
+        if (!["type", "sqlite_path", "jwt_secret"].includes(k))
+          throw new LoadgenUsageError(`${where}: unknown key auth.${k}`);
       if (type === "internal") {
-        if (typeof v.jwt_secret !== "string" || v.jwt_secret.length < 16) throw new LoadgenUsageError(`${where}: auth.jwt_secret must be at least 16 characters when auth.type is internal`);
-        if (typeof v.sqlite_path !== "string" || v.sqlite_path === "") throw new LoadgenUsageError(`${where}: auth.sqlite_path (the users database) is required when auth.type is internal`);
+        if (typeof v.jwt_secret !== "string" || v.jwt_secret.length < 16)
+          throw new LoadgenUsageError(
+            `${where}: auth.jwt_secret must be at least 16 characters when auth.type is internal`,
+          );
+        if (typeof v.sqlite_path !== "string" || v.sqlite_path === "")
+          throw new LoadgenUsageError(
+            `${where}: auth.sqlite_path (the users database) is required when auth.type is internal`,
+          );
       }
       return;
     }
@@ -91,7 +101,13 @@ function checkType(where: string, key: string, type: KeyType, v: unknown): void 
       v.forEach((l, i) => {
         if (!isObject(l)) throw bad("an array of objects");
         for (const [k, x] of Object.entries(l)) {
-          const t = { transport: "string", local_ip: "string", local_port: "int", tls_cert: "string", tls_key: "string" }[k] as KeyType | undefined;
+          const t = {
+            transport: "string",
+            local_ip: "string",
+            local_port: "int",
+            tls_cert: "string",
+            tls_key: "string",
+          }[k] as KeyType | undefined;
           if (!t) throw new LoadgenUsageError(`${where}: unknown key listeners[${i}].${k}`);
           checkType(where, `listeners[${i}].${k}`, t, x);
         }
@@ -105,9 +121,13 @@ function checkType(where: string, key: string, type: KeyType, v: unknown): void 
 export function checkProfile(where: string, p: Profile): void {
   for (const [key, v] of Object.entries(p)) {
     const type = PROFILE_KEYS[key];
-    if (!type) throw new LoadgenUsageError(`${where}: unknown key "${key}" (flags outside the profile fields go through extra_args)`);
+    if (!type)
+      throw new LoadgenUsageError(
+        `${where}: unknown key "${key}" (flags outside the profile fields go through extra_args)`,
+      );
     checkType(where, key, type, v);
-    if (NOT_BUILT[key] && v !== false && v !== "" && v !== -1) throw new LoadgenUsageError(`${where}: "${key}" (${NOT_BUILT[key]}) is not built yet (docs/LOADGEN.md)`);
+    if (NOT_BUILT[key] && v !== false && v !== "" && v !== -1)
+      throw new LoadgenUsageError(`${where}: "${key}" (${NOT_BUILT[key]}) is not built yet (docs/LOADGEN.md)`);
   }
   if (typeof p.stat_period === "string" && p.stat_period !== "") parseDuration(p.stat_period);
   checkOtelProto(where, p.log_otel_proto);
@@ -133,14 +153,25 @@ export function inferMode(where: string, p: Profile, topLevelServerObject = fals
     const r = String(role).toLowerCase();
     if (r === "management" || r === "server") return "management";
     if (r === "load" || r === "client" || r === "uac") return "load";
-    throw new LoadgenUsageError(`${where}: role must be management, server, load, client or uac, got ${JSON.stringify(role)}`);
+    throw new LoadgenUsageError(
+      `${where}: role must be management, server, load, client or uac, got ${JSON.stringify(role)}`,
+    );
   }
   if (p.server === true) return "management";
   if (p.server === false) return "load";
   const scenario = String(p.scenario_name ?? "").toLowerCase();
   const listeners = Array.isArray(p.listeners) && p.listeners.length > 0;
-  if (listeners || topLevelServerObject || (typeof p.api_addr === "string" && p.api_addr !== "") || scenario === "management" || scenario === "uas") return "management";
+  if (
+    listeners ||
+    topLevelServerObject ||
+    (typeof p.api_addr === "string" && p.api_addr !== "") ||
+    scenario === "management" ||
+    scenario === "uas"
+  )
+    return "management";
   const remote = typeof p.remote_addr === "string" && p.remote_addr !== "";
   if (remote && (scenario === "uac" || scenario === "")) return "load";
-  throw new LoadgenUsageError(`${where}: cannot tell a management profile from a load profile; set "role" to "management" or "load"`);
+  throw new LoadgenUsageError(
+    `${where}: cannot tell a management profile from a load profile; set "role" to "management" or "load"`,
+  );
 }

@@ -5,7 +5,8 @@ import { aliasNames, mergeOptions, planAlias, planFlat } from "./profile.ts";
 
 const DIR = "/profiles";
 const flat = (json: Record<string, unknown>, argv: string[] = []) => planFlat(json, "p.json", DIR, argv);
-const alias = (aliases: Record<string, unknown>, name: string, argv: string[] = []) => planAlias({ aliases }, "a.json", DIR, name, argv);
+const alias = (aliases: Record<string, unknown>, name: string, argv: string[] = []) =>
+  planAlias({ aliases }, "a.json", DIR, name, argv);
 
 describe("management or load inference (flat profiles)", () => {
   test.each([
@@ -35,12 +36,19 @@ describe("management or load inference (flat profiles)", () => {
     expect(inferMode("p.json", {}, true)).toBe("management");
   });
 
-  test.each([[{}], [{ scenario_name: "register", remote_addr: "10.0.0.1" }], [{ scenario_name: "uac" }], [{ listeners: [] }]])("ambiguous %j asks for role", (p) => {
+  test.each([
+    [{}],
+    [{ scenario_name: "register", remote_addr: "10.0.0.1" }],
+    [{ scenario_name: "uac" }],
+    [{ listeners: [] }],
+  ])("ambiguous %j asks for role", (p) => {
     expect(() => inferMode("p.json", p)).toThrow(/set "role" to "management" or "load"/);
   });
 
   test("an unknown role is an error naming the choices", () => {
-    expect(() => inferMode("p.json", { role: "proxy" })).toThrow(/role must be management, server, load, client or uac/);
+    expect(() => inferMode("p.json", { role: "proxy" })).toThrow(
+      /role must be management, server, load, client or uac/,
+    );
   });
 });
 
@@ -75,7 +83,11 @@ describe("flat profiles", () => {
 
   test('"server": true runs a flat profile in management mode, false in load mode', () => {
     const m = flat({ server: true, rate: 5 });
-    expect([m.engines[0]!.mode, m.engines[0]!.opts.local_port, m.api_addr]).toEqual(["management", 5060, "127.0.0.1:8080"]);
+    expect([m.engines[0]!.mode, m.engines[0]!.opts.local_port, m.api_addr]).toEqual([
+      "management",
+      5060,
+      "127.0.0.1:8080",
+    ]);
     const l = flat({ server: false, scenario_name: "options", remote_addr: "127.0.0.1:5060" });
     expect([l.engines[0]!.id, l.engines[0]!.mode, l.api_addr]).toEqual(["client", "load", ""]);
   });
@@ -94,7 +106,10 @@ describe("flat profiles", () => {
     [{ role: "management", listeners: [{ port: 5060 }] }, /unknown key listeners\[0\]\.port/],
     [{ role: "load", auth: { type: "ldap" } }, /auth.type must be "internal" or "none"/],
     [{ role: "load", auth: { type: "internal", jwt_secret: "short" } }, /jwt_secret must be at least 16 characters/],
-    [{ role: "load", auth: { type: "internal", jwt_secret: "0123456789abcdef" } }, /auth.sqlite_path \(the users database\) is required/],
+    [
+      { role: "load", auth: { type: "internal", jwt_secret: "0123456789abcdef" } },
+      /auth.sqlite_path \(the users database\) is required/,
+    ],
     [{ role: "load", log_otel_proto: "udp" }, /log_otel_proto must be http or grpc/],
     [{ role: "load", ip_field: -1 }, /"ip_field" must be a whole number ≥ 0/],
     [{ role: "load", ip_field: "1" }, /"ip_field" must be a whole number ≥ 0/],
@@ -109,15 +124,26 @@ describe("flat profiles", () => {
 
   test("internal users: sqlite_path resolves against the profile's folder; a client may not carry auth", () => {
     const auth = { type: "internal", sqlite_path: "users.db", jwt_secret: "0123456789abcdef" };
-    expect(flat({ scenario_name: "uas", auth }).auth).toEqual({ sqlite_path: "/profiles/users.db", jwt_secret: "0123456789abcdef" });
+    expect(flat({ scenario_name: "uas", auth }).auth).toEqual({
+      sqlite_path: "/profiles/users.db",
+      jwt_secret: "0123456789abcdef",
+    });
     expect(flat({ scenario_name: "uas", auth: { type: "none" } }).auth).toBeUndefined();
-    expect(flat({ auth, server: { scenario_name: "uas" }, clients: [{ remote_addr: "h:1" }] }).auth?.sqlite_path).toBe("/profiles/users.db");
-    expect(() => flat({ server: { scenario_name: "uas" }, clients: [{ remote_addr: "h:1", auth }] })).toThrow(/api_addr, api_token and auth apply to the server only/);
+    expect(flat({ auth, server: { scenario_name: "uas" }, clients: [{ remote_addr: "h:1" }] }).auth?.sqlite_path).toBe(
+      "/profiles/users.db",
+    );
+    expect(() => flat({ server: { scenario_name: "uas" }, clients: [{ remote_addr: "h:1", auth }] })).toThrow(
+      /api_addr, api_token and auth apply to the server only/,
+    );
   });
 
   test("duplicate listener binds are rejected", () => {
-    expect(() => flat({ listeners: [{ local_port: 5070 }, { local_port: 5070, transport: "u1" }] })).toThrow(/duplicate bind udp 127\.0\.0\.1:5070/);
-    expect(flat({ listeners: [{ local_port: 5070 }, { local_port: 5070, local_ip: "127.0.0.2" }] }).engines).toHaveLength(1);
+    expect(() => flat({ listeners: [{ local_port: 5070 }, { local_port: 5070, transport: "u1" }] })).toThrow(
+      /duplicate bind udp 127\.0\.0\.1:5070/,
+    );
+    expect(
+      flat({ listeners: [{ local_port: 5070 }, { local_port: 5070, local_ip: "127.0.0.2" }] }).engines,
+    ).toHaveLength(1);
   });
 });
 
@@ -145,19 +171,32 @@ describe("merge order: defaults ← profile ← extra_args ← command line", ()
 
   test("ip_field: profile ← extra_args (-ipfield) ← command line (-ip_field), transport ui alike", () => {
     expect(mergeOptions({}, DIR, "load", []).ip_field).toBe(-1);
-    expect(mergeOptions({ ip_field: 1, transport: "ui" }, DIR, "load", [])).toMatchObject({ ip_field: 1, transport: "ui" });
+    expect(mergeOptions({ ip_field: 1, transport: "ui" }, DIR, "load", [])).toMatchObject({
+      ip_field: 1,
+      transport: "ui",
+    });
     expect(mergeOptions({ ip_field: 1, extra_args: ["-ipfield", "2"] }, DIR, "load", []).ip_field).toBe(2);
-    expect(mergeOptions({ ip_field: 1, extra_args: ["-ipfield", "2"] }, DIR, "load", ["--ip_field=3"]).ip_field).toBe(3);
-    expect(() => mergeOptions({}, DIR, "load", ["-ip_field", "one"])).toThrow(/-ip_field needs a whole number, got "one"/);
+    expect(mergeOptions({ ip_field: 1, extra_args: ["-ipfield", "2"] }, DIR, "load", ["--ip_field=3"]).ip_field).toBe(
+      3,
+    );
+    expect(() => mergeOptions({}, DIR, "load", ["-ip_field", "one"])).toThrow(
+      /-ip_field needs a whole number, got "one"/,
+    );
   });
 
   test("a positional remote address wins over remote_addr", () => {
-    expect(mergeOptions({ remote_addr: "10.0.0.1:5060" }, DIR, "load", ["10.0.0.2:5070"]).remote_addr).toBe("10.0.0.2:5070");
+    expect(mergeOptions({ remote_addr: "10.0.0.1:5060" }, DIR, "load", ["10.0.0.2:5070"]).remote_addr).toBe(
+      "10.0.0.2:5070",
+    );
   });
 });
 
 describe("alias files", () => {
-  const aliases = { zeta: { remote_addr: "127.0.0.1:5060", rate: 3 }, alpha: { server: true, scenario_name: "uas" }, mid: { scenario_name: "options", remote_addr: "h" } };
+  const aliases = {
+    zeta: { remote_addr: "127.0.0.1:5060", rate: 3 },
+    alpha: { server: true, scenario_name: "uas" },
+    mid: { scenario_name: "options", remote_addr: "h" },
+  };
 
   test("-list-aliases names are sorted", () => {
     expect(aliasNames({ aliases }, "a.json")).toEqual(["alpha", "mid", "zeta"]);
@@ -198,7 +237,9 @@ describe("composite files", () => {
       ["c1", "load", 42, "127.0.0.1:9060"],
       ["client-2", "load", 7, "127.0.0.1:9060"],
     ]);
-    for (const e of p.engines) for (const k of ["server", "clients", "client", "workloads", "aliases"]) expect(k in e.opts && (e.opts as unknown as Record<string, unknown>)[k] !== false).toBe(false);
+    for (const e of p.engines)
+      for (const k of ["server", "clients", "client", "workloads", "aliases"])
+        expect(k in e.opts && (e.opts as unknown as Record<string, unknown>)[k] !== false).toBe(false);
   });
 
   test("client may be one object or an array; clients and client together are rejected", () => {
@@ -209,7 +250,9 @@ describe("composite files", () => {
   });
 
   test("the server must infer as management", () => {
-    expect(() => flat({ server: { remote_addr: "h:1" }, clients: [] })).toThrow(/server profile must be a management profile/);
+    expect(() => flat({ server: { remote_addr: "h:1" }, clients: [] })).toThrow(
+      /server profile must be a management profile/,
+    );
   });
 
   test("api_addr and api_token apply to the server only", () => {
@@ -217,7 +260,9 @@ describe("composite files", () => {
     expect(p.api_addr).toBe("127.0.0.1:0");
     expect(p.api_token).toBe("t0k");
     expect(p.engines[1]!.opts.api_addr).toBe("");
-    expect(() => flat({ server, clients: [{ remote_addr: "h:1", api_token: "x" }] })).toThrow(/apply to the server only/);
+    expect(() => flat({ server, clients: [{ remote_addr: "h:1", api_token: "x" }] })).toThrow(
+      /apply to the server only/,
+    );
   });
 
   test("a client needs remote_addr", () => {
@@ -230,7 +275,9 @@ describe("composite files", () => {
   });
 
   test("duplicate binds across profiles are rejected; distinct client ports pass", () => {
-    expect(() => flat({ server, clients: [{ remote_addr: "h:1", local_port: 5080 }] })).toThrow(/duplicate bind udp 127\.0\.0\.1:5080 \(server and client-1\)/);
+    expect(() => flat({ server, clients: [{ remote_addr: "h:1", local_port: 5080 }] })).toThrow(
+      /duplicate bind udp 127\.0\.0\.1:5080 \(server and client-1\)/,
+    );
     expect(() =>
       flat({
         server,

@@ -6,7 +6,13 @@
  * remaining command line.
  */
 import { isAbsolute, join } from "node:path";
-import { DEFAULT_OPTIONS, LoadgenUsageError, parseCommandLine, type ListenerSpec, type LoadgenOptions } from "./options.ts";
+import {
+  DEFAULT_OPTIONS,
+  LoadgenUsageError,
+  parseCommandLine,
+  type ListenerSpec,
+  type LoadgenOptions,
+} from "./options.ts";
 import { checkProfile, inferMode, RESERVED_KEYS, type Mode, type Profile } from "./profile-keys.ts";
 
 export interface EnginePlan {
@@ -66,7 +72,8 @@ export function mergeOptions(profile: Profile, dir: string, mode: Mode, argv: re
   for (const k of DIRECT_KEYS) if (profile[k] !== undefined) opts[k] = profile[k];
   // Input files named by the profile are found next to it; summary_json (an output) stays relative to the working directory.
   const near = (v: string) => (v !== "" && !isAbsolute(v) ? join(dir, v) : v);
-  for (const k of ["scenario_file", "injection_file"] as const) if (typeof opts[k] === "string") opts[k] = near(opts[k]);
+  for (const k of ["scenario_file", "injection_file"] as const)
+    if (typeof opts[k] === "string") opts[k] = near(opts[k]);
   if (Array.isArray(profile.listeners))
     opts.listeners = (profile.listeners as ListenerSpec[]).map((l) => ({
       ...l,
@@ -78,7 +85,10 @@ export function mergeOptions(profile: Profile, dir: string, mode: Mode, argv: re
   Object.assign(opts, extra.values, cli.values);
   const remote = cli.positionals[0] ?? extra.positionals[0];
   if (remote !== undefined) opts.remote_addr = remote;
-  if (cli.positionals.length + extra.positionals.length > 1) throw new LoadgenUsageError(`one remote host:port at most, got ${[...extra.positionals, ...cli.positionals].join(" ")}`);
+  if (cli.positionals.length + extra.positionals.length > 1)
+    throw new LoadgenUsageError(
+      `one remote host:port at most, got ${[...extra.positionals, ...cli.positionals].join(" ")}`,
+    );
   // Management mode listens on 5060 unless told otherwise (-p 0: an ephemeral port); api_addr defaults to
   // 127.0.0.1:8080, loopback, since a control API without api_token or auth may not listen beyond it (docs/LOADGEN.md "Control API").
   if (mode === "management") {
@@ -92,7 +102,10 @@ export function mergeOptions(profile: Profile, dir: string, mode: Mode, argv: re
 function internalAuth(profile: Profile, dir: string): RunPlan["auth"] {
   const a = profile.auth as { type?: string; sqlite_path?: string; jwt_secret?: string } | undefined;
   if (a?.type !== "internal") return undefined;
-  return { sqlite_path: isAbsolute(a.sqlite_path!) ? a.sqlite_path! : join(dir, a.sqlite_path!), jwt_secret: a.jwt_secret! };
+  return {
+    sqlite_path: isAbsolute(a.sqlite_path!) ? a.sqlite_path! : join(dir, a.sqlite_path!),
+    jwt_secret: a.jwt_secret!,
+  };
 }
 
 /** Parses the file text; a clear error names the file and JSON's complaint. */
@@ -109,22 +122,40 @@ export function parseProfileJson(text: string, path: string): Record<string, unk
 
 /** Alias names, sorted, for `-list-aliases`. */
 export function aliasNames(json: Record<string, unknown>, path: string): string[] {
-  if (!isObject(json.aliases)) throw new LoadgenUsageError(`${path}: no "aliases" object (a flat profile runs with: loadgen server -config ${path})`);
+  if (!isObject(json.aliases))
+    throw new LoadgenUsageError(
+      `${path}: no "aliases" object (a flat profile runs with: loadgen server -config ${path})`,
+    );
   return Object.keys(json.aliases).sort();
 }
 
 /** `-config f -run-alias name`: one engine; `server: true` in the alias requests management mode. */
-export function planAlias(json: Record<string, unknown>, path: string, dir: string, alias: string, argv: readonly string[]): RunPlan {
+export function planAlias(
+  json: Record<string, unknown>,
+  path: string,
+  dir: string,
+  alias: string,
+  argv: readonly string[],
+): RunPlan {
   const names = aliasNames(json, path);
-  for (const k of Object.keys(json)) if (k !== "aliases") throw new LoadgenUsageError(`${path}: unknown top-level key "${k}" in an alias file (only "aliases")`);
+  for (const k of Object.keys(json))
+    if (k !== "aliases")
+      throw new LoadgenUsageError(`${path}: unknown top-level key "${k}" in an alias file (only "aliases")`);
   const profile = (json.aliases as Record<string, unknown>)[alias];
-  if (profile === undefined) throw new LoadgenUsageError(`${path}: unknown alias "${alias}" (known: ${names.join(", ") || "none"})`);
+  if (profile === undefined)
+    throw new LoadgenUsageError(`${path}: unknown alias "${alias}" (known: ${names.join(", ") || "none"})`);
   const where = `${path}: alias ${alias}`;
   if (!isObject(profile)) throw new LoadgenUsageError(`${where} must be an object`);
   checkProfile(where, profile);
-  const mode: Mode = profile.server === true ? "management" : profile.server === false ? "load" : inferOrLoad(where, profile);
+  const mode: Mode =
+    profile.server === true ? "management" : profile.server === false ? "load" : inferOrLoad(where, profile);
   const opts = mergeOptions(profile, dir, mode, argv);
-  return { engines: [{ id: String(profile.id ?? alias), mode, opts }], api_addr: opts.api_addr, api_token: opts.api_token, auth: internalAuth(profile, dir) };
+  return {
+    engines: [{ id: String(profile.id ?? alias), mode, opts }],
+    api_addr: opts.api_addr,
+    api_token: opts.api_token,
+    auth: internalAuth(profile, dir),
+  };
 }
 
 /** Aliases default to load when the flat-profile inference cannot tell (the alias says `server` otherwise). */
@@ -138,24 +169,36 @@ function inferOrLoad(where: string, p: Profile): Mode {
 
 /** `loadgen server -config f`: a flat profile, or a composite server + client(s) file. */
 export function planFlat(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[]): RunPlan {
-  if ("aliases" in json) throw new LoadgenUsageError(`${path}: a flat profile has no "aliases" key; run an alias with: loadgen -config ${path} -run-alias <name>`);
+  if ("aliases" in json)
+    throw new LoadgenUsageError(
+      `${path}: a flat profile has no "aliases" key; run an alias with: loadgen -config ${path} -run-alias <name>`,
+    );
   if ("workloads" in json)
-    throw new LoadgenUsageError(`${path}: the top-level "workloads" key was removed; write a composite file with a "server" object and "clients" (or "client") instead (docs/LOADGEN.md)`);
+    throw new LoadgenUsageError(
+      `${path}: the top-level "workloads" key was removed; write a composite file with a "server" object and "clients" (or "client") instead (docs/LOADGEN.md)`,
+    );
   const plan = isObject(json.server) ? planComposite(json, path, dir, argv) : planSingleFlat(json, path, dir, argv);
   rejectDuplicateBinds(plan.engines);
   return plan;
 }
 
 function planSingleFlat(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[]): RunPlan {
-  if ("clients" in json || "client" in json) throw new LoadgenUsageError(`${path}: "clients"/"client" need a top-level "server" object`);
+  if ("clients" in json || "client" in json)
+    throw new LoadgenUsageError(`${path}: "clients"/"client" need a top-level "server" object`);
   checkProfile(path, json);
   const mode = inferMode(path, json);
   const opts = mergeOptions(json, dir, mode, argv);
-  return { engines: [{ id: String(json.id ?? (mode === "management" ? "server" : "client")), mode, opts }], api_addr: opts.api_addr, api_token: opts.api_token, auth: internalAuth(json, dir) };
+  return {
+    engines: [{ id: String(json.id ?? (mode === "management" ? "server" : "client")), mode, opts }],
+    api_addr: opts.api_addr,
+    api_token: opts.api_token,
+    auth: internalAuth(json, dir),
+  };
 }
 
 function planComposite(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[]): RunPlan {
-  if ("clients" in json && "client" in json) throw new LoadgenUsageError(`${path}: use "clients" or "client", not both`);
+  if ("clients" in json && "client" in json)
+    throw new LoadgenUsageError(`${path}: use "clients" or "client", not both`);
   let clients: unknown[] = [];
   if ("clients" in json) {
     if (!Array.isArray(json.clients)) throw new LoadgenUsageError(`${path}: "clients" must be an array of objects`);
@@ -163,13 +206,16 @@ function planComposite(json: Record<string, unknown>, path: string, dir: string,
   } else if ("client" in json) clients = Array.isArray(json.client) ? json.client : [json.client];
   const root: Profile = {};
   for (const [k, v] of Object.entries(json)) if (!(RESERVED_KEYS as readonly string[]).includes(k)) root[k] = v;
-  if ("role" in root) throw new LoadgenUsageError(`${path}: "role" applies to flat profiles only, not to a composite file`);
+  if ("role" in root)
+    throw new LoadgenUsageError(`${path}: "role" applies to flat profiles only, not to a composite file`);
   const serverWhere = `${path}: server`;
   const server: Profile = { ...root, ...(json.server as Profile) };
   checkProfile(serverWhere, server);
   if ("role" in server) throw new LoadgenUsageError(`${serverWhere}: "role" applies to flat profiles only`);
   if (inferOrLoad(serverWhere, server) !== "management")
-    throw new LoadgenUsageError(`${serverWhere}: the server profile must be a management profile (give it listeners, api_addr, or scenario_name uas)`);
+    throw new LoadgenUsageError(
+      `${serverWhere}: the server profile must be a management profile (give it listeners, api_addr, or scenario_name uas)`,
+    );
   const serverOpts = mergeOptions(server, dir, "management", argv);
   const engines: EnginePlan[] = [{ id: String(server.id ?? "server"), mode: "management", opts: serverOpts }];
   clients.forEach((c, i) => {
@@ -180,9 +226,12 @@ function planComposite(json: Record<string, unknown>, path: string, dir: string,
     const profile: Profile = { ...rootForClient, ...c };
     checkProfile(where, profile);
     if ("role" in profile) throw new LoadgenUsageError(`${where}: "role" applies to flat profiles only`);
-    if (profile.api_addr || profile.api_token || profile.auth) throw new LoadgenUsageError(`${where}: api_addr, api_token and auth apply to the server only`);
-    if (Array.isArray(profile.listeners) && profile.listeners.length > 0) throw new LoadgenUsageError(`${where}: a client has one outbound stack, no listeners`);
-    if (!profile.remote_addr || inferOrLoad(where, profile) !== "load") throw new LoadgenUsageError(`${where}: a client needs remote_addr (and scenario_name uac or none)`);
+    if (profile.api_addr || profile.api_token || profile.auth)
+      throw new LoadgenUsageError(`${where}: api_addr, api_token and auth apply to the server only`);
+    if (Array.isArray(profile.listeners) && profile.listeners.length > 0)
+      throw new LoadgenUsageError(`${where}: a client has one outbound stack, no listeners`);
+    if (!profile.remote_addr || inferOrLoad(where, profile) !== "load")
+      throw new LoadgenUsageError(`${where}: a client needs remote_addr (and scenario_name uac or none)`);
     // The command line targets the primary engine; clients take defaults ← profile ← extra_args.
     const opts = mergeOptions(profile, dir, "load", []);
     engines.push({ id: String(profile.id ?? `client-${i + 1}`), mode: "load", opts });
@@ -204,7 +253,11 @@ export function rejectDuplicateBinds(engines: readonly EnginePlan[]): void {
     const o = e.opts;
     const binds =
       o.listeners.length > 0
-        ? o.listeners.map((l) => ({ t: l.transport ?? o.transport, ip: l.local_ip ?? o.local_ip, port: l.local_port ?? o.local_port ?? 0 }))
+        ? o.listeners.map((l) => ({
+            t: l.transport ?? o.transport,
+            ip: l.local_ip ?? o.local_ip,
+            port: l.local_port ?? o.local_port ?? 0,
+          }))
         : [{ t: o.transport, ip: o.local_ip, port: o.local_port ?? 0 }];
     for (const b of binds) {
       if (b.port === 0) continue; // ephemeral ports never collide

@@ -13,7 +13,9 @@ describe("rtcp reports", () => {
 
   test("the JSON report carries the report block the QoS view reads", () => {
     const j = JSON.parse(lakeReport(7, 9, 0));
-    expect(j.report_blocks).toEqual([{ source_ssrc: 9, fraction_lost: 0, packets_lost: 0, highest_seq_no: 0, ia_jitter: 0, lsr: 0, dlsr: 0 }]);
+    expect(j.report_blocks).toEqual([
+      { source_ssrc: 9, fraction_lost: 0, packets_lost: 0, highest_seq_no: 0, ia_jitter: 0, lsr: 0, dlsr: 0 },
+    ]);
     expect(j.ssrc).toBe(7);
   });
 
@@ -22,7 +24,10 @@ describe("rtcp reports", () => {
     expect(streamSsrc("c1", a)).toBe(streamSsrc("c1", { ...a }));
     expect(streamSsrc("c1", a)).not.toBe(streamSsrc("c1", { ...a, port: 6002 }));
     expect(streamSsrc("c1", a)).not.toBe(streamSsrc("c2", a));
-    expect(audioAddress("v=0\r\nc=IN IP4 10.1.2.3\r\nm=audio 4000 RTP/AVP 0\r\n")).toEqual({ ip: "10.1.2.3", port: 4000 });
+    expect(audioAddress("v=0\r\nc=IN IP4 10.1.2.3\r\nm=audio 4000 RTP/AVP 0\r\n")).toEqual({
+      ip: "10.1.2.3",
+      port: 4000,
+    });
     expect(audioAddress("v=0\r\n")).toBeNull();
   });
 });

@@ -53,7 +53,15 @@ export function lakeReport(ssrc: number, sourceSsrc: number, nowMs: number): str
     type: 200,
     ssrc,
     report_count: 1,
-    sender_information: { ntp_timestamp_sec: Math.floor(nowMs / 1000) + 2208988800, ntp_timestamp_usec: (nowMs % 1000) * 1000, rtp_timestamp: 0, packets: 0, octets: 0 },
-    report_blocks: [{ source_ssrc: sourceSsrc, fraction_lost: 0, packets_lost: 0, highest_seq_no: 0, ia_jitter: 0, lsr: 0, dlsr: 0 }],
+    sender_information: {
+      ntp_timestamp_sec: Math.floor(nowMs / 1000) + 2208988800,
+      ntp_timestamp_usec: (nowMs % 1000) * 1000,
+      rtp_timestamp: 0,
+      packets: 0,
+      octets: 0,
+    },
+    report_blocks: [
+      { source_ssrc: sourceSsrc, fraction_lost: 0, packets_lost: 0, highest_seq_no: 0, ia_jitter: 0, lsr: 0, dlsr: 0 },
+    ],
   });
 }

@@ -55,7 +55,9 @@ function namedErrors<T>(id: string, fn: () => T): T {
 
 export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLoadgen> {
   const multi = plan.engines.length > 1;
-  const engines = plan.engines.map((p) => namedErrors(multi ? p.id : "", () => new Engine({ opts: p.opts, mode: p.mode, id: p.id })));
+  const engines = plan.engines.map((p) =>
+    namedErrors(multi ? p.id : "", () => new Engine({ opts: p.opts, mode: p.mode, id: p.id })),
+  );
   const started: Engine[] = [];
   let api: ControlApi | undefined;
   let users: ControlUsers | undefined;
@@ -65,14 +67,20 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
     for (const e of engines) {
       await namedErrors(multi ? e.id : "", () => e.start());
       started.push(e);
-      const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
-      io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
+      const binds =
+        e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
+      io.out(
+        `loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`,
+      );
     }
     if (plan.api_addr) {
       users = plan.auth ? await openControlUsers(plan.auth, io.out) : undefined;
       api = startControlApi(plan.api_addr, plan.api_token, engines, users);
       io.out(`loadgen control API on port ${api.port}`);
-      if (controlApiOpen(plan)) io.err(`loadgen: warning: the control API on ${plan.api_addr} has no api_token or auth; any local user or process can control this run`);
+      if (controlApiOpen(plan))
+        io.err(
+          `loadgen: warning: the control API on ${plan.api_addr} has no api_token or auth; any local user or process can control this run`,
+        );
     }
   } catch (e) {
     for (const s of started) await s.stop();

@@ -17,7 +17,9 @@ export interface ActionEnv {
   log(line: string): void;
 }
 
-export type ActionOutcome = { ok: true; jump?: number; stop?: "stop_call" | "stop_now" | "stop_gracefully" } | { ok: false; reason: string };
+export type ActionOutcome =
+  | { ok: true; jump?: number; stop?: "stop_call" | "stop_now" | "stop_gracefully" }
+  | { ok: false; reason: string };
 
 const operandValue = (o: Operand, env: ActionEnv) => ("value" in o ? o.value : env.vars.number(o.variable));
 
@@ -48,7 +50,8 @@ function searchText(a: Extract<Action, { kind: "ereg" }>, env: ActionEnv): strin
   const values = m.headers.get(a.header!) ?? [];
   if (values.length === 0) return undefined;
   // sipp searches what follows the colon, the space included (` <sip:b@y>;tag=1`).
-  if (a.occurrence !== undefined) return a.occurrence >= 1 && a.occurrence <= values.length ? ` ${values[a.occurrence - 1]}` : undefined;
+  if (a.occurrence !== undefined)
+    return a.occurrence >= 1 && a.occurrence <= values.length ? ` ${values[a.occurrence - 1]}` : undefined;
   return ` ${values.join(", ")}`;
 }
 

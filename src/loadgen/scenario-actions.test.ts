@@ -7,7 +7,8 @@ import { CallVars } from "./scenario-vars.ts";
 import { parseScenario } from "./scenario-xml.ts";
 import { parseSipWire } from "./sip-wire.ts";
 
-const wrap = (body: string) => `<?xml version="1.0"?><scenario name="t"><send><![CDATA[INVITE sip:a SIP/2.0]]></send>${body}</scenario>`;
+const wrap = (body: string) =>
+  `<?xml version="1.0"?><scenario name="t"><send><![CDATA[INVITE sip:a SIP/2.0]]></send>${body}</scenario>`;
 const OK_200 = parseSipWire(
   "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 1.1.1.1;branch=z9hG4bK1\r\nFrom: <sip:a@x>;tag=f1\r\nTo: <sip:b@y>;tag=peer42\r\nContact: <sip:b@10.0.0.7:5062;transport=UDP>\r\nRecord-Route: <sip:p1;lr>\r\nRecord-Route: <sip:p2;lr>\r\nCSeq: 1 INVITE\r\nContent-Length: 37\r\n\r\nv=0\r\no=user1 53655765 2353687637 IN IP4\r\n",
 )!;
@@ -20,15 +21,27 @@ function actionsOf(xml: string): Action[] {
 
 function run(xml: string, vars = new CallVars(), msg = OK_200) {
   const logs: string[] = [];
-  const env: ActionEnv = { vars, msg, render: (t) => renderLine(t, { values: { call_id: "c1" }, last: msg, fields: [], authentication: () => "", vars }), log: (l) => logs.push(l) };
+  const env: ActionEnv = {
+    vars,
+    msg,
+    render: (t) => renderLine(t, { values: { call_id: "c1" }, last: msg, fields: [], authentication: () => "", vars }),
+    log: (l) => logs.push(l),
+  };
   return { outcome: runActions(actionsOf(xml), env), vars, logs };
 }
 
 describe("ereg", () => {
   test("assign_to: the first variable takes the whole match, the rest the groups; POSIX classes work", () => {
-    const { outcome, vars } = run(`<ereg regexp="o=([[:alnum:]]*) ([[:alnum:]]*) ([[:alnum:]]*)" search_in="msg" check_it="true" assign_to="3,4,5,8"/>`);
+    const { outcome, vars } = run(
+      `<ereg regexp="o=([[:alnum:]]*) ([[:alnum:]]*) ([[:alnum:]]*)" search_in="msg" check_it="true" assign_to="3,4,5,8"/>`,
+    );
     expect(outcome).toEqual({ ok: true });
-    expect(["3", "4", "5", "8"].map((v) => vars.text(v))).toEqual(["o=user1 53655765 2353687637", "user1", "53655765", "2353687637"]);
+    expect(["3", "4", "5", "8"].map((v) => vars.text(v))).toEqual([
+      "o=user1 53655765 2353687637",
+      "user1",
+      "53655765",
+      "2353687637",
+    ]);
   });
 
   test.each([
@@ -42,11 +55,17 @@ describe("ereg", () => {
   });
 
   test("hdr searches the value with sipp's leading space", () => {
-    expect(run(`<ereg search_in="hdr" header="To:" regexp=".*" assign_to="to"/>`).vars.text("to")).toBe(" <sip:b@y>;tag=peer42");
+    expect(run(`<ereg search_in="hdr" header="To:" regexp=".*" assign_to="to"/>`).vars.text("to")).toBe(
+      " <sip:b@y>;tag=peer42",
+    );
   });
 
   test("search_in var reads another variable", () => {
-    expect(run(`<assignstr assign_to="s" value="abc12"/><ereg search_in="var" variable="s" regexp="c([0-9]+)" assign_to="m,d"/>`).vars.text("d")).toBe("12");
+    expect(
+      run(
+        `<assignstr assign_to="s" value="abc12"/><ereg search_in="var" variable="s" regexp="c([0-9]+)" assign_to="m,d"/>`,
+      ).vars.text("d"),
+    ).toBe("12");
   });
 
   test("check_it fails the call when nothing matches and unsets the variables; check_it_inverse when something does", () => {
@@ -69,17 +88,25 @@ describe("variable actions", () => {
         `<assignstr assign_to="n" value=" 42 "/><todouble assign_to="d" variable="n"/><todouble assign_to="bad" variable="s"/>` +
         `<log message="x=[$x] big=[$big] small=[$small] s=[$s] c=[$c] d=[$d] bad=[$bad]"/><warning message="w [$d]"/>`,
     );
-    expect(logs).toEqual(["x=8.000000 big=true small=false s=id-c1-8.000000 c=-1.000000 d=42.000000 bad=", "Warning: w 42.000000"]);
+    expect(logs).toEqual([
+      "x=8.000000 big=true small=false s=id-c1-8.000000 c=-1.000000 d=42.000000 bad=",
+      "Warning: w 42.000000",
+    ]);
     expect(vars.truthy("big")).toBe(true);
   });
 
   test("test against variable2, assign from a variable", () => {
-    const { vars } = run(`<assign assign_to="a" value="2"/><assign assign_to="b" variable="a"/><test assign_to="eq" variable="a" compare="equal" variable2="b"/>`);
+    const { vars } = run(
+      `<assign assign_to="a" value="2"/><assign assign_to="b" variable="a"/><test assign_to="eq" variable="a" compare="equal" variable2="b"/>`,
+    );
     expect(vars.text("eq")).toBe("true");
   });
 
   test("error fails the call with its message; jump and exec end the block", () => {
-    expect(run(`<error message="bad [$x]"/><assign assign_to="x" value="1"/>`).outcome).toEqual({ ok: false, reason: "error: bad " });
+    expect(run(`<error message="bad [$x]"/><assign assign_to="x" value="1"/>`).outcome).toEqual({
+      ok: false,
+      reason: "error: bad ",
+    });
     expect(run(`<jump value="4"/><log message="never"/>`).outcome).toEqual({ ok: true, jump: 4 });
     const stop = run(`<exec int_cmd="stop_gracefully"/><log message="never"/>`);
     expect(stop.outcome).toEqual({ ok: true, stop: "stop_gracefully" });
@@ -111,7 +138,13 @@ describe("step attributes", () => {
       "t.xml",
     );
     expect(s.commands[1]!.step?.rrs).toBe(true);
-    expect(s.commands[2]!.step).toEqual({ test: "a", chance: 0.5, condexec: "a", condexecInverse: true, counter: "c1" });
+    expect(s.commands[2]!.step).toEqual({
+      test: "a",
+      chance: 0.5,
+      condexec: "a",
+      condexecInverse: true,
+      counter: "c1",
+    });
   });
 });
 
@@ -119,7 +152,13 @@ describe("variables in templates", () => {
   test("[$var] renders the value, an unset one renders empty", () => {
     const vars = new CallVars();
     vars.set("1", { kind: "string", s: "peer42" });
-    const text = renderTemplate("BYE sip:a SIP/2.0\nTo: <sip:b>;tag=[$1]\nX-Empty: [$2]", { values: {}, last: undefined, fields: [], authentication: () => "", vars });
+    const text = renderTemplate("BYE sip:a SIP/2.0\nTo: <sip:b>;tag=[$1]\nX-Empty: [$2]", {
+      values: {},
+      last: undefined,
+      fields: [],
+      authentication: () => "",
+      vars,
+    });
     expect(text).toBe("BYE sip:a SIP/2.0\r\nTo: <sip:b>;tag=peer42\r\nX-Empty: \r\n\r\n");
   });
 });
@@ -129,12 +168,21 @@ describe("refused at load time", () => {
     [`<send>[$never]</send>`, /variable \$never is used but never assigned/],
     [`<nop test="ghost" next="l"/><label id="l"/>`, /variable \$ghost is used but never assigned/],
     [`<nop><action><log message="[$ghost]"/></action></nop>`, /variable \$ghost is used but never assigned/],
-    [`<nop><action><exec command="rm -rf /"/></action></nop>`, /<exec command="…"> is refused: loadgen runs no shell commands/],
+    [
+      `<nop><action><exec command="rm -rf /"/></action></nop>`,
+      /<exec command="…"> is refused: loadgen runs no shell commands/,
+    ],
     [`<nop><action><exec int_cmd="reboot"/></action></nop>`, /stop_call, stop_now or stop_gracefully/],
     [`<nop><action><ereg regexp="(a)" assign_to="x,y,z"/></action></nop>`, /names 3 variables but "\(a\)" has 1 group/],
     [`<nop><action><ereg regexp="a" search_in="hdr" assign_to="x"/></action></nop>`, /<ereg> needs header/],
-    [`<nop><action><ereg regexp="a" assign_to="x" flavour="y"/></action></nop>`, /attribute flavour of <ereg> is not built yet/],
-    [`<nop><action><test assign_to="b" variable="b" compare="about" value="1"/></action></nop>`, /compare="about"> must be one of/],
+    [
+      `<nop><action><ereg regexp="a" assign_to="x" flavour="y"/></action></nop>`,
+      /attribute flavour of <ereg> is not built yet/,
+    ],
+    [
+      `<nop><action><test assign_to="b" variable="b" compare="about" value="1"/></action></nop>`,
+      /compare="about"> must be one of/,
+    ],
     [`<nop><action><setdest host="h" port="1" protocol="udp"/></action></nop>`, /action <setdest> is not built yet/],
     [`<nop chance="2" next="l"/><label id="l"/>`, /between 0 and 1/],
     [`<nop condexec_inverse="true"/>`, /condexec_inverse without condexec/],
@@ -151,6 +199,9 @@ describe("refused at load time", () => {
 
 describe("log flags", () => {
   test("sipp's -trace_logs and -log_file are accepted", () => {
-    expect(parseCommandLine(["-trace_logs", "-log_file", "actions.log"]).values).toEqual({ trace_logs: true, log_file: "actions.log" });
+    expect(parseCommandLine(["-trace_logs", "-log_file", "actions.log"]).values).toEqual({
+      trace_logs: true,
+      log_file: "actions.log",
+    });
   });
 });

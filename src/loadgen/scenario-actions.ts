@@ -69,9 +69,27 @@ export interface StepExtras {
 /** Attributes every step may carry on top of its own (the message commands' common ones in sipp). */
 export const STEP_ATTRS = ["test", "chance", "condexec", "condexec_inverse", "counter"];
 
-const COMPARES = new Set<string>(["equal", "not_equal", "greater_than", "less_than", "greater_than_equal", "less_than_equal"]);
+const COMPARES = new Set<string>([
+  "equal",
+  "not_equal",
+  "greater_than",
+  "less_than",
+  "greater_than_equal",
+  "less_than_equal",
+]);
 const ACTION_ATTRS: Record<string, string[]> = {
-  ereg: ["regexp", "search_in", "header", "variable", "case_indep", "occurrence", "start_line", "check_it", "check_it_inverse", "assign_to"],
+  ereg: [
+    "regexp",
+    "search_in",
+    "header",
+    "variable",
+    "case_indep",
+    "occurrence",
+    "start_line",
+    "check_it",
+    "check_it_inverse",
+    "assign_to",
+  ],
   assign: ["assign_to", "value", "variable"],
   assignstr: ["assign_to", "value"],
   add: ["assign_to", "value", "variable"],
@@ -128,44 +146,58 @@ function need(el: ElementNode, attr: string, where: string): string {
 
 function num(v: string, el: string, attr: string, where: string): number {
   const n = Number(v);
-  if (v.trim() === "" || !Number.isFinite(n)) throw new LoadgenUsageError(`${where}: <${el} ${attr}="${v}"> needs a number`);
+  if (v.trim() === "" || !Number.isFinite(n))
+    throw new LoadgenUsageError(`${where}: <${el} ${attr}="${v}"> needs a number`);
   return n;
 }
 
 function operand(el: ElementNode, where: string, valueAttr = "value", varAttr = "variable"): Operand {
   const v = el.attrs[valueAttr];
   const name = el.attrs[varAttr];
-  if ((v === undefined) === (name === undefined)) throw new LoadgenUsageError(`${where}: <${el.name}> needs exactly one of ${valueAttr} or ${varAttr}`);
+  if ((v === undefined) === (name === undefined))
+    throw new LoadgenUsageError(`${where}: <${el.name}> needs exactly one of ${valueAttr} or ${varAttr}`);
   return v !== undefined ? { value: num(v, el.name, valueAttr, where) } : { variable: name! };
 }
 
 function parseAction(el: ElementNode, where: string): Action {
   if (el.name === "exec" && el.attrs.command !== undefined)
-    throw new LoadgenUsageError(`${where}: <exec command="…"> is refused: loadgen runs no shell commands from a scenario (a profile must not execute programs); use int_cmd`);
+    throw new LoadgenUsageError(
+      `${where}: <exec command="…"> is refused: loadgen runs no shell commands from a scenario (a profile must not execute programs); use int_cmd`,
+    );
   const allowed = ACTION_ATTRS[el.name];
-  if (!allowed) throw new LoadgenUsageError(`${where}: action <${el.name}> is not built yet (docs/LOADGEN.md "Scenario actions and variables")`);
-  for (const a of Object.keys(el.attrs)) if (!allowed.includes(a)) throw new LoadgenUsageError(`${where}: attribute ${a} of <${el.name}> is not built yet`);
-  if (el.children.length > 0) throw new LoadgenUsageError(`${where}: <${el.children[0]!.name}> inside <${el.name}> is not built yet`);
+  if (!allowed)
+    throw new LoadgenUsageError(
+      `${where}: action <${el.name}> is not built yet (docs/LOADGEN.md "Scenario actions and variables")`,
+    );
+  for (const a of Object.keys(el.attrs))
+    if (!allowed.includes(a)) throw new LoadgenUsageError(`${where}: attribute ${a} of <${el.name}> is not built yet`);
+  if (el.children.length > 0)
+    throw new LoadgenUsageError(`${where}: <${el.children[0]!.name}> inside <${el.name}> is not built yet`);
   const a = el.attrs;
   switch (el.name) {
     case "ereg": {
       const source = need(el, "regexp", where);
       const regexp = posixRegExp(source, where);
       const searchIn = (a.search_in ?? "msg") as SearchIn;
-      if (!["msg", "hdr", "body", "var"].includes(searchIn)) throw new LoadgenUsageError(`${where}: <ereg search_in="${searchIn}"> must be msg, hdr, body or var`);
+      if (!["msg", "hdr", "body", "var"].includes(searchIn))
+        throw new LoadgenUsageError(`${where}: <ereg search_in="${searchIn}"> must be msg, hdr, body or var`);
       const assignTo = need(el, "assign_to", where)
         .split(",")
         .map((s) => s.trim());
       // Groups: exec on an always-matching alternative counts them.
       const groups = new RegExp(`${regexp.source}|`).exec("")!.length - 1;
-      if (assignTo.length > groups + 1) throw new LoadgenUsageError(`${where}: <ereg assign_to="${a.assign_to}"> names ${assignTo.length} variables but "${source}" has ${groups} group(s)`);
+      if (assignTo.length > groups + 1)
+        throw new LoadgenUsageError(
+          `${where}: <ereg assign_to="${a.assign_to}"> names ${assignTo.length} variables but "${source}" has ${groups} group(s)`,
+        );
       const occurrence = a.occurrence === undefined ? undefined : num(a.occurrence, "ereg", "occurrence", where);
       return {
         kind: "ereg",
         source,
         regexp,
         searchIn,
-        header: searchIn === "hdr" ? need(el, "header", where).trim().replace(/:$/, "").trim().toLowerCase() : undefined,
+        header:
+          searchIn === "hdr" ? need(el, "header", where).trim().replace(/:$/, "").trim().toLowerCase() : undefined,
         variable: searchIn === "var" ? need(el, "variable", where) : undefined,
         occurrence,
         checkIt: bool(a.check_it),
@@ -183,12 +215,25 @@ function parseAction(el: ElementNode, where: string): Action {
       return { kind: "assignstr", to: need(el, "assign_to", where), template: a.value ?? "" };
     case "test": {
       const compare = need(el, "compare", where);
-      if (!COMPARES.has(compare)) throw new LoadgenUsageError(`${where}: <test compare="${compare}"> must be one of ${[...COMPARES].join(", ")}`);
-      return { kind: "test", to: need(el, "assign_to", where), variable: need(el, "variable", where), compare: compare as Compare, against: operand(el, where, "value", "variable2") };
+      if (!COMPARES.has(compare))
+        throw new LoadgenUsageError(`${where}: <test compare="${compare}"> must be one of ${[...COMPARES].join(", ")}`);
+      return {
+        kind: "test",
+        to: need(el, "assign_to", where),
+        variable: need(el, "variable", where),
+        compare: compare as Compare,
+        against: operand(el, where, "value", "variable2"),
+      };
     }
     case "strcmp": {
-      if ((a.value === undefined) === (a.variable2 === undefined)) throw new LoadgenUsageError(`${where}: <strcmp> needs exactly one of value or variable2`);
-      return { kind: "strcmp", to: need(el, "assign_to", where), variable: need(el, "variable", where), against: a.value !== undefined ? { value: a.value } : { variable: a.variable2! } };
+      if ((a.value === undefined) === (a.variable2 === undefined))
+        throw new LoadgenUsageError(`${where}: <strcmp> needs exactly one of value or variable2`);
+      return {
+        kind: "strcmp",
+        to: need(el, "assign_to", where),
+        variable: need(el, "variable", where),
+        against: a.value !== undefined ? { value: a.value } : { variable: a.variable2! },
+      };
     }
     case "todouble":
       return { kind: "todouble", to: need(el, "assign_to", where), variable: need(el, "variable", where) };
@@ -209,7 +254,8 @@ function parseAction(el: ElementNode, where: string): Action {
       return { kind: "jump", to: operand(el, where) };
     default: {
       const cmd = need(el, "int_cmd", where);
-      if (cmd !== "stop_call" && cmd !== "stop_now" && cmd !== "stop_gracefully") throw new LoadgenUsageError(`${where}: <exec int_cmd="${cmd}"> must be stop_call, stop_now or stop_gracefully`);
+      if (cmd !== "stop_call" && cmd !== "stop_now" && cmd !== "stop_gracefully")
+        throw new LoadgenUsageError(`${where}: <exec int_cmd="${cmd}"> must be stop_call, stop_now or stop_gracefully`);
       return { kind: "exec", cmd };
     }
   }
@@ -220,16 +266,19 @@ export function parseStepExtras(el: ElementNode, path: string): StepExtras {
   const where = `${path}: <${el.name}>`;
   const out: StepExtras = {};
   for (const child of el.children) {
-    if (child.name !== "action" || el.name === "pause") throw new LoadgenUsageError(`${path}: <${child.name}> inside <${el.name}> is not built yet`);
+    if (child.name !== "action" || el.name === "pause")
+      throw new LoadgenUsageError(`${path}: <${child.name}> inside <${el.name}> is not built yet`);
     if (out.actions) throw new LoadgenUsageError(`${where} has more than one <action>`);
-    if (Object.keys(child.attrs).length > 0) throw new LoadgenUsageError(`${path}: attribute ${Object.keys(child.attrs)[0]} of <action> is not built yet`);
+    if (Object.keys(child.attrs).length > 0)
+      throw new LoadgenUsageError(`${path}: attribute ${Object.keys(child.attrs)[0]} of <action> is not built yet`);
     out.actions = child.children.map((c) => parseAction(c, path));
   }
   const a = el.attrs;
   if (a.test !== undefined) out.test = a.test;
   if (a.chance !== undefined) {
     const c = num(a.chance, el.name, "chance", path);
-    if (c < 0 || c > 1) throw new LoadgenUsageError(`${path}: <${el.name} chance="${a.chance}"> must be between 0 and 1`);
+    if (c < 0 || c > 1)
+      throw new LoadgenUsageError(`${path}: <${el.name} chance="${a.chance}"> must be between 0 and 1`);
     out.chance = c;
   }
   if (a.condexec !== undefined) out.condexec = a.condexec;
@@ -260,9 +309,15 @@ function varsOf(action: Action): { writes: string[]; reads: string[] } {
     case "assignstr":
       return { writes: [action.to], reads: templateVars(action.template) };
     case "test":
-      return { writes: [action.to], reads: [action.variable, ...("variable" in action.against ? [action.against.variable] : [])] };
+      return {
+        writes: [action.to],
+        reads: [action.variable, ...("variable" in action.against ? [action.against.variable] : [])],
+      };
     case "strcmp":
-      return { writes: [action.to], reads: [action.variable, ...("variable" in action.against ? [action.against.variable] : [])] };
+      return {
+        writes: [action.to],
+        reads: [action.variable, ...("variable" in action.against ? [action.against.variable] : [])],
+      };
     case "todouble":
       return { writes: [action.to], reads: [action.variable] };
     case "trim":
@@ -295,5 +350,9 @@ export function checkVariables(steps: readonly StepExtras[], templates: readonly
     }
     for (const name of [s.test, s.condexec]) if (name !== undefined) read.push(name);
   }
-  for (const name of read) if (!written.has(name)) throw new LoadgenUsageError(`${path}: variable $${name} is used but never assigned (docs/LOADGEN.md "Scenario actions and variables")`);
+  for (const name of read)
+    if (!written.has(name))
+      throw new LoadgenUsageError(
+        `${path}: variable $${name} is used but never assigned (docs/LOADGEN.md "Scenario actions and variables")`,
+      );
 }

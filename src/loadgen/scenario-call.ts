@@ -220,7 +220,14 @@ export class ScenarioCall implements SipCall {
         this.leg.send(text, remote.host, remote.port);
       };
       const cap = firstLine === "INVITE" ? Number.POSITIVE_INFINITY : t2;
-      this.timer = new RetransmitTimer(resend, retrans, cap, 64 * t1, () => this.finish(false, "timeout"), opts.no_retrans || this.leg.reliable);
+      this.timer = new RetransmitTimer(
+        resend,
+        retrans,
+        cap,
+        64 * t1,
+        () => this.finish(false, "timeout"),
+        opts.no_retrans || this.leg.reliable,
+      );
     }
     return text;
   }
@@ -233,7 +240,12 @@ export class ScenarioCall implements SipCall {
     const ch = parseDigestChallenge(header(last, proxy ? "proxy-authenticate" : "www-authenticate"));
     if (!ch) return "";
     const { opts } = this.host;
-    const value = digestAuthorization(ch, { method, uri, username: username ?? (opts.auth_username || opts.service), password: password ?? opts.auth_password });
+    const value = digestAuthorization(ch, {
+      method,
+      uri,
+      username: username ?? (opts.auth_username || opts.service),
+      password: password ?? opts.auth_password,
+    });
     return `${proxy ? "Proxy-Authorization" : "Authorization"}: ${value}`;
   }
 
@@ -241,7 +253,11 @@ export class ScenarioCall implements SipCall {
     if (cmd.kind !== "recv") return false;
     if (cmd.request !== undefined) return msg.method === cmd.request;
     // A response belongs to the request this call sent last (sipp checks the transaction too).
-    return !msg.method && msg.status === cmd.response && (!this.lastRequestMethod || cseqOf(msg).method === this.lastRequestMethod);
+    return (
+      !msg.method &&
+      msg.status === cmd.response &&
+      (!this.lastRequestMethod || cseqOf(msg).method === this.lastRequestMethod)
+    );
   }
 
   onMessage(msg: SipWireMessage, from: Peer, _leg: Leg): void {

@@ -45,7 +45,14 @@ const SIMPLE = new Set([
 export function checkKeywords(template: string, path: string): void {
   for (const m of template.matchAll(/\[([^\]\r\n]+)\]/g)) {
     const k = m[1]!;
-    if (SIMPLE.has(k) || /^last_[\w-]+:?$/i.test(k) || /^field\d+$/.test(k) || /^\$[^\]\s]+$/.test(k) || /^authentication(\s+\w+=\S+)*$/.test(k)) continue;
+    if (
+      SIMPLE.has(k) ||
+      /^last_[\w-]+:?$/i.test(k) ||
+      /^field\d+$/.test(k) ||
+      /^\$[^\]\s]+$/.test(k) ||
+      /^authentication(\s+\w+=\S+)*$/.test(k)
+    )
+      continue;
     throw new LoadgenUsageError(`${path}: keyword [${k}] is not built yet (docs/LOADGEN.md "Scenario files")`);
   }
 }
@@ -59,7 +66,8 @@ export function renderTemplate(template: string, ctx: TemplateContext): string {
   const blank = lines.indexOf("");
   const headLines = blank < 0 ? lines : lines.slice(0, blank);
   const bodyLines = blank < 0 ? [] : lines.slice(blank + 1);
-  const sub = (line: string) => line.replace(/\[([^\]\r\n]+)\]/g, (whole, k: string) => keyword(k, ctx, headLines[0] ?? "") ?? whole);
+  const sub = (line: string) =>
+    line.replace(/\[([^\]\r\n]+)\]/g, (whole, k: string) => keyword(k, ctx, headLines[0] ?? "") ?? whole);
   const body = bodyLines.map(sub).join("\r\n") + (bodyLines.length > 0 ? "\r\n" : "");
   const head = headLines
     .map(sub)

@@ -13,7 +13,15 @@ import { checkKeywords } from "./scenario-template.ts";
 
 export type ScenarioCommand = (
   | { kind: "send"; template: string; retrans?: number; next?: string }
-  | { kind: "recv"; response?: number; request?: string; optional: boolean; next?: string; timeout?: number; ontimeout?: string }
+  | {
+      kind: "recv";
+      response?: number;
+      request?: string;
+      optional: boolean;
+      next?: string;
+      timeout?: number;
+      ontimeout?: string;
+    }
   | { kind: "pause"; ms?: number }
   | { kind: "nop"; next?: string }
   | { kind: "label"; id: string }
@@ -39,7 +47,20 @@ interface XmlNode {
 const IGNORED = new Set(["ResponseTimeRepartition", "CallLengthRepartition", "Reference"]);
 const ATTRS: Record<string, string[]> = {
   send: ["retrans", "next", "crlf", "start_rtd", "rtd", "repeat_rtd", ...STEP_ATTRS],
-  recv: ["response", "request", "optional", "next", "timeout", "ontimeout", "crlf", "rtd", "start_rtd", "repeat_rtd", "rrs", ...STEP_ATTRS],
+  recv: [
+    "response",
+    "request",
+    "optional",
+    "next",
+    "timeout",
+    "ontimeout",
+    "crlf",
+    "rtd",
+    "start_rtd",
+    "repeat_rtd",
+    "rrs",
+    ...STEP_ATTRS,
+  ],
   pause: ["milliseconds", "crlf", "condexec", "condexec_inverse", "counter"],
   nop: ["next", "crlf", "start_rtd", "rtd", "repeat_rtd", ...STEP_ATTRS],
   label: ["id"],
@@ -62,18 +83,21 @@ export function parseXml(text: string, path: string): XmlNode {
     .replace(/<!DOCTYPE[^>]*>/gi, "");
   const root: XmlNode = { name: "#root", attrs: {}, children: [], text: "" };
   const stack = [root];
-  const re = /<!\[CDATA\[([\s\S]*?)\]\]>|<(\/?)([A-Za-z_][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|([^<]+)|(<)/g;
+  const re =
+    /<!\[CDATA\[([\s\S]*?)\]\]>|<(\/?)([A-Za-z_][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|([^<]+)|(<)/g;
   for (let m = re.exec(src); m; m = re.exec(src)) {
     const top = stack[stack.length - 1]!;
     if (m[1] !== undefined) top.text += m[1];
     else if (m[6] !== undefined) top.text += decodeEntities(m[6]);
-    else if (m[7] !== undefined) throw new LoadgenUsageError(`${path}: malformed XML near "${src.slice(m.index, m.index + 30)}"`);
+    else if (m[7] !== undefined)
+      throw new LoadgenUsageError(`${path}: malformed XML near "${src.slice(m.index, m.index + 30)}"`);
     else if (m[2] === "/") {
       if (top.name !== m[3]) throw new LoadgenUsageError(`${path}: </${m[3]}> closes <${top.name}>`);
       stack.pop();
     } else {
       const attrs: Record<string, string> = {};
-      for (const a of (m[4] ?? "").matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attrs[a[1]!] = decodeEntities(a[2] ?? a[3] ?? "");
+      for (const a of (m[4] ?? "").matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g))
+        attrs[a[1]!] = decodeEntities(a[2] ?? a[3] ?? "");
       const node: XmlNode = { name: m[3]!, attrs, children: [], text: "" };
       top.children.push(node);
       if (m[5] !== "/") stack.push(node);
@@ -96,24 +120,37 @@ export function parseScenario(text: string, path: string): Scenario {
   const commands: ScenarioCommand[] = [];
   const labels = new Map<string, number>();
   for (const el of scenario.children) {
-    if (el.name === "Reference") for (const a of Object.keys(el.attrs)) if (a !== "variables") throw new LoadgenUsageError(`${path}: attribute ${a} of <Reference> is not built yet`);
+    if (el.name === "Reference")
+      for (const a of Object.keys(el.attrs))
+        if (a !== "variables") throw new LoadgenUsageError(`${path}: attribute ${a} of <Reference> is not built yet`);
     if (IGNORED.has(el.name)) continue;
     const allowed = ATTRS[el.name];
-    if (!allowed) throw new LoadgenUsageError(`${path}: <${el.name}> is not built yet (send, recv, pause, nop, label, timewait; docs/LOADGEN.md)`);
-    for (const a of Object.keys(el.attrs)) if (!allowed.includes(a)) throw new LoadgenUsageError(`${path}: attribute ${a} of <${el.name}> is not built yet`);
+    if (!allowed)
+      throw new LoadgenUsageError(
+        `${path}: <${el.name}> is not built yet (send, recv, pause, nop, label, timewait; docs/LOADGEN.md)`,
+      );
+    for (const a of Object.keys(el.attrs))
+      if (!allowed.includes(a)) throw new LoadgenUsageError(`${path}: attribute ${a} of <${el.name}> is not built yet`);
     const hasSteps = el.name === "send" || el.name === "recv" || el.name === "nop" || el.name === "pause";
-    if (!hasSteps && el.children.length > 0) throw new LoadgenUsageError(`${path}: <${el.children[0]!.name}> inside <${el.name}> is not built yet`);
+    if (!hasSteps && el.children.length > 0)
+      throw new LoadgenUsageError(`${path}: <${el.children[0]!.name}> inside <${el.name}> is not built yet`);
     const extras = hasSteps ? parseStepExtras(el, path) : {};
     const at = commands.length;
     const a = el.attrs;
     switch (el.name) {
       case "send": {
         if (!el.text.trim()) throw new LoadgenUsageError(`${path}: an empty <send>`);
-        commands.push({ kind: "send", template: el.text, retrans: int(path, "send", "retrans", a.retrans), next: a.next });
+        commands.push({
+          kind: "send",
+          template: el.text,
+          retrans: int(path, "send", "retrans", a.retrans),
+          next: a.next,
+        });
         break;
       }
       case "recv": {
-        if ((a.response === undefined) === (a.request === undefined)) throw new LoadgenUsageError(`${path}: <recv> needs exactly one of response or request`);
+        if ((a.response === undefined) === (a.request === undefined))
+          throw new LoadgenUsageError(`${path}: <recv> needs exactly one of response or request`);
         commands.push({
           kind: "recv",
           response: int(path, "recv", "response", a.response),
@@ -151,12 +188,14 @@ export function parseScenario(text: string, path: string): Scenario {
   );
   for (const c of commands) {
     for (const target of [(c as { next?: string }).next, (c as { ontimeout?: string }).ontimeout]) {
-      if (target !== undefined && !labels.has(target)) throw new LoadgenUsageError(`${path}: jump to unknown label "${target}"`);
+      if (target !== undefined && !labels.has(target))
+        throw new LoadgenUsageError(`${path}: jump to unknown label "${target}"`);
     }
   }
   const first = commands.find((c) => c.kind === "send" || c.kind === "recv");
   if (!first) throw new LoadgenUsageError(`${path}: the scenario neither sends nor receives`);
-  if (first.kind === "recv" && first.request === undefined) throw new LoadgenUsageError(`${path}: a server scenario must start with <recv request=…>`);
+  if (first.kind === "recv" && first.request === undefined)
+    throw new LoadgenUsageError(`${path}: a server scenario must start with <recv request=…>`);
   return { name: scenario.attrs.name ?? path, commands, labels, client: first.kind === "send" };
 }
 
@@ -166,7 +205,9 @@ export function loadScenario(path: string): Scenario {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new LoadgenUsageError(`cannot read scenario ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new LoadgenUsageError(
+      `cannot read scenario ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   const s = parseScenario(text, path);
   for (const c of s.commands) {

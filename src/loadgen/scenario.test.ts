@@ -8,11 +8,24 @@ const wrap = (body: string) => `<?xml version="1.0"?><!-- c --><scenario name="t
 
 describe("scenario XML", () => {
   test("commands, labels, optional recv, and the client/server decision", () => {
-    const s = parseScenario(wrap(`<send retrans="500"><![CDATA[OPTIONS sip:a SIP/2.0]]></send><recv response="200" optional="true" next="x"/><nop/><label id="x"/><pause milliseconds="5"/>`), "t.xml");
+    const s = parseScenario(
+      wrap(
+        `<send retrans="500"><![CDATA[OPTIONS sip:a SIP/2.0]]></send><recv response="200" optional="true" next="x"/><nop/><label id="x"/><pause milliseconds="5"/>`,
+      ),
+      "t.xml",
+    );
     expect(s.commands.map((c) => c.kind)).toEqual(["send", "recv", "nop", "label", "pause"]);
     expect(s.labels.get("x")).toBe(3);
     expect(s.client).toBe(true);
-    expect(s.commands[1]).toEqual({ kind: "recv", response: 200, request: undefined, optional: true, next: "x", timeout: undefined, ontimeout: undefined });
+    expect(s.commands[1]).toEqual({
+      kind: "recv",
+      response: 200,
+      request: undefined,
+      optional: true,
+      next: "x",
+      timeout: undefined,
+      ontimeout: undefined,
+    });
     expect(parseScenario(wrap(`<recv request="invite"/><send>SIP/2.0 200 OK</send>`), "t.xml").client).toBe(false);
   });
 
@@ -58,11 +71,15 @@ describe("scenario templates", () => {
   });
 
   test("a header line that renders empty is dropped; [last_X] is the value only", () => {
-    expect(renderTemplate("BYE sip:a SIP/2.0\n[last_Record-Route:]\nX: [last_From]\n", ctx)).toBe("BYE sip:a SIP/2.0\r\nX: <sip:x>;tag=1\r\n\r\n");
+    expect(renderTemplate("BYE sip:a SIP/2.0\n[last_Record-Route:]\nX: [last_From]\n", ctx)).toBe(
+      "BYE sip:a SIP/2.0\r\nX: <sip:x>;tag=1\r\n\r\n",
+    );
   });
 
   test("unknown keywords are refused by name", () => {
-    expect(() => checkKeywords("INVITE [service] [clock_tick]", "t.xml")).toThrow(/keyword \[clock_tick\] is not built yet/);
+    expect(() => checkKeywords("INVITE [service] [clock_tick]", "t.xml")).toThrow(
+      /keyword \[clock_tick\] is not built yet/,
+    );
     expect(() => checkKeywords("[authentication username=a password=b] [field3] [last_Via:]", "t.xml")).not.toThrow();
   });
 });

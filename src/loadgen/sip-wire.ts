@@ -132,7 +132,14 @@ export function buildSip(firstLine: string, headers: Array<[string, string]>, bo
 }
 
 /** A response copying Via, From, To (tag added when missing), Call-ID and CSeq (§8.2.6.2). */
-export function buildResponse(req: SipWireMessage, status: number, reason: string, toTag: string, extra: Array<[string, string]> = [], body = ""): string {
+export function buildResponse(
+  req: SipWireMessage,
+  status: number,
+  reason: string,
+  toTag: string,
+  extra: Array<[string, string]> = [],
+  body = "",
+): string {
   const headers: Array<[string, string]> = [];
   for (const v of req.headers.get("via") ?? []) headers.push(["Via", v]);
   headers.push(["From", header(req, "from")]);
@@ -145,5 +152,14 @@ export function buildResponse(req: SipWireMessage, status: number, reason: strin
 /** A minimal audio offer/answer (RFC 4566) so peers that expect SDP get it. */
 export function sdpBody(ip: string, port: number, sessionId: number): string {
   const family = ip.includes(":") ? "IP6" : "IP4";
-  return ["v=0", `o=loadgen ${sessionId} ${sessionId} IN ${family} ${ip}`, "s=-", `c=IN ${family} ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP 0`, "a=rtpmap:0 PCMU/8000", ""].join("\r\n");
+  return [
+    "v=0",
+    `o=loadgen ${sessionId} ${sessionId} IN ${family} ${ip}`,
+    "s=-",
+    `c=IN ${family} ${ip}`,
+    "t=0 0",
+    `m=audio ${port} RTP/AVP 0`,
+    "a=rtpmap:0 PCMU/8000",
+    "",
+  ].join("\r\n");
 }

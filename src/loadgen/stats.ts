@@ -38,7 +38,12 @@ export interface LoadgenStats {
   rtd: Record<string, { count: number; avg_ms: number }>;
 }
 
-export function emptyStats(scenario: string, mode: "load" | "management", rate: number, ratePeriodMs: number): LoadgenStats {
+export function emptyStats(
+  scenario: string,
+  mode: "load" | "management",
+  rate: number,
+  ratePeriodMs: number,
+): LoadgenStats {
   return {
     scenario,
     mode,
@@ -69,7 +74,9 @@ export function emptyStats(scenario: string, mode: "load" | "management", rate: 
 
 /** A copy for readers (the control API, summary_json): maps copied, rtd averages rounded to 0.1 ms. */
 export function copyStats(s: LoadgenStats): LoadgenStats {
-  const rtd = Object.fromEntries(Object.entries(s.rtd).map(([k, v]) => [k, { count: v.count, avg_ms: Math.round(v.avg_ms * 10) / 10 }]));
+  const rtd = Object.fromEntries(
+    Object.entries(s.rtd).map(([k, v]) => [k, { count: v.count, avg_ms: Math.round(v.avg_ms * 10) / 10 }]),
+  );
   return { ...s, failed_reasons: { ...s.failed_reasons }, counters: { ...s.counters }, rtd };
 }
 

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { StreamFramer } from "./stream-framer.ts";
 
-const msg = (body: string) => `OPTIONS sip:a SIP/2.0\r\nCall-ID: x\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const msg = (body: string) =>
+  `OPTIONS sip:a SIP/2.0\r\nCall-ID: x\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 describe("stream framer", () => {
   test("two messages in one chunk, keep-alive CRLFs between them", () => {

@@ -17,7 +17,11 @@ describe("-t ui and -ip_field option rules", () => {
   });
 
   test.each([
-    [{ transport: "ui" }, true, /-t ui needs -inf <file>: the injection file names each call's source IP \(field -ip_field, default 0\)/],
+    [
+      { transport: "ui" },
+      true,
+      /-t ui needs -inf <file>: the injection file names each call's source IP \(field -ip_field, default 0\)/,
+    ],
     [{ transport: "ui", ip_field: 1 }, true, /-t ui needs -inf <file>/],
     [{ ip_field: 1 }, true, /-ip_field 1 needs -t ui/],
     [{ transport: "un", ip_field: 0, injection_file: "u.csv" }, true, /-ip_field 0 needs -t ui/],
@@ -34,16 +38,23 @@ describe("-t ui and -ip_field option rules", () => {
   });
 
   test("a server listener with transport ui is refused even when the engine default is u1", () => {
-    expect(() => checkPerIpOptions(o({}), false, [transportMode("u1"), transportMode("ui")])).toThrow(/transport ui is for client scenarios/);
+    expect(() => checkPerIpOptions(o({}), false, [transportMode("u1"), transportMode("ui")])).toThrow(
+      /transport ui is for client scenarios/,
+    );
   });
 });
 
 describe("injection rows of -t ui", () => {
-  const rows = (text: string, field: number) => () => new PerIpSockets(parseInjection(text, "users.csv"), field, "users.csv");
+  const rows = (text: string, field: number) => () =>
+    new PerIpSockets(parseInjection(text, "users.csv"), field, "users.csv");
 
   test.each([
     ["SEQUENTIAL\nalice;127.0.0.2\nbob\n", 1, /users.csv line 3: no field 1 \(-ip_field 1 names each call's source IP/],
-    ["SEQUENTIAL\n# comment\n\nalice;127.0.0.2\nbob;pc-of-bob\n", 1, /users.csv line 5: field 1 is "pc-of-bob", not an IP address/],
+    [
+      "SEQUENTIAL\n# comment\n\nalice;127.0.0.2\nbob;pc-of-bob\n",
+      1,
+      /users.csv line 5: field 1 is "pc-of-bob", not an IP address/,
+    ],
     ["SEQUENTIAL\nalice\n", 0, /users.csv line 2: field 0 is "alice", not an IP address \(-ip_field 0, -t ui\)/],
   ])("%j field %d is refused naming the line", (text, field, message) => {
     expect(rows(text, field)).toThrow(message);

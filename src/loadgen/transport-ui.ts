@@ -13,10 +13,17 @@ import { advertisedIp, udpLeg, type TransportHooks, type TransportMode } from ".
 /** The option rules of `-t ui` and `-ip_field` (docs/LOADGEN.md "Engine"); `modes` are the engine's bind modes. */
 export function checkPerIpOptions(o: LoadgenOptions, client: boolean, modes: readonly TransportMode[]): void {
   const perIp = modes.some((m) => m.perIp);
-  if (perIp && !client) throw new LoadgenUsageError("transport ui is for client scenarios (uac, register, options or a client -sf); a server answers on the address it listens on");
+  if (perIp && !client)
+    throw new LoadgenUsageError(
+      "transport ui is for client scenarios (uac, register, options or a client -sf); a server answers on the address it listens on",
+    );
   // sipp reads -ip_field only with -t ui and ignores it otherwise; loadgen refuses a flag it would not act on.
-  if (!perIp && o.ip_field >= 0) throw new LoadgenUsageError(`-ip_field ${o.ip_field} needs -t ui (the field holds each call's source IP)`);
-  if (perIp && !o.injection_file) throw new LoadgenUsageError("-t ui needs -inf <file>: the injection file names each call's source IP (field -ip_field, default 0)");
+  if (!perIp && o.ip_field >= 0)
+    throw new LoadgenUsageError(`-ip_field ${o.ip_field} needs -t ui (the field holds each call's source IP)`);
+  if (perIp && !o.injection_file)
+    throw new LoadgenUsageError(
+      "-t ui needs -inf <file>: the injection file names each call's source IP (field -ip_field, default 0)",
+    );
 }
 
 /** The sockets of `ui`: one per distinct IP of the injection file, shared by the calls of that IP. */
@@ -35,8 +42,14 @@ export class PerIpSockets {
     this.field = Math.max(ipField, 0);
     for (const row of injection.rows) {
       const ip = row.fields[this.field]?.trim();
-      if (ip === undefined) throw new LoadgenUsageError(`${path} line ${row.line}: no field ${this.field} (-ip_field ${this.field} names each call's source IP for -t ui)`);
-      if (isIP(ip) === 0) throw new LoadgenUsageError(`${path} line ${row.line}: field ${this.field} is "${ip}", not an IP address (-ip_field ${this.field}, -t ui)`);
+      if (ip === undefined)
+        throw new LoadgenUsageError(
+          `${path} line ${row.line}: no field ${this.field} (-ip_field ${this.field} names each call's source IP for -t ui)`,
+        );
+      if (isIP(ip) === 0)
+        throw new LoadgenUsageError(
+          `${path} line ${row.line}: field ${this.field} is "${ip}", not an IP address (-ip_field ${this.field}, -t ui)`,
+        );
       if (!this.firstLine.has(ip)) this.firstLine.set(ip, row.line);
     }
   }
@@ -48,7 +61,9 @@ export class PerIpSockets {
   async bind(port: number, hooks: TransportHooks, remoteIp: string): Promise<Leg[]> {
     for (const [ip, line] of this.firstLine) {
       if (isIP(remoteIp) !== 0 && isIP(ip) !== isIP(remoteIp))
-        throw new LoadgenUsageError(`-t ui cannot send from ${ip} (${this.path} line ${line}, field ${this.field}) to ${remoteIp}: not the same IP version`);
+        throw new LoadgenUsageError(
+          `-t ui cannot send from ${ip} (${this.path} line ${line}, field ${this.field}) to ${remoteIp}: not the same IP version`,
+        );
       try {
         this.byIp.set(ip, await udpLeg(ip, port, advertisedIp(ip), hooks));
       } catch (e) {
@@ -56,7 +71,9 @@ export class PerIpSockets {
         this.byIp.clear();
         const msg = (e as Error).message;
         const why = /EADDRNOTAVAIL/.test(msg) ? "the address is not on this host" : msg;
-        throw new LoadgenUsageError(`-t ui cannot send from ${ip} (${this.path} line ${line}, field ${this.field}): ${why}`);
+        throw new LoadgenUsageError(
+          `-t ui cannot send from ${ip} (${this.path} line ${line}, field ${this.field}): ${why}`,
+        );
       }
     }
     return [...this.byIp.values()];

@@ -18,7 +18,8 @@ export const STREAM_CLOSE_DELAY_MS = 4000;
 
 export function advertisedIp(bind: string): string {
   if (bind !== "0.0.0.0" && bind !== "::" && bind !== "") return bind;
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   return "127.0.0.1";
 }
 
@@ -26,7 +27,9 @@ export async function resolveHost(host: string): Promise<string> {
   try {
     return (await lookup(host)).address;
   } catch (e) {
-    throw new LoadgenUsageError(`cannot resolve the remote host "${host}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new LoadgenUsageError(
+      `cannot resolve the remote host "${host}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
 
@@ -77,10 +80,14 @@ export async function udpLeg(ip: string, port: number, advertised: string, hooks
       port,
       binaryType: "uint8array",
       socket: {
-        data: (_s, data, fromPort, fromAddr) => hooks.onMessage(decoder.decode(data), { host: fromAddr, port: fromPort }, leg),
+        data: (_s, data, fromPort, fromAddr) =>
+          hooks.onMessage(decoder.decode(data), { host: fromAddr, port: fromPort }, leg),
         // ICMP port unreachable from a peer that is down comes back as ECONNREFUSED: counted, not thrown.
         // Bun 1.4 passes the error first although its types name the socket first; take whichever is the Error.
-        error: (...args: unknown[]) => hooks.onStreamError((args.find((a) => a instanceof Error) as Error | undefined)?.message ?? "udp socket error"),
+        error: (...args: unknown[]) =>
+          hooks.onStreamError(
+            (args.find((a) => a instanceof Error) as Error | undefined)?.message ?? "udp socket error",
+          ),
       },
     });
   } catch (e) {
@@ -118,7 +125,12 @@ interface ConnState {
 type StreamSocket = import("bun").Socket<ConnState>;
 
 /** A Leg over one stream connection; partial writes wait for `drain` (Bun returns the bytes written). */
-function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Leg & { closed: boolean } {
+function streamLeg(
+  s: StreamSocket,
+  advertised: string,
+  kind: "tcp" | "tls",
+  hooks: TransportHooks,
+): Leg & { closed: boolean } {
   const leg: Leg & { closed: boolean } = {
     closed: false,
     ip: advertised,
@@ -143,7 +155,12 @@ function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hoo
 /** Per-connection state; a TLS client may see `open` only after the handshake, so connect calls it too. */
 function initConn(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): ConnState {
   if (!s.data?.leg) {
-    s.data = { framer: new StreamFramer(), decoder: new TextDecoder(), leg: undefined as unknown as Leg, pending: undefined };
+    s.data = {
+      framer: new StreamFramer(),
+      decoder: new TextDecoder(),
+      leg: undefined as unknown as Leg,
+      pending: undefined,
+    };
     s.data.leg = streamLeg(s, advertised, kind, hooks);
   }
   return s.data;
@@ -188,7 +205,14 @@ export interface StreamListener {
 }
 
 /** A TCP or TLS listener; every accepted connection is its own Leg (answers go back on it). */
-export function listenStream(ip: string, port: number, advertised: string, kind: "tcp" | "tls", tls: { cert: string; key: string } | undefined, hooks: TransportHooks): StreamListener {
+export function listenStream(
+  ip: string,
+  port: number,
+  advertised: string,
+  kind: "tcp" | "tls",
+  tls: { cert: string; key: string } | undefined,
+  hooks: TransportHooks,
+): StreamListener {
   try {
     const server = Bun.listen<ConnState>({
       hostname: ip,
@@ -208,7 +232,13 @@ export function listenStream(ip: string, port: number, advertised: string, kind:
  * the SNI: the host name the remote address was given with; none for an IP address (RFC 6066 §3
  * forbids literal addresses there, and Bun would otherwise send the IP it connects to).
  */
-export async function connectStream(remote: Peer, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks, serverName = ""): Promise<Leg> {
+export async function connectStream(
+  remote: Peer,
+  advertised: string,
+  kind: "tcp" | "tls",
+  hooks: TransportHooks,
+  serverName = "",
+): Promise<Leg> {
   const s = await Bun.connect<ConnState>({
     hostname: remote.host,
     port: remote.port,

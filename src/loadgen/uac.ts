@@ -74,7 +74,8 @@ export class ClientCall implements SipCall {
 
   start(): void {
     const method = this.scenario === "uac" ? "INVITE" : this.scenario === "register" ? "REGISTER" : "OPTIONS";
-    if (this.host.opts.recv_timeout_ms > 0) this.recvTimer = setTimeout(() => this.finish(false, "recv_timeout"), this.host.opts.recv_timeout_ms);
+    if (this.host.opts.recv_timeout_ms > 0)
+      this.recvTimer = setTimeout(() => this.finish(false, "recv_timeout"), this.host.opts.recv_timeout_ms);
     this.sendRequest(method, []);
   }
 
@@ -93,7 +94,8 @@ export class ClientCall implements SipCall {
       ["CSeq", `${cseq} ${method}`],
     ];
     for (const r of this.routeSet) headers.push(["Route", r]);
-    if (method === "INVITE" || method === "REGISTER") headers.push(["Contact", `<sip:loadgen@${local}${contactParam(this.leg)}>`]);
+    if (method === "INVITE" || method === "REGISTER")
+      headers.push(["Contact", `<sip:loadgen@${local}${contactParam(this.leg)}>`]);
     if (method === "REGISTER") headers.push(["Expires", "3600"]);
     headers.push(["User-Agent", "svc-loadgen"], ...extra);
     if (method === "INVITE") {
@@ -106,7 +108,8 @@ export class ClientCall implements SipCall {
   /** A new client transaction (§17.1): INVITE uses Timer A/B, the others Timer E/F. */
   private sendRequest(method: string, extra: Array<[string, string]>): void {
     this.cseq++;
-    const uri = method === "INVITE" || method === "REGISTER" || method === "OPTIONS" ? this.requestUri : this.remoteTarget;
+    const uri =
+      method === "INVITE" || method === "REGISTER" || method === "OPTIONS" ? this.requestUri : this.remoteTarget;
     const branch = newBranch();
     const text = this.build(method, uri, branch, this.cseq, extra);
     const { t1, t2, opts, stats } = this.host;
@@ -114,7 +117,14 @@ export class ClientCall implements SipCall {
       stats.retransmissions++;
       this.send(text);
     };
-    const timer = new RetransmitTimer(resend, t1, method === "INVITE" ? Number.POSITIVE_INFINITY : t2, 64 * t1, () => this.finish(false, "timeout"), opts.no_retrans || this.leg.reliable);
+    const timer = new RetransmitTimer(
+      resend,
+      t1,
+      method === "INVITE" ? Number.POSITIVE_INFINITY : t2,
+      64 * t1,
+      () => this.finish(false, "timeout"),
+      opts.no_retrans || this.leg.reliable,
+    );
     this.tx?.timer.stop();
     this.tx = { method, cseq: this.cseq, branch, text, timer };
     this.send(text);
@@ -124,7 +134,13 @@ export class ClientCall implements SipCall {
     if (msg.method) return this.onRequest(msg, from, leg);
     const cs = cseqOf(msg);
     const tx = this.tx;
-    if (cs.method === "INVITE" && msg.status >= 200 && msg.status < 300 && this.ackText && (tx?.method !== "INVITE" || tx.cseq !== cs.num)) {
+    if (
+      cs.method === "INVITE" &&
+      msg.status >= 200 &&
+      msg.status < 300 &&
+      this.ackText &&
+      (tx?.method !== "INVITE" || tx.cseq !== cs.num)
+    ) {
       // §13.2.2.4: a retransmitted 2xx is answered with the same ACK again.
       this.send(this.ackText);
       return;
@@ -181,8 +197,16 @@ export class ClientCall implements SipCall {
     const proxy = msg.status === 407;
     const ch = parseDigestChallenge(header(msg, proxy ? "proxy-authenticate" : "www-authenticate"));
     if (!ch) return false;
-    const uri = tx.method === "INVITE" || tx.method === "REGISTER" || tx.method === "OPTIONS" ? this.requestUri : this.remoteTarget;
-    const value = digestAuthorization(ch, { method: tx.method, uri, username: this.host.opts.auth_username || this.host.opts.service, password: this.host.opts.auth_password });
+    const uri =
+      tx.method === "INVITE" || tx.method === "REGISTER" || tx.method === "OPTIONS"
+        ? this.requestUri
+        : this.remoteTarget;
+    const value = digestAuthorization(ch, {
+      method: tx.method,
+      uri,
+      username: this.host.opts.auth_username || this.host.opts.service,
+      password: this.host.opts.auth_password,
+    });
     this.sendRequest(tx.method, [[proxy ? "Proxy-Authorization" : "Authorization", value]]);
     return true;
   }
@@ -191,7 +215,13 @@ export class ClientCall implements SipCall {
   private onRequest(msg: SipWireMessage, from: Peer, leg: Leg): void {
     if (msg.method === "ACK") return;
     const vias = (msg.headers.get("via") ?? []).map((v) => ["Via", v] as [string, string]);
-    const resp = buildSip("SIP/2.0 200 OK", [...vias, ["From", header(msg, "from")], ["To", header(msg, "to")], ["Call-ID", this.callId], ["CSeq", header(msg, "cseq")]]);
+    const resp = buildSip("SIP/2.0 200 OK", [
+      ...vias,
+      ["From", header(msg, "from")],
+      ["To", header(msg, "to")],
+      ["Call-ID", this.callId],
+      ["CSeq", header(msg, "cseq")],
+    ]);
     leg.send(resp, from.host, from.port);
     if (msg.method === "BYE" && this.state !== "done") {
       this.byeAt ||= performance.now();
@@ -211,7 +241,14 @@ export class ClientCall implements SipCall {
   }
 
   mediaPair() {
-    return this.remoteMedia ? { local: { ip: this.leg.ip, port: this.mediaPort }, remote: this.remoteMedia, answerSdp: this.answerSdp, mediaMs: this.byeAt - this.ackAt } : null;
+    return this.remoteMedia
+      ? {
+          local: { ip: this.leg.ip, port: this.mediaPort },
+          remote: this.remoteMedia,
+          answerSdp: this.answerSdp,
+          mediaMs: this.byeAt - this.ackAt,
+        }
+      : null;
   }
 
   dispose(): void {

@@ -55,7 +55,9 @@ export class ServerCall implements SipCall {
         if (this.inviteResponse && cs.num === this.inviteCseq) return reply(this.inviteResponse);
         if (this.inviteResponse) {
           // A re-INVITE in the dialog: accept it with the same answer, no new call.
-          return reply(buildResponse(msg, 200, "OK", this.toTag, this.contact(leg), sdpBody(leg.ip, this.mediaPort, 1)));
+          return reply(
+            buildResponse(msg, 200, "OK", this.toTag, this.contact(leg), sdpBody(leg.ip, this.mediaPort, 1)),
+          );
         }
         this.inviteCseq = cs.num;
         this.remoteMedia = audioAddress(msg.body);
@@ -64,7 +66,18 @@ export class ServerCall implements SipCall {
         // or the caller's ACK and BYE bypass the proxies that asked to stay on the path.
         const rr = (msg.headers.get("record-route") ?? []).map((v): [string, string] => ["Record-Route", v]);
         reply(buildResponse(msg, 180, "Ringing", this.toTag, rr));
-        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...rr, ...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, this.mediaPort, 1)), reply, leg.reliable);
+        this.answerInvite(
+          buildResponse(
+            msg,
+            200,
+            "OK",
+            this.toTag,
+            [...rr, ...this.contact(leg), ["Content-Type", "application/sdp"]],
+            sdpBody(leg.ip, this.mediaPort, 1),
+          ),
+          reply,
+          leg.reliable,
+        );
         return;
       }
       case "ACK": {
@@ -101,7 +114,8 @@ export class ServerCall implements SipCall {
         this.answered.set(key, text);
         reply(text);
         if (msg.method === "BYE" && this.state !== "done") this.byeAt = performance.now();
-        if (msg.method === "BYE" && this.state !== "done") this.finish(this.state === "confirmed" || this.state === "answering", "");
+        if (msg.method === "BYE" && this.state !== "done")
+          this.finish(this.state === "confirmed" || this.state === "answering", "");
       }
     }
   }
@@ -140,7 +154,12 @@ export class ServerCall implements SipCall {
   mediaPair() {
     if (!this.remoteMedia) return null;
     // The answer is this side's own SDP (always PCMU); media flowed from the ACK to the BYE (0 without an ACK).
-    return { local: { ip: this.localIp, port: this.mediaPort }, remote: this.remoteMedia, answerSdp: sdpBody(this.localIp, this.mediaPort, 1), mediaMs: this.ackAt ? this.byeAt - this.ackAt : 0 };
+    return {
+      local: { ip: this.localIp, port: this.mediaPort },
+      remote: this.remoteMedia,
+      answerSdp: sdpBody(this.localIp, this.mediaPort, 1),
+      mediaMs: this.ackAt ? this.byeAt - this.ackAt : 0,
+    };
   }
 
   dispose(): void {

@@ -1,4 +1,10 @@
-import { sqlOverNodes, type ListSearch, type OverNodes, type SearchService, type SqlQueryService } from "../api/index.ts";
+import {
+  sqlOverNodes,
+  type ListSearch,
+  type OverNodes,
+  type SearchService,
+  type SqlQueryService,
+} from "../api/index.ts";
 import { AppError, type ErrorCode } from "../core/index.ts";
 import type { McpBackend, Rows } from "./engine.ts";
 import { MCP_TABLE } from "./sql.ts";
@@ -11,7 +17,15 @@ import { MCP_TABLE } from "./sql.ts";
 export function localBackend(search: SearchService, sql: SqlQueryService): McpBackend {
   return {
     async search(p) {
-      const r = await search.run({ protoType: 1, eventType: String(p.filter.event_type ?? "call"), filter: p.filter, fromMs: p.timestamp.from, toMs: p.timestamp.to, limit: p.param.limit, offset: 0 });
+      const r = await search.run({
+        protoType: 1,
+        eventType: String(p.filter.event_type ?? "call"),
+        filter: p.filter,
+        fromMs: p.timestamp.from,
+        toMs: p.timestamp.to,
+        limit: p.param.limit,
+        offset: 0,
+      });
       return { items: r.items, keys: r.keys, total: r.total };
     },
     async sql(statement, limit) {
@@ -30,7 +44,15 @@ export function localBackend(search: SearchService, sql: SqlQueryService): McpBa
 export function nodesBackend(search: ListSearch, over: OverNodes): McpBackend {
   return {
     async search(p) {
-      const r = await search.run({ protoType: 1, eventType: String(p.filter.event_type ?? "call"), filter: p.filter, fromMs: p.timestamp.from, toMs: p.timestamp.to, limit: p.param.limit, offset: 0 });
+      const r = await search.run({
+        protoType: 1,
+        eventType: String(p.filter.event_type ?? "call"),
+        filter: p.filter,
+        fromMs: p.timestamp.from,
+        toMs: p.timestamp.to,
+        limit: p.param.limit,
+        offset: 0,
+      });
       return { items: r.items, keys: r.keys, total: r.total };
     },
     async sql(statement, limit) {
@@ -80,8 +102,15 @@ export function httpBackend(o: HttpBackendOptions): McpBackend {
       });
     } catch (e) {
       const name = (e as { name?: unknown }).name;
-      if (name === "TimeoutError") throw new AppError("UNAVAILABLE", `the coordinator did not answer ${path} within ${o.timeoutSec} s (mcp.request_timeout_sec)`);
-      throw new AppError("UNAVAILABLE", `the coordinator at mcp.svc_base_url cannot be reached (${(e as Error).message})`);
+      if (name === "TimeoutError")
+        throw new AppError(
+          "UNAVAILABLE",
+          `the coordinator did not answer ${path} within ${o.timeoutSec} s (mcp.request_timeout_sec)`,
+        );
+      throw new AppError(
+        "UNAVAILABLE",
+        `the coordinator at mcp.svc_base_url cannot be reached (${(e as Error).message})`,
+      );
     }
     const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (res.ok && json) return json;
@@ -92,21 +121,38 @@ export function httpBackend(o: HttpBackendOptions): McpBackend {
         `the coordinator refused mcp.svc_token (${message}): check mcp.svc_auth_header, that token access is enabled, and that the token is active, unexpired and under its call limit`,
       );
     }
-    const code = res.status < 500 && typeof json?.error === "string" && /^[A-Z_]+$/.test(json.error) ? (json.error as ErrorCode) : (CODE_OF_STATUS[res.status] ?? "BAD_GATEWAY");
-    throw new AppError(code, `${path}: ${message}`, { details: { reason: (json?.reason as string | undefined) ?? null } });
+    const code =
+      res.status < 500 && typeof json?.error === "string" && /^[A-Z_]+$/.test(json.error)
+        ? (json.error as ErrorCode)
+        : (CODE_OF_STATUS[res.status] ?? "BAD_GATEWAY");
+    throw new AppError(code, `${path}: ${message}`, {
+      details: { reason: (json?.reason as string | undefined) ?? null },
+    });
   };
   return {
     async search(p): Promise<Rows> {
-      const r = (await post("/transactions/search", p)) as { data: { items: unknown[]; keys: string[] }; meta: { pagination: { total: number } } };
+      const r = (await post("/transactions/search", p)) as {
+        data: { items: unknown[]; keys: string[] };
+        meta: { pagination: { total: number } };
+      };
       return { items: r.data.items, keys: r.data.keys, total: r.meta.pagination.total };
     },
     async sql(statement, limit): Promise<Rows> {
       try {
-        const r = (await post("/query", { sql: statement, limit })) as { data: { columns: Array<{ name: string }>; rows: unknown[] }; meta: { row_count: number } };
+        const r = (await post("/query", { sql: statement, limit })) as {
+          data: { columns: Array<{ name: string }>; rows: unknown[] };
+          meta: { row_count: number };
+        };
         return { items: r.data.rows, keys: r.data.columns.map((c) => c.name), total: r.meta.row_count };
       } catch (e) {
         // Before the first call is stored the table does not exist: no rows, as the search answers.
-        if (e instanceof AppError && e.code === "SQL_FORBIDDEN" && e.details?.reason === "table_not_allowed" && e.message.includes(MCP_TABLE)) return { items: [], keys: [], total: 0 };
+        if (
+          e instanceof AppError &&
+          e.code === "SQL_FORBIDDEN" &&
+          e.details?.reason === "table_not_allowed" &&
+          e.message.includes(MCP_TABLE)
+        )
+          return { items: [], keys: [], total: 0 };
         throw e;
       }
     },

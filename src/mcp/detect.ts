@@ -11,13 +11,22 @@ export const asksForSql = (text: string): boolean => new RegExp(DIRECTIVE.source
 export const withoutDirectives = (text: string): string => text.replace(DIRECTIVE, " ").replace(/\s+/g, " ").trim();
 
 /** Words that only start a statement. */
-const STATEMENT = new Set("select with insert drop alter truncate attach detach create grant revoke pragma pivot unpivot deallocate".split(" "));
+const STATEMENT = new Set(
+  "select with insert drop alter truncate attach detach create grant revoke pragma pivot unpivot deallocate".split(" "),
+);
 /** Words that start a statement or an English sentence: SQL only with SQL punctuation or a SQL word after them, or alone. */
 const AMBIGUOUS = new Set(
-  ("show set use load call update delete copy from table merge install export import vacuum checkpoint summarize describe explain " + "values begin commit rollback reset execute prepare").split(" "),
+  (
+    "show set use load call update delete copy from table merge install export import vacuum checkpoint summarize describe explain " +
+    "values begin commit rollback reset execute prepare"
+  ).split(" "),
 );
 /** After an ambiguous word: a SQL object word (`SHOW ALL TABLES`, not "show all calls"), `name =`, `name(`, `name TO|FROM|SET`, or one lone name (`LOAD httpfs`). */
-const SQL_AFTER = [/^\s*\(/, /^\s*(?:tables|all\s+tables|databases|schemas|into|from|table|database|schema|extension|secrets?|variable|transaction|select|with|analyze)\b/i, /^\s*[\w."]+\s*(?:=|\()/];
+const SQL_AFTER = [
+  /^\s*\(/,
+  /^\s*(?:tables|all\s+tables|databases|schemas|into|from|table|database|schema|extension|secrets?|variable|transaction|select|with|analyze)\b/i,
+  /^\s*[\w."]+\s*(?:=|\()/,
+];
 /** `COPY t TO|FROM …`, `UPDATE t SET …`. */
 const SQL_AFTER_WORD: Record<string, RegExp> = { copy: /^\s*[\w."]+\s+(?:to|from)\b/i, update: /^\s*[\w."]+\s+set\b/i };
 /** One name or nothing after the word: `LOAD httpfs`, `CHECKPOINT`. */
@@ -47,5 +56,9 @@ export function isSqlStatement(text: string): boolean {
   if (STATEMENT.has(word)) return true;
   if (!AMBIGUOUS.has(word)) return false;
   const rest = t.slice(m[0].length);
-  return SQL_AFTER.some((re) => re.test(rest)) || SQL_AFTER_WORD[word]?.test(rest) === true || (word !== "from" && word !== "show" && LONE_NAME.test(rest));
+  return (
+    SQL_AFTER.some((re) => re.test(rest)) ||
+    SQL_AFTER_WORD[word]?.test(rest) === true ||
+    (word !== "from" && word !== "show" && LONE_NAME.test(rest))
+  );
 }

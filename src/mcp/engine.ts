@@ -1,5 +1,11 @@
 import type { Config } from "../config/index.ts";
-import { AppError, DURATION_BUCKETS_SECONDS, type Histogram, type Logger, type MetricsRegistry } from "../core/index.ts";
+import {
+  AppError,
+  DURATION_BUCKETS_SECONDS,
+  type Histogram,
+  type Logger,
+  type MetricsRegistry,
+} from "../core/index.ts";
 import { sipTableFor } from "../sip/index.ts";
 import { asksForSql, isSqlStatement, withoutDirectives } from "./detect.ts";
 import { FILTER_TEXT_KEYS, mergeFilters, summaryOf, type NlFilters } from "./filters.ts";
@@ -72,7 +78,8 @@ export interface McpResult {
   parser: { used: ParserUsed; requested: McpParser; model: string | null; latency_ms: number | null; error?: string };
 }
 
-const bad = (field: string, message: string) => new AppError("VALIDATION", `${field}: ${message}`, { details: { fields: [field] } });
+const bad = (field: string, message: string) =>
+  new AppError("VALIDATION", `${field}: ${message}`, { details: { fields: [field] } });
 
 export class McpEngine {
   readonly llm: LlmBridge;
@@ -119,10 +126,12 @@ export class McpEngine {
     }
     const mode = this.modeFor(req);
     const cap = mode === "sql" ? MAX_SQL_LIMIT : MAX_STRUCTURED_LIMIT;
-    if (req.limit !== undefined && (!Number.isInteger(req.limit) || req.limit < 1)) throw bad("limit", "expected a positive integer");
+    if (req.limit !== undefined && (!Number.isInteger(req.limit) || req.limit < 1))
+      throw bad("limit", "expected a positive integer");
     const limit = Math.min(req.limit ?? (mode === "sql" ? this.cfg.sql_default_limit : this.cfg.default_limit), cap);
     const nowMs = req.now_utc_unix_ms ?? Date.now();
-    if (!Number.isSafeInteger(nowMs) || nowMs < 0 || nowMs > LAST_MS) throw bad("now_utc_unix_ms", "expected epoch milliseconds between 1970 and 9999");
+    if (!Number.isSafeInteger(nowMs) || nowMs < 0 || nowMs > LAST_MS)
+      throw bad("now_utc_unix_ms", "expected epoch milliseconds between 1970 and 9999");
 
     const parsed = await this.parse(withoutDirectives(text), req.parser ?? "auto", nowMs, mode);
     const f = parsed.filters;
@@ -156,22 +165,36 @@ export class McpEngine {
     const sql = generateSql(f, { fromMs, toMs }, limit);
     const v = validateMcpSql(sql);
     // A value the validator refuses (a Call-ID with `;`) ends here, before the SQL service.
-    if (!v.ok) throw new AppError("SQL_FORBIDDEN", `the generated SQL was refused by the validator: ${v.detail ?? v.reason}`, { details: { reason: v.reason } });
+    if (!v.ok)
+      throw new AppError("SQL_FORBIDDEN", `the generated SQL was refused by the validator: ${v.detail ?? v.reason}`, {
+        details: { reason: v.reason },
+      });
     return { mode, ...base, generated_sql: sql, ...(await this.backend.sql(sql, limit)) };
   }
 
   private async parse(text: string, requested: McpParser, nowMs: number, mode: "structured" | "sql") {
-    if (requested !== "auto" && requested !== "llm" && requested !== "regex") throw bad("parser", "one of auto, llm, regex");
+    if (requested !== "auto" && requested !== "llm" && requested !== "regex")
+      throw bad("parser", "one of auto, llm, regex");
     const t0 = performance.now();
     const reading = understand(text, nowMs);
     const regex = reading.filters;
-    const done = (used: ParserUsed, filters: NlFilters, extra: { model?: string; latency?: number; error?: string; modelSaid?: boolean } = {}) => {
+    const done = (
+      used: ParserUsed,
+      filters: NlFilters,
+      extra: { model?: string; latency?: number; error?: string; modelSaid?: boolean } = {},
+    ) => {
       this.duration.observe((performance.now() - t0) / 1000, { parser: used, mode });
-      const meta: McpResult["parser"] = { used, requested, model: extra.model ?? null, latency_ms: extra.latency ?? null };
+      const meta: McpResult["parser"] = {
+        used,
+        requested,
+        model: extra.model ?? null,
+        latency_ms: extra.latency ?? null,
+      };
       if (extra.error !== undefined) meta.error = extra.error;
       // The model's members count as understood; `ignored` stays the regex parser's (docs/MCP.md "Answers").
       const understood = reading.understood || extra.modelSaid === true;
-      const timeDefault = reading.timeDefault && filters.time_range_label === regex.time_range_label && filters.from_ms === regex.from_ms;
+      const timeDefault =
+        reading.timeDefault && filters.time_range_label === regex.time_range_label && filters.from_ms === regex.from_ms;
       return { filters, meta, understood, ignored: reading.ignored, timeDefault };
     };
     if (requested === "regex" || (requested === "auto" && !this.llm.enabled)) return done("regex", regex);
@@ -186,12 +209,16 @@ export class McpEngine {
       const answer = await this.llm.parse(text, nowMs);
       const model = answer.filters;
       // A label without a range (`today`) gets its range from the same words the regex parser knows.
-      if (model.from_ms === undefined && model.time_range_label) Object.assign(model, timeRange(model.time_range_label.replaceAll("_", " "), nowMs) ?? {});
+      if (model.from_ms === undefined && model.time_range_label)
+        Object.assign(model, timeRange(model.time_range_label.replaceAll("_", " "), nowMs) ?? {});
       const modelSaid = FILTER_TEXT_KEYS.some((k) => model[k] !== undefined) || model.from_ms !== undefined;
       return done("llm", mergeFilters(model, regex), { model: answer.model, latency: answer.latencyMs, modelSaid });
     } catch (e) {
       if (!(e instanceof LlmError)) throw e;
-      if (requested === "llm") throw new AppError(e.kind === "busy" ? "RATE_LIMITED" : "BAD_GATEWAY", `parser llm: ${e.message}`, { details: { llm_error: e.kind } });
+      if (requested === "llm")
+        throw new AppError(e.kind === "busy" ? "RATE_LIMITED" : "BAD_GATEWAY", `parser llm: ${e.message}`, {
+          details: { llm_error: e.kind },
+        });
       this.logger.warn("language model failed; the regex parser answers", { llm_error: e.kind, detail: e.message });
       return done("regex_fallback", regex, { model: this.cfg.llm.model, error: e.message });
     }

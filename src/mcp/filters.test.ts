@@ -22,7 +22,11 @@ describe("regex parser", () => {
     const got = parseWithRegex(text, NOW);
     const { time_range_label, from_ms, to_ms, ...filters } = got;
     expect(filters).toEqual(want);
-    expect({ time_range_label, from_ms, to_ms }).toEqual({ time_range_label: "last_hour", from_ms: NOW - 3_600_000, to_ms: NOW });
+    expect({ time_range_label, from_ms, to_ms }).toEqual({
+      time_range_label: "last_hour",
+      from_ms: NOW - 3_600_000,
+      to_ms: NOW,
+    });
   });
 
   test.each([
@@ -40,7 +44,17 @@ describe("regex parser", () => {
 
   test("the model's members win, the regex fills the rest; a model range replaces the default", () => {
     const regex = parseWithRegex("INVITE caller alice dst ip 10.0.0.9", NOW);
-    expect(mergeFilters({ from_ms: 5, to_ms: 2 }, regex)).toMatchObject({ time_range_label: "last_hour", from_ms: NOW - 3_600_000 });
-    expect(mergeFilters({ method: "BYE", from_ms: 1, to_ms: 2 }, regex)).toEqual({ method: "BYE", from_user: "alice", dst_ip: "10.0.0.9", time_range_label: "custom", from_ms: 1, to_ms: 2 });
+    expect(mergeFilters({ from_ms: 5, to_ms: 2 }, regex)).toMatchObject({
+      time_range_label: "last_hour",
+      from_ms: NOW - 3_600_000,
+    });
+    expect(mergeFilters({ method: "BYE", from_ms: 1, to_ms: 2 }, regex)).toEqual({
+      method: "BYE",
+      from_user: "alice",
+      dst_ip: "10.0.0.9",
+      time_range_label: "custom",
+      from_ms: 1,
+      to_ms: 2,
+    });
   });
 });

@@ -24,14 +24,46 @@ export interface NlFilters {
   to_ms?: number;
 }
 
-export const FILTER_TEXT_KEYS = ["method", "src_ip", "dst_ip", "ip", "call_id", "from_user", "to_user", "response_code", "cseq_method", "user_agent"] as const;
+export const FILTER_TEXT_KEYS = [
+  "method",
+  "src_ip",
+  "dst_ip",
+  "ip",
+  "call_id",
+  "from_user",
+  "to_user",
+  "response_code",
+  "cseq_method",
+  "user_agent",
+] as const;
 export type FilterTextKey = (typeof FILTER_TEXT_KEYS)[number];
 
 /** SIP methods the parsers know (docs/MCP.md "Filters"). */
-export const SIP_METHODS = ["INVITE", "BYE", "REGISTER", "OPTIONS", "ACK", "CANCEL", "PRACK", "UPDATE", "INFO", "REFER", "SUBSCRIBE", "NOTIFY", "PUBLISH", "MESSAGE"] as const;
+export const SIP_METHODS = [
+  "INVITE",
+  "BYE",
+  "REGISTER",
+  "OPTIONS",
+  "ACK",
+  "CANCEL",
+  "PRACK",
+  "UPDATE",
+  "INFO",
+  "REFER",
+  "SUBSCRIBE",
+  "NOTIFY",
+  "PUBLISH",
+  "MESSAGE",
+] as const;
 
 const or = (v: string) => v.split(";").join(" or ");
-const OUTCOME_NAMES: Record<string, string> = { "486;600": "busy", "4xx;5xx;6xx": "failed", "200": "answered", "487": "cancelled", "403;603": "rejected" };
+const OUTCOME_NAMES: Record<string, string> = {
+  "486;600": "busy",
+  "4xx;5xx;6xx": "failed",
+  "200": "answered",
+  "487": "cancelled",
+  "403;603": "rejected",
+};
 
 function rangeText(f: NlFilters, timeDefault: boolean): string {
   const l = f.time_range_label ?? "custom";
@@ -76,7 +108,8 @@ export function describeFilters(f: NlFilters, timeDefault = false): string {
 /** The line every answer carries: "Understood: … · Ignored: 'please'", or why nothing ran. */
 export function summaryOf(f: NlFilters, ignored: string[], understood: boolean, timeDefault: boolean): string {
   const quoted = ignored.map((w) => `'${w}'`).join(", ");
-  if (!understood) return `Not understood: no word maps to a filter (ignored: ${quoted}); nothing was searched. Try e.g. "INVITEs from 1001 in the last hour" or "busy calls today"`;
+  if (!understood)
+    return `Not understood: no word maps to a filter (ignored: ${quoted}); nothing was searched. Try e.g. "INVITEs from 1001 in the last hour" or "busy calls today"`;
   return `Understood: ${describeFilters(f, timeDefault)}${ignored.length > 0 ? ` · Ignored: ${quoted}` : ""}`;
 }
 
@@ -94,7 +127,8 @@ export function mergeFilters(model: NlFilters, regex: NlFilters): NlFilters {
 
 /** Checks a decoded model answer member by member: strings for the text keys, integers for the range. */
 export function filtersFromModel(value: unknown): NlFilters | string {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return "the model's answer is not a JSON object";
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    return "the model's answer is not a JSON object";
   const v = value as Record<string, unknown>;
   const out: NlFilters = {};
   for (const k of FILTER_TEXT_KEYS) {
@@ -107,7 +141,8 @@ export function filtersFromModel(value: unknown): NlFilters | string {
   for (const k of ["from_ms", "to_ms"] as const) {
     const x = v[k];
     if (x === undefined || x === null) continue;
-    if (typeof x !== "number" || !Number.isSafeInteger(x)) return `the model's ${k} is not an integer of epoch milliseconds`;
+    if (typeof x !== "number" || !Number.isSafeInteger(x))
+      return `the model's ${k} is not an integer of epoch milliseconds`;
     out[k] = x;
   }
   return out;

@@ -8,7 +8,15 @@ import { filtersFromModel, SIP_METHODS, type NlFilters } from "./filters.ts";
  */
 export type LlmConfig = Config["mcp"]["llm"];
 
-export type LlmFailure = "disabled" | "busy" | "timeout" | "unreachable" | "unauthorized" | "not_found" | "http_error" | "decode";
+export type LlmFailure =
+  | "disabled"
+  | "busy"
+  | "timeout"
+  | "unreachable"
+  | "unauthorized"
+  | "not_found"
+  | "http_error"
+  | "decode";
 
 /** Model calls in flight at most per process: each one costs the provider's money and up to timeout_sec. */
 export const MAX_LLM_IN_FLIGHT = 4;
@@ -53,8 +61,16 @@ const systemPrompt = (nowMs: number) =>
 const root = (cfg: LlmConfig) => cfg.base_url.replace(/\/+$/, "");
 
 function httpFailure(status: number, what: string): LlmError {
-  if (status === 401 || status === 403) return new LlmError("unauthorized", `the language-model provider refused the key (HTTP ${status} from ${what}): check mcp.llm.api_key`);
-  if (status === 404) return new LlmError("not_found", `the language-model provider has no ${what} route (HTTP 404): check mcp.llm.base_url (it ends with the API root, e.g. /v1)`);
+  if (status === 401 || status === 403)
+    return new LlmError(
+      "unauthorized",
+      `the language-model provider refused the key (HTTP ${status} from ${what}): check mcp.llm.api_key`,
+    );
+  if (status === 404)
+    return new LlmError(
+      "not_found",
+      `the language-model provider has no ${what} route (HTTP 404): check mcp.llm.base_url (it ends with the API root, e.g. /v1)`,
+    );
   return new LlmError("http_error", `the language-model provider answered HTTP ${status} to ${what}`);
 }
 
@@ -62,11 +78,22 @@ async function call(cfg: LlmConfig, path: string, init: RequestInit): Promise<Re
   const headers = new Headers(init.headers);
   if (cfg.api_key !== "") headers.set("authorization", `Bearer ${cfg.api_key}`);
   try {
-    return await fetch(`${root(cfg)}${path}`, { ...init, headers, signal: AbortSignal.timeout(cfg.timeout_sec * 1000) });
+    return await fetch(`${root(cfg)}${path}`, {
+      ...init,
+      headers,
+      signal: AbortSignal.timeout(cfg.timeout_sec * 1000),
+    });
   } catch (e) {
     const name = (e as { name?: unknown }).name;
-    if (name === "TimeoutError" || name === "AbortError") throw new LlmError("timeout", `the language model did not answer within ${cfg.timeout_sec} s (mcp.llm.timeout_sec)`);
-    throw new LlmError("unreachable", `the language-model provider cannot be reached at mcp.llm.base_url (${(e as Error).message})`);
+    if (name === "TimeoutError" || name === "AbortError")
+      throw new LlmError(
+        "timeout",
+        `the language model did not answer within ${cfg.timeout_sec} s (mcp.llm.timeout_sec)`,
+      );
+    throw new LlmError(
+      "unreachable",
+      `the language-model provider cannot be reached at mcp.llm.base_url (${(e as Error).message})`,
+    );
   }
 }
 
@@ -81,8 +108,16 @@ export class LlmBridge {
 
   /** Filters from the model; LlmError on every failure (disabled, HTTP, time-out, non-JSON). */
   async parse(text: string, nowMs: number): Promise<LlmAnswer> {
-    if (!this.enabled) throw new LlmError("disabled", "the language-model bridge is disabled (mcp.llm.enable is false or mcp.llm.provider is empty)");
-    if (this.inFlight >= MAX_LLM_IN_FLIGHT) throw new LlmError("busy", `${MAX_LLM_IN_FLIGHT} language-model calls are already running; try again when they are done`);
+    if (!this.enabled)
+      throw new LlmError(
+        "disabled",
+        "the language-model bridge is disabled (mcp.llm.enable is false or mcp.llm.provider is empty)",
+      );
+    if (this.inFlight >= MAX_LLM_IN_FLIGHT)
+      throw new LlmError(
+        "busy",
+        `${MAX_LLM_IN_FLIGHT} language-model calls are already running; try again when they are done`,
+      );
     this.inFlight++;
     try {
       return await this.complete(text, nowMs);
@@ -118,7 +153,8 @@ export class LlmBridge {
     } catch {
       throw new LlmError("decode", "the language-model provider's answer is not JSON");
     }
-    if (typeof content !== "string") throw new LlmError("decode", "the language-model answer has no choices[0].message.content");
+    if (typeof content !== "string")
+      throw new LlmError("decode", "the language-model answer has no choices[0].message.content");
     let decoded: unknown;
     try {
       decoded = JSON.parse(content.trim().replace(/^```(?:json)?\s*|\s*```$/g, ""));

@@ -53,7 +53,21 @@ class Reader {
 }
 
 /** Adds a `;`-list value without repeating one. */
-function add(f: NlFilters, key: "method" | "src_ip" | "dst_ip" | "ip" | "call_id" | "from_user" | "to_user" | "response_code" | "cseq_method" | "user_agent", value: string): void {
+function add(
+  f: NlFilters,
+  key:
+    | "method"
+    | "src_ip"
+    | "dst_ip"
+    | "ip"
+    | "call_id"
+    | "from_user"
+    | "to_user"
+    | "response_code"
+    | "cseq_method"
+    | "user_agent",
+  value: string,
+): void {
   const have = f[key] === undefined ? [] : f[key]!.split(";");
   for (const v of value.split(";")) if (!have.includes(v)) have.push(v);
   f[key] = have.join(";");
@@ -92,10 +106,16 @@ export function understand(text: string, nowMs: number): Understanding {
   }
 
   // "responses to INVITE", "INVITE responses": the CSeq method (codes, when named, are read next).
-  r.take(new RegExp(String.raw`(?<=\b(?:responses?|replies|answers|antworten)\s+)(?:to|for|on|auf|zu)\s+${METHOD_WORD}\b`, "gi"), (m) => {
-    add(f, "cseq_method", m[1]!.toUpperCase());
-    hit();
-  });
+  r.take(
+    new RegExp(
+      String.raw`(?<=\b(?:responses?|replies|answers|antworten)\s+)(?:to|for|on|auf|zu)\s+${METHOD_WORD}\b`,
+      "gi",
+    ),
+    (m) => {
+      add(f, "cseq_method", m[1]!.toUpperCase());
+      hit();
+    },
+  );
   r.take(new RegExp(String.raw`\b${METHOD_WORD}\s+(?=responses?\b|replies\b|antworten\b)`, "gi"), (m) => {
     add(f, "cseq_method", m[1]!.toUpperCase());
     hit();
@@ -117,14 +137,23 @@ export function understand(text: string, nowMs: number): Understanding {
   // Classes and lists of codes with a word that says they are responses.
   const CODE_LIST = String.raw`([1-6](?:\d\d|xx)(?:\s*(?:,|/|\bor\b|\boder\b|\band\b|\bund\b)\s*[1-6](?:\d\d|xx))*)`;
   const codesOf = (s: string) => listOf(s.replace(/\b(?:and|und)\b/gi, ",")).map((c) => c.toLowerCase());
-  r.take(new RegExp(String.raw`\b(?:response|status|reply|antwort|sip|code)[ _-]?(?:codes?)?${SEP}${CODE_LIST}\b`, "gi"), (m) => {
-    for (const c of codesOf(m[1]!)) add(f, "response_code", c);
-    hit();
-  });
-  r.take(new RegExp(String.raw`\b${CODE_LIST}(?:s\b|\s*(?:responses?|replies|answers|antworten|errors?|fehler|codes?)\b|(?<=xx)\b)`, "gi"), (m) => {
-    for (const c of codesOf(m[1]!)) add(f, "response_code", c);
-    hit();
-  });
+  r.take(
+    new RegExp(String.raw`\b(?:response|status|reply|antwort|sip|code)[ _-]?(?:codes?)?${SEP}${CODE_LIST}\b`, "gi"),
+    (m) => {
+      for (const c of codesOf(m[1]!)) add(f, "response_code", c);
+      hit();
+    },
+  );
+  r.take(
+    new RegExp(
+      String.raw`\b${CODE_LIST}(?:s\b|\s*(?:responses?|replies|answers|antworten|errors?|fehler|codes?)\b|(?<=xx)\b)`,
+      "gi",
+    ),
+    (m) => {
+      for (const c of codesOf(m[1]!)) add(f, "response_code", c);
+      hit();
+    },
+  );
   for (const [re, codes] of [
     [/\b(?:client[ -]?(?:errors?|failures?|fehler))\b/gi, "4xx"],
     [/\b(?:server[ -]?(?:errors?|failures?|fehler))\b/gi, "5xx"],
@@ -149,12 +178,15 @@ export function understand(text: string, nowMs: number): Understanding {
   }
   // Addresses: "10.0.0.1 to 10.0.0.2", labelled source / destination, then either end.
   const ipValue = (v: string) => v.replace(/^\[|\]$/g, "");
-  r.take(new RegExp(String.raw`(?:\b(?:from|von)\s+)?(?<![\w.:])${IP}\s+(?:to|->|→|an|nach)\s+${IP}(?![\w.:])`, "gi"), (m) => {
-    if (!isIp(m[1]!) || !isIp(m[2]!)) return false;
-    add(f, "src_ip", ipValue(m[1]!));
-    add(f, "dst_ip", ipValue(m[2]!));
-    hit();
-  });
+  r.take(
+    new RegExp(String.raw`(?:\b(?:from|von)\s+)?(?<![\w.:])${IP}\s+(?:to|->|→|an|nach)\s+${IP}(?![\w.:])`, "gi"),
+    (m) => {
+      if (!isIp(m[1]!) || !isIp(m[2]!)) return false;
+      add(f, "src_ip", ipValue(m[1]!));
+      add(f, "dst_ip", ipValue(m[2]!));
+      hit();
+    },
+  );
   const ADDR = `(?:[ _-]?(?:ip|address|addr|host|adresse))?`;
   for (const [label, key] of [
     [`src|source|from|von|quelle|sender`, "src_ip"],
@@ -181,7 +213,10 @@ export function understand(text: string, nowMs: number): Understanding {
     hit();
   });
   r.take(
-    new RegExp(String.raw`(?:\b(?:from|von|on|with|mit|using|via|by)\s+)?\b((?:${VENDOR_RE})[\w.-]*)(?:\s+(?:phones?|devices?|clients?|endpoints?|telefone?n?|geräte?n?))?(?![\w-])`, "giu"),
+    new RegExp(
+      String.raw`(?:\b(?:from|von|on|with|mit|using|via|by)\s+)?\b((?:${VENDOR_RE})[\w.-]*)(?:\s+(?:phones?|devices?|clients?|endpoints?|telefone?n?|geräte?n?))?(?![\w-])`,
+      "giu",
+    ),
     (m) => {
       add(f, "user_agent", canonicalVendor(m[1]!));
       hit();
@@ -196,10 +231,13 @@ export function understand(text: string, nowMs: number): Understanding {
     hit();
   });
   for (const name of SIP_METHODS) {
-    r.take(new RegExp(String.raw`(?<![\w@.-])(?:re-?)?${name}S?(?![\w@-])`, ENGLISH_WORDS.has(name) ? "g" : "gi"), () => {
-      add(f, "method", name);
-      hit();
-    });
+    r.take(
+      new RegExp(String.raw`(?<![\w@.-])(?:re-?)?${name}S?(?![\w@-])`, ENGLISH_WORDS.has(name) ? "g" : "gi"),
+      () => {
+        add(f, "method", name);
+        hit();
+      },
+    );
   }
   for (const [re, method] of [
     [/\b(?:registrations?|registers|registrierungen|registrierung|anmeldungen)\b/gi, "REGISTER"],
@@ -224,28 +262,46 @@ export function understand(text: string, nowMs: number): Understanding {
   };
   const ONE = `(?:${VALUE.slice(1, -1)})`;
   const LIST = String.raw`(${ONE}(?:\s*(?:,|\bor\b|\boder\b)\s*${ONE})*)`;
-  r.take(new RegExp(String.raw`(?:\b(?:from|von)\s+)?(?<![^\s])${VALUE}\s+(?:to|->|→|an|nach|calling|ruft)\s+${VALUE}`, "giu"), (m) => {
-    const a = plainValue(m[1]!);
-    const b = plainValue(m[2]!);
-    if (a === undefined || b === undefined) return false;
-    add(f, "from_user", userPart(a));
-    add(f, "to_user", userPart(b));
-    hit();
-  });
+  r.take(
+    new RegExp(
+      String.raw`(?:\b(?:from|von)\s+)?(?<![^\s])${VALUE}\s+(?:to|->|→|an|nach|calling|ruft)\s+${VALUE}`,
+      "giu",
+    ),
+    (m) => {
+      const a = plainValue(m[1]!);
+      const b = plainValue(m[2]!);
+      if (a === undefined || b === undefined) return false;
+      add(f, "from_user", userPart(a));
+      add(f, "to_user", userPart(b));
+      hit();
+    },
+  );
   for (const [label, key] of [
-    [`(?:from|by|von)(?:[ _-]?(?:user|caller|number|extension|nummer|anrufer))?|caller|calling party|a-number|a-nummer|anrufer`, "from_user"],
-    [`(?:to|an|nach|towards)(?:[ _-]?(?:user|callee|number|extension|nummer))?|callee|called party|b-number|b-nummer|angerufener?|dialed|dialled|called|calling`, "to_user"],
+    [
+      `(?:from|by|von)(?:[ _-]?(?:user|caller|number|extension|nummer|anrufer))?|caller|calling party|a-number|a-nummer|anrufer`,
+      "from_user",
+    ],
+    [
+      `(?:to|an|nach|towards)(?:[ _-]?(?:user|callee|number|extension|nummer))?|callee|called party|b-number|b-nummer|angerufener?|dialed|dialled|called|calling`,
+      "to_user",
+    ],
   ] as const) {
     r.take(new RegExp(String.raw`\b(?:${label})${SEP}${LIST}`, "giu"), (m) => users(key, m[1]!) || false);
   }
 
   // Bare codes a SIP engineer writes alone ("show 486 today").
   const COUNTED = "calls|messages|rows|results|entries|anrufe|nachrichten|seconds?|ms|s|sekunden";
-  r.take(new RegExp(`(?<![\\w.:@/-])(?<!\\b(?:last|first|top|latest|newest|letzten|ersten|neuesten)\\s+)([1-6]\\d\\d)(?![\\w.:@/-])(?!\\s+(?:${COUNTED})\\b)`, "gi"), (m) => {
-    if (!KNOWN_CODES.has(Number(m[1]))) return false;
-    add(f, "response_code", m[1]!);
-    hit();
-  });
+  r.take(
+    new RegExp(
+      `(?<![\\w.:@/-])(?<!\\b(?:last|first|top|latest|newest|letzten|ersten|neuesten)\\s+)([1-6]\\d\\d)(?![\\w.:@/-])(?!\\s+(?:${COUNTED})\\b)`,
+      "gi",
+    ),
+    (m) => {
+      if (!KNOWN_CODES.has(Number(m[1]))) return false;
+      add(f, "response_code", m[1]!);
+      hit();
+    },
+  );
 
   // An outcome (busy, failed…) is of calls, the INVITE's final answer, unless a method is named ("failed registrations").
   if (outcome && f.method === undefined && f.cseq_method === undefined) add(f, "cseq_method", "INVITE");
@@ -260,7 +316,9 @@ export function understand(text: string, nowMs: number): Understanding {
     delete f.method;
   }
 
-  const ignored = (r.work.match(/"[^"]+"|'[^']+'|[^\s,;.!?()"']+(?:\.[^\s,;.!?()"']+)*/g) ?? []).filter((w) => !STOP_WORDS.has(w.toLowerCase()) && !/^(?:[-–—:=/]+|[a-z])$/i.test(w));
+  const ignored = (r.work.match(/"[^"]+"|'[^']+'|[^\s,;.!?()"']+(?:\.[^\s,;.!?()"']+)*/g) ?? []).filter(
+    (w) => !STOP_WORDS.has(w.toLowerCase()) && !/^(?:[-–—:=/]+|[a-z])$/i.test(w),
+  );
   const timeDefault = f.time_range_label === undefined;
   if (timeDefault) Object.assign(f, { time_range_label: "last_hour", from_ms: nowMs - 3_600_000, to_ms: nowMs });
   return { filters: f, ignored, understood: matched || ignored.length === 0, timeDefault };

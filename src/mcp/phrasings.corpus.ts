@@ -42,7 +42,11 @@ export const PHRASINGS: Phrasing[] = [
   { text: "1001 calling 2002", filters: { from_user: "1001", to_user: "2002" } },
   { text: "who is calling 2002 today", filters: { to_user: "2002" }, time: "today" },
   { text: "INVITE from alice@example.com", filters: { method: "INVITE", from_user: "alice" } },
-  { text: "show me all calls from 1001 to 2002 that failed yesterday", filters: { ...FAILED, from_user: "1001", to_user: "2002" }, time: "yesterday" },
+  {
+    text: "show me all calls from 1001 to 2002 that failed yesterday",
+    filters: { ...FAILED, from_user: "1001", to_user: "2002" },
+    time: "yesterday",
+  },
   // Call outcomes.
   { text: "busy calls from 1001", filters: { ...BUSY, from_user: "1001" } },
   { text: "failed calls", filters: FAILED },
@@ -52,7 +56,11 @@ export const PHRASINGS: Phrasing[] = [
   { text: "canceled calls from alice today", filters: { ...CANCELLED, from_user: "alice" }, time: "today" },
   { text: "rejected calls", filters: REJECTED },
   { text: "busy INVITEs", filters: BUSY },
-  { text: "failed registrations today", filters: { response_code: "4xx;5xx;6xx", cseq_method: "REGISTER" }, time: "today" },
+  {
+    text: "failed registrations today",
+    filters: { response_code: "4xx;5xx;6xx", cseq_method: "REGISTER" },
+    time: "today",
+  },
   { text: "show the last 200 calls", filters: {}, ignored: ["last", "200"], understood: false },
   // Response codes and classes.
   { text: "4xx", filters: { response_code: "4xx" } },
@@ -78,12 +86,19 @@ export const PHRASINGS: Phrasing[] = [
   { text: "calls with 10.1.2.3", filters: { ip: "10.1.2.3" } },
   { text: "10.0.0.1 to 10.0.0.2", filters: { src_ip: "10.0.0.1", dst_ip: "10.0.0.2" } },
   { text: "src ip 10.0.0.1 dst ip 10.0.0.2", filters: { src_ip: "10.0.0.1", dst_ip: "10.0.0.2" } },
-  { text: "source ip: 2001:db8::1 destination ip = 192.168.1.20", filters: { src_ip: "2001:db8::1", dst_ip: "192.168.1.20" } },
+  {
+    text: "source ip: 2001:db8::1 destination ip = 192.168.1.20",
+    filters: { src_ip: "2001:db8::1", dst_ip: "192.168.1.20" },
+  },
   { text: "OPTIONS from 10.32.0.1", filters: { method: "OPTIONS", src_ip: "10.32.0.1" } },
   // User agents.
   { text: "user agent Asterisk", filters: { user_agent: "Asterisk" } },
   { text: "INVITEs from PolycomVVX", filters: { method: "INVITE", user_agent: "PolycomVVX" } },
-  { text: "registrations from yealink phones today", filters: { method: "REGISTER", user_agent: "Yealink" }, time: "today" },
+  {
+    text: "registrations from yealink phones today",
+    filters: { method: "REGISTER", user_agent: "Yealink" },
+    time: "today",
+  },
   { text: 'user-agent "Zoiper rev.5"', filters: { user_agent: "Zoiper rev.5" } },
   // Methods.
   { text: "REGISTER and OPTIONS", filters: { method: "REGISTER;OPTIONS" } },
@@ -118,8 +133,17 @@ export const PHRASINGS: Phrasing[] = [
   { text: "show all calls", filters: {} },
   { text: "zeige mir alle Anrufe", filters: {} },
   // Words that are listed as ignored.
-  { text: "please show INVITEs from 1001 with bad audio", filters: { method: "INVITE", from_user: "1001" }, ignored: ["bad", "audio"] },
-  { text: "INVITEs with jitter above 30ms today", filters: { method: "INVITE" }, time: "today", ignored: ["jitter", "above", "30ms"] },
+  {
+    text: "please show INVITEs from 1001 with bad audio",
+    filters: { method: "INVITE", from_user: "1001" },
+    ignored: ["bad", "audio"],
+  },
+  {
+    text: "INVITEs with jitter above 30ms today",
+    filters: { method: "INVITE" },
+    time: "today",
+    ignored: ["jitter", "above", "30ms"],
+  },
   { text: "not answered calls", filters: {}, ignored: ["not", "answered"], understood: false },
   { text: "update me about info", filters: {}, ignored: ["update", "about", "info"], understood: false },
   // Refused: nothing maps to a filter.

@@ -4,7 +4,11 @@ import { generateSql, MCP_TABLE, validateMcpSql } from "./sql.ts";
 
 describe("SQL validator (docs/MCP.md)", () => {
   test("generated SQL passes, a Call-ID holding forbidden words included", () => {
-    const sql = generateSql({ method: "INVITE;BYE", call_id: "drop-table-insert@copy.attach", from_user: "al%" }, { fromMs: 1, toMs: 2 }, 10);
+    const sql = generateSql(
+      { method: "INVITE;BYE", call_id: "drop-table-insert@copy.attach", from_user: "al%" },
+      { fromMs: 1, toMs: 2 },
+      10,
+    );
     expect(sql).toBe(
       `SELECT * FROM ${MCP_TABLE} WHERE "timestamp" BETWEEN make_timestamp(1000) AND make_timestamp(2000) AND method IN ('INVITE', 'BYE') AND (session_id = 'drop-table-insert@copy.attach') AND (caller LIKE 'al%') ORDER BY "timestamp" DESC LIMIT 10`,
     );
@@ -12,9 +16,15 @@ describe("SQL validator (docs/MCP.md)", () => {
   });
 
   test("codes, classes, the CSeq method, either address and the user agent pass the validator", () => {
-    const sql = generateSql({ response_code: "4xx;486", cseq_method: "invite", ip: "10.0.0.1", user_agent: "Asterisk" }, { fromMs: 1, toMs: 2 }, 5);
+    const sql = generateSql(
+      { response_code: "4xx;486", cseq_method: "invite", ip: "10.0.0.1", user_agent: "Asterisk" },
+      { fromMs: 1, toMs: 2 },
+      5,
+    );
     // The structured search's own conditions (src/api/search/filters.ts), its parameters as literals.
-    expect(sql).toContain(`(src_ip = '10.0.0.1' OR dst_ip = '10.0.0.1') AND (response_code BETWEEN 400 AND 499 OR response_code = 486) AND cseq_method = 'INVITE'`);
+    expect(sql).toContain(
+      `(src_ip = '10.0.0.1' OR dst_ip = '10.0.0.1') AND (response_code BETWEEN 400 AND 499 OR response_code = 486) AND cseq_method = 'INVITE'`,
+    );
     expect(sql).toContain(`contains(json_extract_string(data_extra, '$.user_agent'), 'Asterisk')`);
     expect(validateMcpSql(sql).ok).toBe(true);
   });

@@ -21,9 +21,31 @@ const FORBIDDEN = new Set(
   ).split(" "),
 );
 /** Function or name prefixes that read files, the network, the catalog or system views. */
-const FORBIDDEN_PREFIXES = ["read_", "duckdb_", "pragma_", "parquet_", "pg_", "sqlite_", "ducklake_", "iceberg_", "delta_", "http", "glob", "query", "getenv"];
+const FORBIDDEN_PREFIXES = [
+  "read_",
+  "duckdb_",
+  "pragma_",
+  "parquet_",
+  "pg_",
+  "sqlite_",
+  "ducklake_",
+  "iceberg_",
+  "delta_",
+  "http",
+  "glob",
+  "query",
+  "getenv",
+];
 
-export type McpSqlReason = "empty" | "semicolon" | "comment" | "not_select" | "forbidden_identifier" | "table_not_allowed" | "lexical" | "guard";
+export type McpSqlReason =
+  | "empty"
+  | "semicolon"
+  | "comment"
+  | "not_select"
+  | "forbidden_identifier"
+  | "table_not_allowed"
+  | "lexical"
+  | "guard";
 
 /**
  * The tool server's validator (docs/MCP.md "SQL validator"): one SELECT or WITH, no semicolon
@@ -56,10 +78,21 @@ export function validateMcpSql(sql: string): Result<string, McpSqlReason> {
   }
   const checked = checkReadOnlySql(sql, { allowedTables: new Set([MCP_TABLE]) });
   if (!checked.ok) {
-    const reason: McpSqlReason = checked.reason === "table_not_allowed" || checked.reason === "bad_table_reference" || checked.reason === "file_as_table" ? "table_not_allowed" : "guard";
-    return no(reason, reason === "table_not_allowed" ? `only ${MCP_TABLE} can be read: ${checked.detail ?? checked.reason}` : (checked.detail ?? checked.reason));
+    const reason: McpSqlReason =
+      checked.reason === "table_not_allowed" ||
+      checked.reason === "bad_table_reference" ||
+      checked.reason === "file_as_table"
+        ? "table_not_allowed"
+        : "guard";
+    return no(
+      reason,
+      reason === "table_not_allowed"
+        ? `only ${MCP_TABLE} can be read: ${checked.detail ?? checked.reason}`
+        : (checked.detail ?? checked.reason),
+    );
   }
-  if (checked.value.tables.some((t) => t !== MCP_TABLE)) return no("table_not_allowed", `only ${MCP_TABLE} can be read`);
+  if (checked.value.tables.some((t) => t !== MCP_TABLE))
+    return no("table_not_allowed", `only ${MCP_TABLE} can be read`);
   return ok(checked.value.sql);
 }
 
@@ -89,7 +122,13 @@ function inline(sql: string, params: ReadonlyArray<string | number>): string {
 export function generateSql(f: NlFilters, window: { fromMs: number; toMs: number }, limit: number): string {
   const filter: Record<string, string> = {};
   for (const k of FILTER_TEXT_KEYS) if (f[k] !== undefined && f[k] !== "") filter[k] = f[k]!;
-  const where = buildWhere({ protoType: 1, eventType: "call", filter, virtualFields: new Map(), columns: CALL_COLUMNS });
+  const where = buildWhere({
+    protoType: 1,
+    eventType: "call",
+    filter,
+    virtualFields: new Map(),
+    columns: CALL_COLUMNS,
+  });
   const time = `"timestamp" BETWEEN make_timestamp(${Math.trunc(window.fromMs) * 1000}) AND make_timestamp(${Math.trunc(window.toMs) * 1000})`;
   const conditions = where.applied.length > 0 ? `${time} AND ${inline(where.sql, where.params)}` : time;
   return `SELECT * FROM ${MCP_TABLE} WHERE ${conditions} ORDER BY "timestamp" DESC LIMIT ${Math.trunc(limit)}`;

@@ -45,7 +45,10 @@ export class LineTransport implements Transport {
           this.dropping = true;
           this.pieces = [];
           this.size = 0;
-          this.refuse(INVALID_REQUEST, `request line longer than the ${this.maxLineBytes} byte limit of svc mcp (docs/MCP.md "svc mcp"); the line is ignored`);
+          this.refuse(
+            INVALID_REQUEST,
+            `request line longer than the ${this.maxLineBytes} byte limit of svc mcp (docs/MCP.md "svc mcp"); the line is ignored`,
+          );
         } else {
           this.pieces.push(Buffer.from(bytes.subarray(start, end)));
           this.size += end - start;
@@ -89,7 +92,9 @@ export class LineTransport implements Transport {
 
   /** A JSON-RPC error for a line that never became a request: its id is unknown, so null (JSON-RPC 2.0, section 5). */
   private refuse(code: number, message: string): void {
-    this.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } })}\n`).catch((e: unknown) => this.onerror?.(e as Error));
+    this.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } })}\n`).catch((e: unknown) =>
+      this.onerror?.(e as Error),
+    );
   }
 
   private write(text: string): Promise<void> {

@@ -11,13 +11,30 @@ import { createMcpServer } from "./tools.ts";
  * only the protocol; logs go to standard error. Resolves when the client closes stdin.
  */
 export function checkStdioConfig(cfg: Config["mcp"]): void {
-  if (cfg.svc_token.trim() === "") throw new AppError("CONFIG_INVALID", "mcp.svc_token is required: the API token svc mcp sends to the coordinator (set it in the config file or SVC_MCP_SVC_TOKEN)");
-  if (cfg.svc_base_url.trim() === "") throw new AppError("CONFIG_INVALID", "mcp.svc_base_url is required: the coordinator URL, e.g. http://127.0.0.1:8080");
-  if (!/^https?:\/\/[^\s/]+/.test(cfg.svc_base_url)) throw new AppError("CONFIG_INVALID", `mcp.svc_base_url must be an http:// or https:// URL, got ${JSON.stringify(cfg.svc_base_url)}`);
-  if (cfg.svc_auth_header !== "" && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(cfg.svc_auth_header)) throw new AppError("CONFIG_INVALID", "mcp.svc_auth_header is not a valid HTTP header name");
+  if (cfg.svc_token.trim() === "")
+    throw new AppError(
+      "CONFIG_INVALID",
+      "mcp.svc_token is required: the API token svc mcp sends to the coordinator (set it in the config file or SVC_MCP_SVC_TOKEN)",
+    );
+  if (cfg.svc_base_url.trim() === "")
+    throw new AppError(
+      "CONFIG_INVALID",
+      "mcp.svc_base_url is required: the coordinator URL, e.g. http://127.0.0.1:8080",
+    );
+  if (!/^https?:\/\/[^\s/]+/.test(cfg.svc_base_url))
+    throw new AppError(
+      "CONFIG_INVALID",
+      `mcp.svc_base_url must be an http:// or https:// URL, got ${JSON.stringify(cfg.svc_base_url)}`,
+    );
+  if (cfg.svc_auth_header !== "" && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(cfg.svc_auth_header))
+    throw new AppError("CONFIG_INVALID", "mcp.svc_auth_header is not a valid HTTP header name");
 }
 
-export async function runMcpStdio(config: Config, logger: Logger, env: Record<string, string | undefined>): Promise<number> {
+export async function runMcpStdio(
+  config: Config,
+  logger: Logger,
+  env: Record<string, string | undefined>,
+): Promise<number> {
   const cfg = config.mcp;
   checkStdioConfig(cfg);
   const backend = httpBackend({

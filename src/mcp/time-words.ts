@@ -53,9 +53,15 @@ const RULES: Array<[RegExp, (m: RegExpExecArray, nowMs: number, midnight: number
       return { time_range_label: `since_${hhmm(from)}`, from_ms: from, to_ms: nowMs };
     },
   ],
-  [/\b(?:since|seit)\s+(?:yesterday|gestern)\b/gi, (_m, nowMs, midnight) => ({ time_range_label: "since_yesterday", from_ms: midnight - DAY_MS, to_ms: nowMs })],
   [
-    new RegExp(String.raw`\b(?:in\s+(?:the|den|der)\s+)?(?:last|past|previous|letzten?|vergangenen?)\s+(\d{1,4})\s*${UNIT}\b`, "gi"),
+    /\b(?:since|seit)\s+(?:yesterday|gestern)\b/gi,
+    (_m, nowMs, midnight) => ({ time_range_label: "since_yesterday", from_ms: midnight - DAY_MS, to_ms: nowMs }),
+  ],
+  [
+    new RegExp(
+      String.raw`\b(?:in\s+(?:the|den|der)\s+)?(?:last|past|previous|letzten?|vergangenen?)\s+(\d{1,4})\s*${UNIT}\b`,
+      "gi",
+    ),
     (m, nowMs) => {
       const n = Number(m[1]);
       const u = m[2]!.toLowerCase();
@@ -66,7 +72,10 @@ const RULES: Array<[RegExp, (m: RegExpExecArray, nowMs: number, midnight: number
       return { time_range_label: `last_${count}_${unit}`, from_ms: nowMs - ms, to_ms: nowMs };
     },
   ],
-  [/\b(?:in\s+(?:the|der)\s+)?(?:last|past|previous|letzte[nr]?|vergangenen?)\s+(?:hour|stunde)\b/gi, (_m, nowMs) => ({ time_range_label: "last_hour", from_ms: nowMs - HOUR_MS, to_ms: nowMs })],
+  [
+    /\b(?:in\s+(?:the|der)\s+)?(?:last|past|previous|letzte[nr]?|vergangenen?)\s+(?:hour|stunde)\b/gi,
+    (_m, nowMs) => ({ time_range_label: "last_hour", from_ms: nowMs - HOUR_MS, to_ms: nowMs }),
+  ],
   [
     /\b(?:in\s+(?:the|den)\s+)?(?:last|past|previous|letzte[nr]?|vergangenen?)\s+(?:day|24\s*hours|tag|24\s*stunden)\b/gi,
     (_m, nowMs) => ({ time_range_label: "last_1_days", from_ms: nowMs - DAY_MS, to_ms: nowMs }),
@@ -75,12 +84,22 @@ const RULES: Array<[RegExp, (m: RegExpExecArray, nowMs: number, midnight: number
     /\b(?:in\s+(?:the|der)\s+)?(?:last|past|previous|this|letzte[nr]?|vergangenen?|diese[nr]?)\s+(?:week|woche)\b/gi,
     (_m, nowMs) => ({ time_range_label: "last_7_days", from_ms: nowMs - 7 * DAY_MS, to_ms: nowMs }),
   ],
-  [/\b(?:today|heute|heutigen?|this\s+day)\b/gi, (_m, nowMs, midnight) => ({ time_range_label: "today", from_ms: midnight, to_ms: nowMs })],
-  [/\b(?:yesterday|gestern|gestrigen?)\b/gi, (_m, _nowMs, midnight) => ({ time_range_label: "yesterday", from_ms: midnight - DAY_MS, to_ms: midnight - 1 })],
+  [
+    /\b(?:today|heute|heutigen?|this\s+day)\b/gi,
+    (_m, nowMs, midnight) => ({ time_range_label: "today", from_ms: midnight, to_ms: nowMs }),
+  ],
+  [
+    /\b(?:yesterday|gestern|gestrigen?)\b/gi,
+    (_m, _nowMs, midnight) => ({ time_range_label: "yesterday", from_ms: midnight - DAY_MS, to_ms: midnight - 1 }),
+  ],
 ];
 
 /** The range the text names (undefined: none); `consume(start, length)` receives the words used. */
-export function timeRange(text: string, nowMs: number, consume: (start: number, length: number) => void = () => {}): Range | undefined {
+export function timeRange(
+  text: string,
+  nowMs: number,
+  consume: (start: number, length: number) => void = () => {},
+): Range | undefined {
   const midnight = Math.floor(nowMs / DAY_MS) * DAY_MS;
   let found: Range | undefined;
   let work = text;

@@ -55,15 +55,21 @@ export const REASONS: Array<[number, string, boolean]> = [
 ];
 /** Codes a bare three-digit number may name (others need a word: "499 responses"). */
 export const KNOWN_CODES = new Set([
-  100, 180, 181, 183, 200, 202, 301, 302, 401, 402, 403, 404, 405, 406, 407, 408, 410, 415, 420, 480, 481, 482, 483, 484, 485, 486, 487, 488, 491, 500, 501, 502, 503, 504, 505, 580, 600, 603, 604,
-  606,
+  100, 180, 181, 183, 200, 202, 301, 302, 401, 402, 403, 404, 405, 406, 407, 408, 410, 415, 420, 480, 481, 482, 483,
+  484, 485, 486, 487, 488, 491, 500, 501, 502, 503, 504, 505, 580, 600, 603, 604, 606,
 ]);
 
 /** Call outcomes (docs/MCP.md "Filters"): final responses to the INVITE. */
 export const OUTCOMES: Array<[RegExp, string]> = [
   [/\b(?:busy|besetzte?[nmrs]?|belegte?[nmrs]?)\b/giu, "486;600"],
-  [/(?<!\b(?:not|nicht|never|nie)\s+)\b(?:failed|failing|failures?|unsuccessful|fehlgeschlagene?[nmrs]?|gescheiterte?[nmrs]?|erfolglose?[nmrs]?)\b/giu, "4xx;5xx;6xx"],
-  [/(?<!\b(?:not|nicht|never|nie|un)\s*)\b(?:answered|successful|succeeded|connected|established|beantwortete?[nmrs]?|angenommene?[nmrs]?|erfolgreiche?[nmrs]?)\b/giu, "200"],
+  [
+    /(?<!\b(?:not|nicht|never|nie)\s+)\b(?:failed|failing|failures?|unsuccessful|fehlgeschlagene?[nmrs]?|gescheiterte?[nmrs]?|erfolglose?[nmrs]?)\b/giu,
+    "4xx;5xx;6xx",
+  ],
+  [
+    /(?<!\b(?:not|nicht|never|nie|un)\s*)\b(?:answered|successful|succeeded|connected|established|beantwortete?[nmrs]?|angenommene?[nmrs]?|erfolgreiche?[nmrs]?)\b/giu,
+    "200",
+  ],
   [/(?<!\b(?:not|nicht)\s+)\b(?:cancell?ed|abandoned|abgebrochene?[nmrs]?|stornierte?[nmrs]?)\b/giu, "487"],
   [/(?<!\b(?:not|nicht)\s+)\b(?:rejected|declined|refused|abgelehnte?[nmrs]?|abgewiesene?[nmrs]?)\b/giu, "403;603"],
 ];
@@ -101,11 +107,16 @@ export function plainValue(raw: string): string | undefined {
   if (/^["']/.test(raw)) return v === "" ? undefined : v;
   const low = v.toLowerCase();
   if (v === "" || STOP_WORDS.has(low) || KEYWORDS.has(low)) return undefined;
-  if (METHOD_SET.has(v.toUpperCase().replace(/S$/, "")) && (v === v.toUpperCase() || !ENGLISH_WORDS.has(v.toUpperCase().replace(/S$/, "")))) return undefined;
+  if (
+    METHOD_SET.has(v.toUpperCase().replace(/S$/, "")) &&
+    (v === v.toUpperCase() || !ENGLISH_WORDS.has(v.toUpperCase().replace(/S$/, "")))
+  )
+    return undefined;
   return v;
 }
 
-export const looksLikeCallId = (v: string): boolean => /[@._:-]/.test(v) || v.length >= 8 || (/\d/.test(v) && /[a-z]/i.test(v) && v.length >= 6);
+export const looksLikeCallId = (v: string): boolean =>
+  /[@._:-]/.test(v) || v.length >= 8 || (/\d/.test(v) && /[a-z]/i.test(v) && v.length >= 6);
 
 export function canonicalVendor(v: string): string {
   return VENDORS.find((x) => x.toLowerCase() === v.toLowerCase()) ?? v;

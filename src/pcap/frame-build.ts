@@ -29,7 +29,13 @@ const put16 = (out: Uint8Array, off: number, v: number) => {
   out[off + 1] = v & 0xff;
 };
 
-export function writeEthernet(out: Uint8Array, off: number, etherType: number, src = WRITER_MAC_SRC, dst = WRITER_MAC_DST): number {
+export function writeEthernet(
+  out: Uint8Array,
+  off: number,
+  etherType: number,
+  src = WRITER_MAC_SRC,
+  dst = WRITER_MAC_DST,
+): number {
   out.set(dst, off);
   out.set(src, off + 6);
   put16(out, off + 12, etherType);
@@ -100,7 +106,11 @@ export function pseudoHeaderSum(src: Uint8Array, dst: Uint8Array, protocol: numb
 }
 
 /** Writes a UDP header and payload with its checksum; returns the datagram length. */
-export function writeUdp(out: Uint8Array, off: number, u: { srcPort: number; dstPort: number; payload: Uint8Array; src: Uint8Array; dst: Uint8Array }): number {
+export function writeUdp(
+  out: Uint8Array,
+  off: number,
+  u: { srcPort: number; dstPort: number; payload: Uint8Array; src: Uint8Array; dst: Uint8Array },
+): number {
   const length = 8 + u.payload.length;
   put16(out, off, u.srcPort);
   put16(out, off + 2, u.dstPort);

@@ -4,8 +4,27 @@
  */
 export { IpDecoder, type IpDecoderOptions, type IpPacket, type IpReason } from "./ip.ts";
 export { decodeLink, ETHERTYPE, LINKTYPE, type LinkReason, type NetworkLayer } from "./link.ts";
-export { countCaptureRecords, detectCaptureFormat, iterPackets, readCapture, type CaptureFile, type CaptureFormat, type CapturedPacket, type PacketItem, type PcapReason } from "./read.ts";
-export { extractSipMessages, SipExtractor, type CapturedSip, type ExtractOptions, type ExtractStat, type OtherUdpDatagram, type SipExtraction, type SipTransport } from "./sip-extract.ts";
+export {
+  countCaptureRecords,
+  detectCaptureFormat,
+  iterPackets,
+  readCapture,
+  type CaptureFile,
+  type CaptureFormat,
+  type CapturedPacket,
+  type PacketItem,
+  type PcapReason,
+} from "./read.ts";
+export {
+  extractSipMessages,
+  SipExtractor,
+  type CapturedSip,
+  type ExtractOptions,
+  type ExtractStat,
+  type OtherUdpDatagram,
+  type SipExtraction,
+  type SipTransport,
+} from "./sip-extract.ts";
 export { checkStartLine, frameSipMessage, sipStartInDatagram } from "./sip-framing.ts";
 export { MAX_UDP_PAYLOAD, PcapWriter, writePcap, type PcapRecord } from "./write.ts";
 export { storedPayloadBytes, storedRowToPcapRecord } from "./stored-row.ts";

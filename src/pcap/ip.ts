@@ -49,7 +49,14 @@ class FragmentStore {
   ) {}
 
   /** Returns the whole payload once every byte is present, else null (the fragment is kept). */
-  add(key: string, offset: number, data: Uint8Array, last: boolean, protocol: number | null, nowUs: number): { data: Uint8Array; protocol: number } | null {
+  add(
+    key: string,
+    offset: number,
+    data: Uint8Array,
+    last: boolean,
+    protocol: number | null,
+    nowUs: number,
+  ): { data: Uint8Array; protocol: number } | null {
     if (++this.adds % 64 === 0) this.sweep(nowUs);
     let entry = this.pending.get(key);
     if (entry === undefined) {
@@ -126,7 +133,14 @@ export class IpDecoder {
     let payload = data.subarray(ihl, end);
     if (more || offset > 0) {
       if (end < total) return fail("ip_truncated", "fragment cut by the snapshot length");
-      const whole = this.fragments.add(`4|${src}|${dst}|${protocol}|${u16(data, 4)}`, offset, payload, !more, protocol, ts);
+      const whole = this.fragments.add(
+        `4|${src}|${dst}|${protocol}|${u16(data, 4)}`,
+        offset,
+        payload,
+        !more,
+        protocol,
+        ts,
+      );
       if (whole === null) return fail("ip_fragment_held");
       payload = whole.data;
     }
@@ -166,7 +180,14 @@ export class IpDecoder {
           body = fragment;
           continue;
         }
-        const whole = this.fragments.add(`6|${src}|${dst}|${u32(body, 4)}`, offset, fragment, !more, offset === 0 ? fragNext : null, ts);
+        const whole = this.fragments.add(
+          `6|${src}|${dst}|${u32(body, 4)}`,
+          offset,
+          fragment,
+          !more,
+          offset === 0 ? fragNext : null,
+          ts,
+        );
         if (whole === null) return fail("ip_fragment_held");
         next = whole.protocol;
         body = whole.data;
@@ -177,7 +198,15 @@ export class IpDecoder {
     }
   }
 
-  private upper(version: 4 | 6, src: string, dst: string, protocol: number, payload: Uint8Array, ts: number, depth: number): Result<IpPacket, IpReason> {
+  private upper(
+    version: 4 | 6,
+    src: string,
+    dst: string,
+    protocol: number,
+    payload: Uint8Array,
+    ts: number,
+    depth: number,
+  ): Result<IpPacket, IpReason> {
     if (protocol === IPPROTO.IPIP || protocol === IPPROTO.IPV6) {
       if (depth >= MAX_TUNNEL_DEPTH) return fail("ip_tunnel_too_deep");
       return this.decode(protocol === IPPROTO.IPIP ? 4 : 6, payload, ts, depth + 1);

@@ -34,7 +34,12 @@ describe("decodeLink", () => {
     ["ARP", LINKTYPE.ETHERNET, ethernet(0x0806, new Uint8Array(28)), "not_ip"],
     ["802.11", 105, new Uint8Array(40), "unsupported_link_type"],
     ["short Ethernet", LINKTYPE.ETHERNET, new Uint8Array(10), "link_truncated"],
-    ["VLAN tag cut off", LINKTYPE.ETHERNET, ethernet(ETHERTYPE.IPV4, new Uint8Array(0), [0x8100]).subarray(0, 15), "link_truncated"],
+    [
+      "VLAN tag cut off",
+      LINKTYPE.ETHERNET,
+      ethernet(ETHERTYPE.IPV4, new Uint8Array(0), [0x8100]).subarray(0, 15),
+      "link_truncated",
+    ],
     ["short SLL", LINKTYPE.LINUX_SLL, new Uint8Array(15), "link_truncated"],
     ["raw IP version 5", LINKTYPE.RAW, Uint8Array.of(0x50, 0), "not_ip"],
     ["loopback AF 7", LINKTYPE.LOOP, loopback(7, v4, true), "not_ip"],

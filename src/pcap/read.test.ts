@@ -15,7 +15,13 @@ function packetsOf(bytes: Uint8Array): CapturedPacket[] {
   return r.value.packets;
 }
 
-const summary = (p: CapturedPacket) => ({ n: p.frameNumber, ts: p.timestampUs, link: p.linkType, data: new TextDecoder().decode(p.data), iface: p.interfaceId });
+const summary = (p: CapturedPacket) => ({
+  n: p.frameNumber,
+  ts: p.timestampUs,
+  link: p.linkType,
+  data: new TextDecoder().decode(p.data),
+  iface: p.interfaceId,
+});
 
 describe("classic pcap", () => {
   test.each([
@@ -101,7 +107,10 @@ describe("pcapng", () => {
   });
 
   test("a second section of the other byte order starts its own interface list", () => {
-    const file = concat([new PcapngBuilder(true).interface(1).packet(0, BigInt(T1), a).bytes(), new PcapngBuilder(false).interface(113).packet(0, BigInt(T2), b).bytes()]);
+    const file = concat([
+      new PcapngBuilder(true).interface(1).packet(0, BigInt(T1), a).bytes(),
+      new PcapngBuilder(false).interface(113).packet(0, BigInt(T2), b).bytes(),
+    ]);
     expect(packetsOf(file).map(summary)).toEqual([
       { n: 1, ts: T1, link: 1, data: "first packet", iface: 0 },
       { n: 2, ts: T2, link: 113, data: "second", iface: 0 },
@@ -149,7 +158,10 @@ describe("countCaptureRecords (the import's cap, before parsing)", () => {
     ],
     { bigEndian: true },
   );
-  const ng = concat([new PcapngBuilder(true).interface(1).packet(0, BigInt(T1), a).packet(0, 2n, b).bytes(), new PcapngBuilder(false).interface(113).packet(0, BigInt(T2), b).bytes()]);
+  const ng = concat([
+    new PcapngBuilder(true).interface(1).packet(0, BigInt(T1), a).packet(0, 2n, b).bytes(),
+    new PcapngBuilder(false).interface(113).packet(0, BigInt(T2), b).bytes(),
+  ]);
   test.each([
     ["pcap, big-endian, an empty record", pcap, 3, 3],
     // Every block: 2 section headers, 2 interfaces, 3 packets.

@@ -21,7 +21,13 @@ export interface CapturedPacket {
   interfaceId: number;
 }
 
-export type PcapReason = "too_short" | "unknown_magic" | "unsupported_version" | "truncated_record" | "bad_block_length" | "unknown_interface";
+export type PcapReason =
+  | "too_short"
+  | "unknown_magic"
+  | "unsupported_version"
+  | "truncated_record"
+  | "bad_block_length"
+  | "unknown_interface";
 
 export type PacketItem = Result<CapturedPacket, PcapReason>;
 
@@ -72,7 +78,11 @@ export function readCapture(bytes: Uint8Array): Result<CaptureFile, PcapReason> 
       continue;
     }
     if (format === null || isHeaderReason(item.reason)) return item;
-    return ok({ format, packets, stopped: item.detail === undefined ? { reason: item.reason } : { reason: item.reason, detail: item.detail } });
+    return ok({
+      format,
+      packets,
+      stopped: item.detail === undefined ? { reason: item.reason } : { reason: item.reason, detail: item.detail },
+    });
   }
   return ok({ format: format ?? "pcap", packets, stopped: null });
 }
@@ -228,7 +238,8 @@ function* iterPcapng(bytes: Uint8Array): Generator<PacketItem, void, void> {
       return;
     }
     const end = off + total - 4;
-    let packet: { ifId: number; high: number; low: number; capLen: number; origLen: number; dataOff: number } | null = null;
+    let packet: { ifId: number; high: number; low: number; capLen: number; origLen: number; dataOff: number } | null =
+      null;
     if (type === 1) {
       interfaces.push(readInterface(dv, off, end, le));
     } else if (type === 6 && total >= 32) {
@@ -244,7 +255,14 @@ function* iterPcapng(bytes: Uint8Array): Generator<PacketItem, void, void> {
       // Simple Packet Block: no timestamp, interface 0, captured length implied by the block length.
       const origLen = dv.getUint32(off + 8, le);
       const snap = interfaces[0]?.snapLen || Number.MAX_SAFE_INTEGER;
-      packet = { ifId: 0, high: 0, low: 0, capLen: Math.min(origLen, end - (off + 12), snap), origLen, dataOff: off + 12 };
+      packet = {
+        ifId: 0,
+        high: 0,
+        low: 0,
+        capLen: Math.min(origLen, end - (off + 12), snap),
+        origLen,
+        dataOff: off + 12,
+      };
     } else if (type === 2 && total >= 32) {
       packet = {
         ifId: dv.getUint16(off + 8, le),

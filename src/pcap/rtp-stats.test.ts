@@ -16,7 +16,14 @@ describe("RTP stream statistics (RFC 3550 A.1, A.3, A.8)", () => {
   test("a steady stream: no loss, no jitter", () => {
     const s = new RtpStreamStats(8000);
     for (let i = 0; i < 50; i++) s.add(h(i, i * 160), i * 20_000);
-    expect(s.figures()).toMatchObject({ packets: 50, expected: 50, lost: 0, seq_errors: 0, jitter_ms: 0, max_jitter_ms: 0 });
+    expect(s.figures()).toMatchObject({
+      packets: 50,
+      expected: 50,
+      lost: 0,
+      seq_errors: 0,
+      jitter_ms: 0,
+      max_jitter_ms: 0,
+    });
   });
 
   test("loss, a late packet and the 16-bit sequence wrap", () => {

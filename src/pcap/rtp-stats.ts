@@ -23,7 +23,13 @@ export function parseRtpHeader(b: Uint8Array): RtpHeader | null {
   const cc = b[0]! & 0x0f;
   if (12 + cc * 4 > b.length) return null;
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  return { payloadType: pt, marker: (b[1]! & 0x80) !== 0, seq: dv.getUint16(2), timestamp: dv.getUint32(4), ssrc: dv.getUint32(8) };
+  return {
+    payloadType: pt,
+    marker: (b[1]! & 0x80) !== 0,
+    seq: dv.getUint16(2),
+    timestamp: dv.getUint32(4),
+    ssrc: dv.getUint32(8),
+  };
 }
 
 /** RFC 3550 A.1: a gap this large is a jump, not loss; one this far behind is a late packet. */

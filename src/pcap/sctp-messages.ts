@@ -35,7 +35,12 @@ export class SctpMessageAssembler {
         return null;
       }
       if (current !== undefined) this.count("sctp_fragment_lost");
-      this.partial.set(key, { firstTsn: chunk.tsn, nextTsn: (chunk.tsn + 1) >>> 0, parts: [chunk.payload], bytes: chunk.payload.length });
+      this.partial.set(key, {
+        firstTsn: chunk.tsn,
+        nextTsn: (chunk.tsn + 1) >>> 0,
+        parts: [chunk.payload],
+        bytes: chunk.payload.length,
+      });
       return null;
     }
     const entry = this.partial.get(key);

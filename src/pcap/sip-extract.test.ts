@@ -2,17 +2,41 @@ import { describe, expect, test } from "bun:test";
 import { concat } from "./bytes.ts";
 import { ETHERTYPE, LINKTYPE } from "./link.ts";
 import { extractSipMessages, type CapturedSip } from "./sip-extract.ts";
-import { decodeText, ethernet, ipv4, ipv6, ipv6Fragment, PcapngBuilder, pcapFile, sctp, sipRequest, sipResponse, sll2, tcp, text, udp, wsFrame, type TestPacket } from "./testing.ts";
+import {
+  decodeText,
+  ethernet,
+  ipv4,
+  ipv6,
+  ipv6Fragment,
+  PcapngBuilder,
+  pcapFile,
+  sctp,
+  sipRequest,
+  sipResponse,
+  sll2,
+  tcp,
+  text,
+  udp,
+  wsFrame,
+  type TestPacket,
+} from "./testing.ts";
 
 const A = "10.0.0.1";
 const B = "10.0.0.2";
 const T0 = 1_600_000_000_000_000;
 
 /** Ethernet + IPv4 + UDP frames, one per payload, 1 ms apart. */
-const udp4 = (payload: Uint8Array, src = A, dst = B, sport = 5060, dport = 5060) => ethernet(ETHERTYPE.IPV4, ipv4({ src, dst, protocol: 17 }, udp(src, dst, sport, dport, payload)));
+const udp4 = (payload: Uint8Array, src = A, dst = B, sport = 5060, dport = 5060) =>
+  ethernet(ETHERTYPE.IPV4, ipv4({ src, dst, protocol: 17 }, udp(src, dst, sport, dport, payload)));
 const tcp4 = (seq: number, payload: string | Uint8Array, from: "a" | "b" = "a", syn = false) => {
   const [src, dst, sport, dport] = from === "a" ? [A, B, 40000, 5060] : [B, A, 5060, 40000];
-  return ethernet(ETHERTYPE.IPV4, ipv4({ src, dst, protocol: 6 }, tcp({ srcPort: sport, dstPort: dport, seq, syn }, typeof payload === "string" ? text(payload) : payload)));
+  return ethernet(
+    ETHERTYPE.IPV4,
+    ipv4(
+      { src, dst, protocol: 6 },
+      tcp({ srcPort: sport, dstPort: dport, seq, syn }, typeof payload === "string" ? text(payload) : payload),
+    ),
+  );
 };
 const frames = (datas: Uint8Array[]): TestPacket[] => datas.map((data, i) => ({ tsUs: T0 + i * 1000, data }));
 
@@ -25,12 +49,30 @@ describe("extractSipMessages: UDP", () => {
     const rtp = Uint8Array.of(0x80, 0x08, 0x12, 0x34, ...new Array<number>(168).fill(0xd5));
     const stun = Uint8Array.of(0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xa4, 0x42, ...new Array<number>(12).fill(1));
     const r = extractSipMessages(
-      pcapFile(frames([udp4(text(invite), A, B, 5062, 5060), udp4(rtp, A, B, 10000, 20000), udp4(stun), udp4(text("\r\n\r\n")), udp4(text(sipResponse(200, "call-1")), B, A)])),
+      pcapFile(
+        frames([
+          udp4(text(invite), A, B, 5062, 5060),
+          udp4(rtp, A, B, 10000, 20000),
+          udp4(stun),
+          udp4(text("\r\n\r\n")),
+          udp4(text(sipResponse(200, "call-1")), B, A),
+        ]),
+      ),
     );
     expect(r.error).toBeNull();
     expect(r.format).toBe("pcap");
     expect(r.messages).toHaveLength(2);
-    expect(r.messages[0]).toEqual({ timestampUs: T0, srcIp: A, dstIp: B, srcPort: 5062, dstPort: 5060, ipFamily: 4, transport: "udp", payload: text(invite), frameNumber: 1 });
+    expect(r.messages[0]).toEqual({
+      timestampUs: T0,
+      srcIp: A,
+      dstIp: B,
+      srcPort: 5062,
+      dstPort: 5060,
+      ipFamily: 4,
+      transport: "udp",
+      payload: text(invite),
+      frameNumber: 1,
+    });
     expect(brief(r.messages[1] as CapturedSip)).toBe("5@udp:SIP/2.0 200 Whatever");
     expect(r.stats).toMatchObject({ frames: 5, sip_messages: 2, udp_not_sip: 2, keepalive: 1 });
   });
@@ -40,17 +82,36 @@ describe("extractSipMessages: UDP", () => {
     const datagram = udp("2001:db8::1", "2001:db8::2", 5060, 5060, big);
     const cut = 1232; // a multiple of 8
     const frag = (from: number, to: number, more: boolean) =>
-      ethernet(ETHERTYPE.IPV6, ipv6({ src: "2001:db8::1", dst: "2001:db8::2", nextHeader: 44 }, concat([ipv6Fragment(17, from, more, 99), datagram.subarray(from, to)])));
-    const vlan = ethernet(ETHERTYPE.IPV4, ipv4({ src: A, dst: B, protocol: 17 }, udp(A, B, 5060, 5060, text(sipRequest("OPTIONS", "vlan")))), [0x88a8, 0x8100]);
+      ethernet(
+        ETHERTYPE.IPV6,
+        ipv6(
+          { src: "2001:db8::1", dst: "2001:db8::2", nextHeader: 44 },
+          concat([ipv6Fragment(17, from, more, 99), datagram.subarray(from, to)]),
+        ),
+      );
+    const vlan = ethernet(
+      ETHERTYPE.IPV4,
+      ipv4({ src: A, dst: B, protocol: 17 }, udp(A, B, 5060, 5060, text(sipRequest("OPTIONS", "vlan")))),
+      [0x88a8, 0x8100],
+    );
     const tunnel = ethernet(
       ETHERTYPE.IPV4,
       ipv4(
         { src: "192.0.2.1", dst: "192.0.2.2", protocol: 4 },
-        ipv4({ src: "172.16.0.1", dst: "172.16.0.2", protocol: 17 }, udp("172.16.0.1", "172.16.0.2", 5080, 5060, text(sipRequest("BYE", "ipip")))),
+        ipv4(
+          { src: "172.16.0.1", dst: "172.16.0.2", protocol: 17 },
+          udp("172.16.0.1", "172.16.0.2", 5080, 5060, text(sipRequest("BYE", "ipip"))),
+        ),
       ),
     );
-    const r = extractSipMessages(pcapFile(frames([frag(cut, datagram.length, false), vlan, frag(0, cut, true), tunnel])));
-    expect(r.messages.map(brief)).toEqual(["2@udp:OPTIONS sip:bob@example.com SIP/2.0", "3@udp:MESSAGE sip:bob@example.com SIP/2.0", "4@udp:BYE sip:bob@example.com SIP/2.0"]);
+    const r = extractSipMessages(
+      pcapFile(frames([frag(cut, datagram.length, false), vlan, frag(0, cut, true), tunnel])),
+    );
+    expect(r.messages.map(brief)).toEqual([
+      "2@udp:OPTIONS sip:bob@example.com SIP/2.0",
+      "3@udp:MESSAGE sip:bob@example.com SIP/2.0",
+      "4@udp:BYE sip:bob@example.com SIP/2.0",
+    ]);
     expect(r.messages[1]).toMatchObject({ srcIp: "2001:db8::1", ipFamily: 6, timestampUs: T0 + 2000, payload: big });
     expect(r.messages[2]).toMatchObject({ srcIp: "172.16.0.1", dstIp: "172.16.0.2", srcPort: 5080 });
   });
@@ -107,20 +168,30 @@ describe("extractSipMessages: TCP", () => {
   });
 
   test("a capture starting inside a message resynchronises on the next start line", () => {
-    const r = extractSipMessages(pcapFile(frames([tcp4(77, `o=- 1 1 IN IP4 x\r\n\r\n${d}`), tcp4(77 + 20 + text(d).length, a2)])));
-    expect(r.messages.map(brief)).toEqual(["1@tcp:BYE sip:bob@example.com SIP/2.0", "2@tcp:ACK sip:bob@example.com SIP/2.0"]);
+    const r = extractSipMessages(
+      pcapFile(frames([tcp4(77, `o=- 1 1 IN IP4 x\r\n\r\n${d}`), tcp4(77 + 20 + text(d).length, a2)])),
+    );
+    expect(r.messages.map(brief)).toEqual([
+      "1@tcp:BYE sip:bob@example.com SIP/2.0",
+      "2@tcp:ACK sip:bob@example.com SIP/2.0",
+    ]);
     expect(r.stats.tcp_skipped_bytes).toBe(20); // the body line and the empty line
   });
 
   test("a hole that never fills: what follows is still decoded at the end, with its own frame", () => {
     const r = extractSipMessages(pcapFile(frames([tcp4(1, a2), tcp4(1 + text(a2).length + 50, d)])));
-    expect(r.messages.map(brief)).toEqual(["1@tcp:ACK sip:bob@example.com SIP/2.0", "2@tcp:BYE sip:bob@example.com SIP/2.0"]);
+    expect(r.messages.map(brief)).toEqual([
+      "1@tcp:ACK sip:bob@example.com SIP/2.0",
+      "2@tcp:BYE sip:bob@example.com SIP/2.0",
+    ]);
     expect(r.stats).toMatchObject({ tcp_gap: 1, tcp_out_of_order: 1 });
   });
 
   test("a non-SIP TCP stream produces nothing and keeps no backlog", () => {
     const junk = new Uint8Array(3000).map((_, i) => (i * 7919) & 0xff);
-    const r = extractSipMessages(pcapFile(frames([tcp4(1, junk), tcp4(3001, junk), tcp4(6001, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")])));
+    const r = extractSipMessages(
+      pcapFile(frames([tcp4(1, junk), tcp4(3001, junk), tcp4(6001, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")])),
+    );
     expect(r.messages).toEqual([]);
     expect(r.stats.sip_messages).toBeUndefined();
   });
@@ -134,10 +205,15 @@ describe("extractSipMessages: SIP over WebSocket (RFC 7118)", () => {
   test("handshake, masked client frames split over segments, fragmented server message with a ping", () => {
     const get =
       "GET / HTTP/1.1\r\nHost: proxy\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: sip\r\nSec-WebSocket-Version: 13\r\n\r\n";
-    const switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: sip\r\n\r\n";
+    const switching =
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: sip\r\n\r\n";
     const clientFrame = wsFrame({ payload: text(invite), mask });
     const okBytes = text(ok);
-    const serverBytes = concat([wsFrame({ payload: okBytes.subarray(0, 10), fin: false }), wsFrame({ payload: new Uint8Array(0), opcode: 9 }), wsFrame({ payload: okBytes.subarray(10), opcode: 0 })]);
+    const serverBytes = concat([
+      wsFrame({ payload: okBytes.subarray(0, 10), fin: false }),
+      wsFrame({ payload: new Uint8Array(0), opcode: 9 }),
+      wsFrame({ payload: okBytes.subarray(10), opcode: 0 }),
+    ]);
     const g = text(get).length;
     const r = extractSipMessages(
       pcapFile(
@@ -156,7 +232,11 @@ describe("extractSipMessages: SIP over WebSocket (RFC 7118)", () => {
   });
 
   test("frames without the handshake in the capture are still recognised", () => {
-    const bytes = concat([wsFrame({ payload: new Uint8Array(0), opcode: 10, mask }), wsFrame({ payload: text(invite), mask }), wsFrame({ payload: text("not sip"), mask })]);
+    const bytes = concat([
+      wsFrame({ payload: new Uint8Array(0), opcode: 10, mask }),
+      wsFrame({ payload: text(invite), mask }),
+      wsFrame({ payload: text("not sip"), mask }),
+    ]);
     const r = extractSipMessages(pcapFile(frames([tcp4(500, bytes)])));
     expect(r.messages.map(brief)).toEqual(["1@ws:INVITE sip:bob@example.com SIP/2.0"]);
     expect(r.stats).toMatchObject({ ws_not_sip: 1 });
@@ -168,7 +248,8 @@ describe("extractSipMessages: SCTP (RFC 4168)", () => {
     const invite = text(sipRequest("INVITE", "sctp-1", "v=0\r\n".repeat(50)));
     const ack = text(sipRequest("ACK", "sctp-1"));
     const bye = text(sipRequest("BYE", "sctp-1"));
-    const sctp4 = (chunks: Parameters<typeof sctp>[2], extra: Uint8Array[] = []) => sll2(ETHERTYPE.IPV4, ipv4({ src: A, dst: B, protocol: 132 }, sctp(5060, 5060, chunks, extra)));
+    const sctp4 = (chunks: Parameters<typeof sctp>[2], extra: Uint8Array[] = []) =>
+      sll2(ETHERTYPE.IPV4, ipv4({ src: A, dst: B, protocol: 132 }, sctp(5060, 5060, chunks, extra)));
     const sack = Uint8Array.of(3, 0, 0, 16, ...new Array<number>(12).fill(0));
     const file = pcapFile(
       frames([
@@ -187,7 +268,11 @@ describe("extractSipMessages: SCTP (RFC 4168)", () => {
       { linkType: LINKTYPE.LINUX_SLL2 },
     );
     const r = extractSipMessages(file);
-    expect(r.messages.map(brief)).toEqual(["3@sctp:INVITE sip:bob@example.com SIP/2.0", "4@sctp:ACK sip:bob@example.com SIP/2.0", "4@sctp:BYE sip:bob@example.com SIP/2.0"]);
+    expect(r.messages.map(brief)).toEqual([
+      "3@sctp:INVITE sip:bob@example.com SIP/2.0",
+      "4@sctp:ACK sip:bob@example.com SIP/2.0",
+      "4@sctp:BYE sip:bob@example.com SIP/2.0",
+    ]);
     expect(r.messages[0]?.payload).toEqual(invite);
     expect(r.stats).toMatchObject({ sctp_duplicate_fragment: 1, sctp_not_sip: 1 });
   });

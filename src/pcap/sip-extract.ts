@@ -135,9 +135,27 @@ export class SipExtractor {
     return out;
   }
 
-  private emit(out: CapturedSip[], ip: IpPacket, srcPort: number, dstPort: number, transport: SipTransport, payload: Uint8Array, at: { frameNumber: number; timestampUs: number }): void {
+  private emit(
+    out: CapturedSip[],
+    ip: IpPacket,
+    srcPort: number,
+    dstPort: number,
+    transport: SipTransport,
+    payload: Uint8Array,
+    at: { frameNumber: number; timestampUs: number },
+  ): void {
     this.count("sip_messages");
-    out.push({ timestampUs: at.timestampUs, srcIp: ip.src, dstIp: ip.dst, srcPort, dstPort, ipFamily: ip.version, transport, payload, frameNumber: at.frameNumber });
+    out.push({
+      timestampUs: at.timestampUs,
+      srcIp: ip.src,
+      dstIp: ip.dst,
+      srcPort,
+      dstPort,
+      ipFamily: ip.version,
+      transport,
+      payload,
+      frameNumber: at.frameNumber,
+    });
   }
 
   private udp(ip: IpPacket, packet: CapturedPacket, out: CapturedSip[]): void {
@@ -179,7 +197,13 @@ export class SipExtractor {
       // A flow with only empty segments (handshake, ACKs) needs no state.
       if (seg.value.payload.length === 0 && !seg.value.syn) return;
       if (this.flows.size >= this.maxTcpFlows) this.evictOldestFlow(out);
-      flow = { ip, srcPort, dstPort, stream: new TcpDirection(), decoder: new SipStreamDecoder(this.count, this.maxMessageBytes) };
+      flow = {
+        ip,
+        srcPort,
+        dstPort,
+        stream: new TcpDirection(),
+        decoder: new SipStreamDecoder(this.count, this.maxMessageBytes),
+      };
     } else {
       this.flows.delete(key);
     }

@@ -51,7 +51,12 @@ describe("frameSipMessage (RFC 3261 §18.3)", () => {
     ["header names are case-insensitive", "SIP/2.0 200 OK\r\nCONTENT-LENGTH:2\r\n\r\nab", "c", "message"],
     ["missing Content-Length counts as 0", "BYE sip:a SIP/2.0\r\nCall-ID: y\r\n\r\n", "BYE", "message"],
     ["bare LF line ends", "BYE sip:a SIP/2.0\nContent-Length: 1\n\nx", "y", "message"],
-    ["X-Content-Length is another header", "SIP/2.0 200 OK\r\nX-Content-Length: 99\r\nContent-Length: 0\r\n\r\n", "", "message"],
+    [
+      "X-Content-Length is another header",
+      "SIP/2.0 200 OK\r\nX-Content-Length: 99\r\nContent-Length: 0\r\n\r\n",
+      "",
+      "message",
+    ],
     ["body not all there", msg.slice(0, -1), "", "incomplete"],
     ["headers not all there", "BYE sip:a SIP/2.0\r\nCall-ID: y\r\n", "", "incomplete"],
     ["empty line half there", "BYE sip:a SIP/2.0\r\nCall-ID: y\r\n\r", "", "incomplete"],

@@ -95,7 +95,11 @@ export function sipStartInDatagram(payload: Uint8Array): number {
   return checkStartLine(payload, at) === "sip" ? at : -1;
 }
 
-export type FrameResult = { kind: "message"; length: number } | { kind: "incomplete" } | { kind: "not_sip" } | { kind: "too_large"; length: number };
+export type FrameResult =
+  | { kind: "message"; length: number }
+  | { kind: "incomplete" }
+  | { kind: "not_sip" }
+  | { kind: "too_large"; length: number };
 
 const CONTENT_LENGTH = new TextEncoder().encode("content-length");
 

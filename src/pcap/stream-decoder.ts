@@ -169,7 +169,11 @@ export class SipStreamDecoder {
         this.start += f.length;
         return true;
       }
-      if (f.kind === "frame" && (f.opcode === WS_OPCODE.TEXT || f.opcode === WS_OPCODE.BINARY) && sipStartInDatagram(f.payload) >= 0) {
+      if (
+        f.kind === "frame" &&
+        (f.opcode === WS_OPCODE.TEXT || f.opcode === WS_OPCODE.BINARY) &&
+        sipStartInDatagram(f.payload) >= 0
+      ) {
         this.mode = "ws";
         this.ws.reset();
         return true;

@@ -6,10 +6,13 @@ type Seg = [seq: number, data: string, syn?: boolean];
 
 /** Pushes segments as frames 1..n; returns per frame the kind and the text made available, with the frame it is attributed to. */
 function run(segments: Seg[], dir = new TcpDirection()): Array<string> {
-  return segments.map(([seq, data, syn], i) => describeResult(dir.push({ seq, syn: syn ?? false, payload: text(data) }, { frameNumber: i + 1, timestampUs: i })));
+  return segments.map(([seq, data, syn], i) =>
+    describeResult(dir.push({ seq, syn: syn ?? false, payload: text(data) }, { frameNumber: i + 1, timestampUs: i })),
+  );
 }
 
-const describeResult = (r: PushResult) => `${r.kind}${r.restarted ? "!" : ""}:${r.chunks.map((c) => `${c.gapBefore ? "~" : ""}${decodeText(c.data)}@${c.at.frameNumber}`).join("|")}`;
+const describeResult = (r: PushResult) =>
+  `${r.kind}${r.restarted ? "!" : ""}:${r.chunks.map((c) => `${c.gapBefore ? "~" : ""}${decodeText(c.data)}@${c.at.frameNumber}`).join("|")}`;
 
 describe("TcpDirection", () => {
   test.each<[string, Seg[], string[]]>([
@@ -120,7 +123,11 @@ describe("TcpDirection", () => {
         dir,
       ),
     ).toEqual(["in_order:ab@1", "out_of_order:", "out_of_order:", "out_of_order:"]);
-    expect(dir.flush().map((c) => `${c.gapBefore ? "~" : ""}${decodeText(c.data)}@${c.at.frameNumber}`)).toEqual(["~jk@2", "lm@2", "~tu@4"]);
+    expect(dir.flush().map((c) => `${c.gapBefore ? "~" : ""}${decodeText(c.data)}@${c.at.frameNumber}`)).toEqual([
+      "~jk@2",
+      "lm@2",
+      "~tu@4",
+    ]);
   });
 
   test("a hole is given up once too many bytes wait behind it", () => {

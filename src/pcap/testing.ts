@@ -35,7 +35,10 @@ export interface TestPacket {
 }
 
 /** Classic pcap. `nanos` writes the nanosecond magic with tsUs * 1000 + extraNs. */
-export function pcapFile(packets: TestPacket[], opts: { linkType?: number; bigEndian?: boolean; nanos?: boolean; extraNs?: number } = {}): Uint8Array {
+export function pcapFile(
+  packets: TestPacket[],
+  opts: { linkType?: number; bigEndian?: boolean; nanos?: boolean; extraNs?: number } = {},
+): Uint8Array {
   const le = !opts.bigEndian;
   const head = new Uint8Array(24);
   const hv = new DataView(head.buffer);
@@ -201,8 +204,19 @@ export interface Ipv4Opts {
 
 export function ipv4(o: Ipv4Opts, payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(20 + (o.options?.length ?? 0) + payload.length);
-  const fields = { src: ipBytes(o.src), dst: ipBytes(o.dst), protocol: o.protocol, payloadLength: payload.length, id: o.id ?? 1 };
-  const hl = writeIpv4Header(out, 0, { ...fields, moreFragments: o.moreFragments ?? false, fragmentOffset: o.fragmentOffset ?? 0, ...(o.options ? { options: o.options } : {}) });
+  const fields = {
+    src: ipBytes(o.src),
+    dst: ipBytes(o.dst),
+    protocol: o.protocol,
+    payloadLength: payload.length,
+    id: o.id ?? 1,
+  };
+  const hl = writeIpv4Header(out, 0, {
+    ...fields,
+    moreFragments: o.moreFragments ?? false,
+    fragmentOffset: o.fragmentOffset ?? 0,
+    ...(o.options ? { options: o.options } : {}),
+  });
   out.set(payload, hl);
   return out;
 }
@@ -210,7 +224,12 @@ export function ipv4(o: Ipv4Opts, payload: Uint8Array): Uint8Array {
 /** IPv6; `payload` starts with any extension headers, `nextHeader` names the first of them. */
 export function ipv6(o: { src: string; dst: string; nextHeader: number }, payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(40 + payload.length);
-  writeIpv6Header(out, 0, { src: ipBytes(o.src), dst: ipBytes(o.dst), nextHeader: o.nextHeader, payloadLength: payload.length });
+  writeIpv6Header(out, 0, {
+    src: ipBytes(o.src),
+    dst: ipBytes(o.dst),
+    nextHeader: o.nextHeader,
+    payloadLength: payload.length,
+  });
   out.set(payload, 40);
   return out;
 }
@@ -242,7 +261,10 @@ export function udp(src: string, dst: string, srcPort: number, dstPort: number, 
   return out;
 }
 
-export function tcp(o: { srcPort: number; dstPort: number; seq: number; syn?: boolean; fin?: boolean }, payload: Uint8Array = new Uint8Array(0)): Uint8Array {
+export function tcp(
+  o: { srcPort: number; dstPort: number; seq: number; syn?: boolean; fin?: boolean },
+  payload: Uint8Array = new Uint8Array(0),
+): Uint8Array {
   const out = new Uint8Array(20 + payload.length);
   const dv = new DataView(out.buffer);
   dv.setUint16(0, o.srcPort);

@@ -8,7 +8,12 @@ const mask = Uint8Array.of(0x37, 0xfa, 0x21, 0x3d);
 describe("parseWsFrame (RFC 6455 §5.2)", () => {
   test.each([
     ["unmasked text", wsFrame({ payload: text("Hello") }), "Hello", 7],
-    ["masked text (RFC 6455 §5.7 example)", Uint8Array.of(0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58), "Hello", 11],
+    [
+      "masked text (RFC 6455 §5.7 example)",
+      Uint8Array.of(0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58),
+      "Hello",
+      11,
+    ],
     ["16-bit length, masked", wsFrame({ payload: text("x".repeat(300)), mask }), "x".repeat(300), 2 + 2 + 4 + 300],
     ["64-bit length", wsFrame({ payload: text("y".repeat(70000)) }), "y".repeat(70000), 10 + 70000],
   ])("%s", (_name, frame, payload, length) => {
@@ -22,7 +27,8 @@ describe("parseWsFrame (RFC 6455 §5.2)", () => {
 
   test("incomplete at every cut", () => {
     const frame = wsFrame({ payload: text("x".repeat(200)), mask });
-    for (let cut = 0; cut < frame.length; cut++) expect(parseWsFrame(frame.subarray(0, cut), 0, 1 << 20).kind).toBe("incomplete");
+    for (let cut = 0; cut < frame.length; cut++)
+      expect(parseWsFrame(frame.subarray(0, cut), 0, 1 << 20).kind).toBe("incomplete");
   });
 
   test.each([
@@ -59,12 +65,17 @@ describe("WsMessageAssembler (RFC 6455 §5.4)", () => {
 });
 
 describe("parseHttpHead (RFC 6455 §4)", () => {
-  const request = "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: sip\r\n\r\n";
+  const request =
+    "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: sip\r\n\r\n";
   const response = "HTTP/1.1 101 Switching Protocols\r\nupgrade: WebSocket\r\nConnection: Upgrade\r\n\r\n";
   test.each([
     ["client handshake", request + "\x81", { kind: "upgrade", length: request.length }],
     ["server handshake", response, { kind: "upgrade", length: response.length }],
-    ["plain HTTP response with a body", "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody", { kind: "http", length: 42 }],
+    [
+      "plain HTTP response with a body",
+      "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody",
+      { kind: "http", length: 42 },
+    ],
     ["refused upgrade", "HTTP/1.1 400 Bad\r\nUpgrade: websocket\r\n\r\n", { kind: "http", length: 40 }],
     ["head not complete", "GET / HTTP/1.1\r\nUpgrade: websocket\r\n", { kind: "incomplete" }],
     ["a prefix of GET", "GE", { kind: "incomplete" }],
@@ -74,6 +85,9 @@ describe("parseHttpHead (RFC 6455 §4)", () => {
   });
 
   test("from an offset", () => {
-    expect(parseHttpHead(concat([text("xx"), text(response)]), 2)).toEqual({ kind: "upgrade", length: response.length });
+    expect(parseHttpHead(concat([text("xx"), text(response)]), 2)).toEqual({
+      kind: "upgrade",
+      length: response.length,
+    });
   });
 });

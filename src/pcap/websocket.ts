@@ -6,7 +6,10 @@
 import { concat, u16be as u16, u32be as u32 } from "./bytes.ts";
 import { headerBlockEnd } from "./sip-framing.ts";
 
-export type WsFrameResult = { kind: "frame"; fin: boolean; rsv: number; opcode: number; payload: Uint8Array; length: number } | { kind: "incomplete" } | { kind: "invalid" };
+export type WsFrameResult =
+  | { kind: "frame"; fin: boolean; rsv: number; opcode: number; payload: Uint8Array; length: number }
+  | { kind: "incomplete" }
+  | { kind: "invalid" };
 
 export const WS_OPCODE = { CONTINUATION: 0, TEXT: 1, BINARY: 2, CLOSE: 8, PING: 9, PONG: 10 } as const;
 const VALID_OPCODES = new Set<number>(Object.values(WS_OPCODE));
@@ -48,7 +51,11 @@ export function parseWsFrame(buf: Uint8Array, start: number, maxPayload: number)
   return { kind: "frame", fin, rsv: (b0 >> 4) & 7, opcode, payload, length: header + length };
 }
 
-export type HttpHeadResult = { kind: "upgrade"; length: number } | { kind: "http"; length: number } | { kind: "incomplete" } | { kind: "not_http" };
+export type HttpHeadResult =
+  | { kind: "upgrade"; length: number }
+  | { kind: "http"; length: number }
+  | { kind: "incomplete" }
+  | { kind: "not_http" };
 
 const latin1 = new TextDecoder("latin1");
 const startsWithAscii = (buf: Uint8Array, start: number, text: string) => {
@@ -75,7 +82,11 @@ export function parseHttpHead(buf: Uint8Array, start: number): HttpHeadResult {
   return { kind: "http", length: end - start + (contentLength === undefined ? 0 : Number(contentLength)) };
 }
 
-export type WsMessageEvent = { kind: "message"; payload: Uint8Array; compressed: boolean } | { kind: "partial" } | { kind: "control"; opcode: number } | { kind: "orphan_continuation" };
+export type WsMessageEvent =
+  | { kind: "message"; payload: Uint8Array; compressed: boolean }
+  | { kind: "partial" }
+  | { kind: "control"; opcode: number }
+  | { kind: "orphan_continuation" };
 
 /** Joins fragmented data frames into messages (RFC 6455 §5.4). */
 export class WsMessageAssembler {

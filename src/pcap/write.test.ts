@@ -10,15 +10,36 @@ import { MAX_UDP_PAYLOAD, PcapWriter, writePcap, type PcapRecord } from "./write
 
 const T0 = 1_700_000_000_000_001;
 const records: PcapRecord[] = [
-  { timestampUs: T0, srcIp: "192.0.2.10", dstIp: "198.51.100.20", srcPort: 5061, dstPort: 5062, payload: text(sipRequest("INVITE", "w-1")) },
-  { timestampUs: T0 + 999_999, srcIp: "2001:db8::10", dstIp: "2001:db8:0:0:1::20", payload: text(sipRequest("OPTIONS", "w-2")) },
-  { timestampUs: T0 + 2_000_000, srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 0, dstPort: 5070, payload: text(sipRequest("MESSAGE", "w-3", "b".repeat(3000))) },
+  {
+    timestampUs: T0,
+    srcIp: "192.0.2.10",
+    dstIp: "198.51.100.20",
+    srcPort: 5061,
+    dstPort: 5062,
+    payload: text(sipRequest("INVITE", "w-1")),
+  },
+  {
+    timestampUs: T0 + 999_999,
+    srcIp: "2001:db8::10",
+    dstIp: "2001:db8:0:0:1::20",
+    payload: text(sipRequest("OPTIONS", "w-2")),
+  },
+  {
+    timestampUs: T0 + 2_000_000,
+    srcIp: "10.0.0.1",
+    dstIp: "10.0.0.2",
+    srcPort: 0,
+    dstPort: 5070,
+    payload: text(sipRequest("MESSAGE", "w-3", "b".repeat(3000))),
+  },
 ];
 
 describe("writePcap", () => {
   test("the classic pcap header: µs magic, v2.4, Ethernet", () => {
     const file = writePcap([]);
-    expect(Array.from(file)).toEqual([0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0]);
+    expect(Array.from(file)).toEqual([
+      0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0,
+    ]);
     const r = readCapture(file);
     expect(r.ok && r.value.packets).toEqual([]);
   });
@@ -26,10 +47,52 @@ describe("writePcap", () => {
   test("read back: one frame per record with the same times, addresses, ports (0 → 5060) and payloads", () => {
     const r = extractSipMessages(writePcap(records));
     expect(r.error).toBeNull();
-    expect(r.messages.map((m) => ({ ts: m.timestampUs, src: m.srcIp, dst: m.dstIp, sp: m.srcPort, dp: m.dstPort, v: m.ipFamily, t: m.transport, n: m.frameNumber, p: m.payload }))).toEqual([
-      { ts: T0, src: "192.0.2.10", dst: "198.51.100.20", sp: 5061, dp: 5062, v: 4, t: "udp", n: 1, p: records[0]?.payload as Uint8Array },
-      { ts: T0 + 999_999, src: "2001:db8::10", dst: "2001:db8::1:0:0:20", sp: 5060, dp: 5060, v: 6, t: "udp", n: 2, p: records[1]?.payload as Uint8Array },
-      { ts: T0 + 2_000_000, src: "10.0.0.1", dst: "10.0.0.2", sp: 5060, dp: 5070, v: 4, t: "udp", n: 3, p: records[2]?.payload as Uint8Array },
+    expect(
+      r.messages.map((m) => ({
+        ts: m.timestampUs,
+        src: m.srcIp,
+        dst: m.dstIp,
+        sp: m.srcPort,
+        dp: m.dstPort,
+        v: m.ipFamily,
+        t: m.transport,
+        n: m.frameNumber,
+        p: m.payload,
+      })),
+    ).toEqual([
+      {
+        ts: T0,
+        src: "192.0.2.10",
+        dst: "198.51.100.20",
+        sp: 5061,
+        dp: 5062,
+        v: 4,
+        t: "udp",
+        n: 1,
+        p: records[0]?.payload as Uint8Array,
+      },
+      {
+        ts: T0 + 999_999,
+        src: "2001:db8::10",
+        dst: "2001:db8::1:0:0:20",
+        sp: 5060,
+        dp: 5060,
+        v: 6,
+        t: "udp",
+        n: 2,
+        p: records[1]?.payload as Uint8Array,
+      },
+      {
+        ts: T0 + 2_000_000,
+        src: "10.0.0.1",
+        dst: "10.0.0.2",
+        sp: 5060,
+        dp: 5070,
+        v: 4,
+        t: "udp",
+        n: 3,
+        p: records[2]?.payload as Uint8Array,
+      },
     ]);
   });
 
@@ -54,7 +117,14 @@ describe("writePcap", () => {
 
   test("IPv4 header checksum of the well-known example header is 0xb861", () => {
     const h = new Uint8Array(20);
-    writeIpv4Header(h, 0, { src: ipBytes("192.168.0.1"), dst: ipBytes("192.168.0.199"), protocol: 17, payloadLength: 0x73 - 20, dontFragment: true, ttl: 64 });
+    writeIpv4Header(h, 0, {
+      src: ipBytes("192.168.0.1"),
+      dst: ipBytes("192.168.0.199"),
+      protocol: 17,
+      payloadLength: 0x73 - 20,
+      dontFragment: true,
+      ttl: 64,
+    });
     expect((h[10] ?? 0) * 256 + (h[11] ?? 0)).toBe(0xb861);
   });
 
@@ -83,7 +153,10 @@ describe("writePcap", () => {
   test("payloads beyond the 16-bit length fields are cut at the UDP maximum and counted", () => {
     const w = new PcapWriter();
     const huge = text(sipRequest("MESSAGE", "huge", "h".repeat(70_000)));
-    const file = concat([w.add({ timestampUs: 1, srcIp: "10.0.0.1", dstIp: "10.0.0.2", payload: huge }), w.add({ timestampUs: 2, srcIp: "::1", dstIp: "::2", payload: huge })]);
+    const file = concat([
+      w.add({ timestampUs: 1, srcIp: "10.0.0.1", dstIp: "10.0.0.2", payload: huge }),
+      w.add({ timestampUs: 2, srcIp: "::1", dstIp: "::2", payload: huge }),
+    ]);
     const r = extractSipMessages(file, { maxMessageBytes: 1 << 20 });
     expect(r.messages.map((m) => m.payload.length)).toEqual([MAX_UDP_PAYLOAD[4], MAX_UDP_PAYLOAD[6]]);
     expect(w.adjustments.truncatedPayloads).toBe(2);

@@ -30,7 +30,8 @@ export const MAX_UDP_PAYLOAD = { 4: 65535 - 20 - 8, 6: 65535 - 8 } as const;
 const SNAPLEN = 262144;
 const DEFAULT_PORT = 5060;
 
-const validPort = (p: number | undefined) => (p !== undefined && Number.isInteger(p) && p > 0 && p <= 65535 ? p : DEFAULT_PORT);
+const validPort = (p: number | undefined) =>
+  p !== undefined && Number.isInteger(p) && p > 0 && p <= 65535 ? p : DEFAULT_PORT;
 
 export class PcapWriter {
   private started = false;
@@ -85,7 +86,14 @@ export class PcapWriter {
     if (family === 4) {
       this.ipId = (this.ipId + 1) & 0xffff;
       // DF set: each datagram is whole (RFC 6864 §4.1 lets atomic datagrams use any id).
-      off += writeIpv4Header(out, off, { src, dst, protocol: 17, payloadLength: udpLength, id: this.ipId, dontFragment: true });
+      off += writeIpv4Header(out, off, {
+        src,
+        dst,
+        protocol: 17,
+        payloadLength: udpLength,
+        id: this.ipId,
+        dontFragment: true,
+      });
     } else {
       off += writeIpv6Header(out, off, { src, dst, nextHeader: 17, payloadLength: udpLength });
     }

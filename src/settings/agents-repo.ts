@@ -38,7 +38,13 @@ const toAgent = (r: Row): Agent => ({
   packets: r.packets,
 });
 
-export const AGENT_SORTS = { node_id: "node_id", node_name: "node_name", ip: "ip", last_seen: "last_seen", packets: "packets" } as const;
+export const AGENT_SORTS = {
+  node_id: "node_id",
+  node_name: "node_name",
+  ip: "ip",
+  last_seen: "last_seen",
+  packets: "packets",
+} as const;
 
 export class AgentsRepo {
   constructor(private readonly h: SettingsDb) {}
@@ -60,7 +66,13 @@ export class AgentsRepo {
     );
     this.h.tx(() => {
       for (const a of batch) {
-        stmt.run({ node: a.nodeId, ip: a.ip, name: a.nodeName, seen: Math.trunc(a.lastSeenMs), packets: Math.max(0, Math.trunc(a.packets)) });
+        stmt.run({
+          node: a.nodeId,
+          ip: a.ip,
+          name: a.nodeName,
+          seen: Math.trunc(a.lastSeenMs),
+          packets: Math.max(0, Math.trunc(a.packets)),
+        });
       }
     });
   }
@@ -77,7 +89,9 @@ export class AgentsRepo {
   }
 
   delete(nodeId: string, ip: string): boolean {
-    return this.h.db.query("DELETE FROM agents WHERE node_id = $node AND ip = $ip").run({ node: nodeId, ip }).changes > 0;
+    return (
+      this.h.db.query("DELETE FROM agents WHERE node_id = $node AND ip = $ip").run({ node: nodeId, ip }).changes > 0
+    );
   }
 
   /** Drops agents not seen for `olderThanMs` (housekeeping). */

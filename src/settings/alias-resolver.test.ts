@@ -27,7 +27,9 @@ test.each([
 });
 
 describe("with port and capture id (test/fixtures/alias-cases.ts, shared with the browser's aliasFor)", () => {
-  const withPorts = createAliasResolver(ALIAS_ROWS.map((r) => ({ ip: r.ip, name: r.name, active: r.active, port: r.port, captureId: r.capture_id })));
+  const withPorts = createAliasResolver(
+    ALIAS_ROWS.map((r) => ({ ip: r.ip, name: r.name, active: r.active, port: r.port, captureId: r.capture_id })),
+  );
   test.each(ALIAS_CASES.map((c) => [...c]))("resolveAlias(%s, %p, %p) → %p", (ip, port, captureId, name) => {
     expect(withPorts(ip as string, port as number | null, captureId as number | null)).toBe(name as string | undefined);
   });

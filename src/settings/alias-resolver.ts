@@ -31,8 +31,15 @@ interface Rule {
  * `aliasFor` (ui/src/lib/aliases.ts) ranks the same way; test/fixtures/alias-cases.ts holds the
  * cases both are tested against.
  */
-export function compareAliasSpecificity(a: { prefix: number; port: number | null; captureId: number | null }, b: typeof a): number {
-  return b.prefix - a.prefix || Number(b.port !== null) - Number(a.port !== null) || Number(b.captureId !== null) - Number(a.captureId !== null);
+export function compareAliasSpecificity(
+  a: { prefix: number; port: number | null; captureId: number | null },
+  b: typeof a,
+): number {
+  return (
+    b.prefix - a.prefix ||
+    Number(b.port !== null) - Number(a.port !== null) ||
+    Number(b.captureId !== null) - Number(a.captureId !== null)
+  );
 }
 
 /**
@@ -54,14 +61,16 @@ export function createAliasResolver(entries: readonly AliasEntry[]): AliasResolv
       hosts.set(key, list);
     } else nets.push(rule);
   }
-  const bySpecificity = (a: Rule, b: Rule) => compareAliasSpecificity({ ...a, prefix: a.cidr.prefix }, { ...b, prefix: b.cidr.prefix });
+  const bySpecificity = (a: Rule, b: Rule) =>
+    compareAliasSpecificity({ ...a, prefix: a.cidr.prefix }, { ...b, prefix: b.cidr.prefix });
   // Array.prototype.sort is stable: equal rows keep their given order.
   for (const list of hosts.values()) list.sort(bySpecificity);
   nets.sort(bySpecificity);
   return (ip, port, captureId) => {
     const bytes = parseIp(ip);
     if (!bytes) return undefined;
-    const fits = (r: Rule) => (r.port === null || r.port === port) && (r.captureId === null || r.captureId === captureId);
+    const fits = (r: Rule) =>
+      (r.port === null || r.port === port) && (r.captureId === null || r.captureId === captureId);
     const host = hosts.get(bytes.join("."))?.find(fits);
     if (host) return host.name;
     return nets.find((n) => fits(n) && cidrContains(n.cidr, bytes))?.name;

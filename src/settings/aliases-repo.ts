@@ -21,7 +21,8 @@ export interface IpAlias {
   updatedAt: number;
 }
 
-export type IpAliasInput = Pick<IpAlias, "ip" | "name"> & Partial<Pick<IpAlias, "group" | "active" | "port" | "captureId">>;
+export type IpAliasInput = Pick<IpAlias, "ip" | "name"> &
+  Partial<Pick<IpAlias, "group" | "active" | "port" | "captureId">>;
 
 interface Row {
   id: string;
@@ -58,7 +59,11 @@ function check(a: Partial<IpAliasInput>): void {
   if (a.port !== undefined && a.port !== null && !(Number.isInteger(a.port) && a.port >= 1 && a.port <= 65535)) {
     throw invalidField("port", "must be an integer from 1 to 65535, or null for every port");
   }
-  if (a.captureId !== undefined && a.captureId !== null && !(Number.isInteger(a.captureId) && a.captureId >= 1 && a.captureId <= MAX_CAPTURE_ID)) {
+  if (
+    a.captureId !== undefined &&
+    a.captureId !== null &&
+    !(Number.isInteger(a.captureId) && a.captureId >= 1 && a.captureId <= MAX_CAPTURE_ID)
+  ) {
     throw invalidField("capture_id", `must be an integer from 1 to ${MAX_CAPTURE_ID}, or null for every capture point`);
   }
 }
@@ -90,8 +95,19 @@ export class AliasesRepo {
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query("INSERT INTO ip_aliases (id, ip, name, alias_group, active, port, capture_id, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $port, $capture, $now, $now)")
-      .run({ id, ip: a.ip.trim(), name: a.name, group: a.group ?? "", active: a.active === false ? 0 : 1, port: a.port ?? null, capture: a.captureId ?? null, now });
+      .query(
+        "INSERT INTO ip_aliases (id, ip, name, alias_group, active, port, capture_id, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $port, $capture, $now, $now)",
+      )
+      .run({
+        id,
+        ip: a.ip.trim(),
+        name: a.name,
+        group: a.group ?? "",
+        active: a.active === false ? 0 : 1,
+        port: a.port ?? null,
+        capture: a.captureId ?? null,
+        now,
+      });
     this.resolver = undefined;
     return this.get(id)!;
   }
@@ -117,7 +133,9 @@ export class AliasesRepo {
   /** Alias name of an endpoint (most specific active entry), cached until the aliases change. */
   resolveAlias(ip: string, port?: number | null, captureId?: number | null): string | undefined {
     if (!this.resolver) {
-      const rows = (this.h.db.query("SELECT * FROM ip_aliases WHERE active = 1 ORDER BY created_at, id").all() as Row[]).map(toAlias);
+      const rows = (
+        this.h.db.query("SELECT * FROM ip_aliases WHERE active = 1 ORDER BY created_at, id").all() as Row[]
+      ).map(toAlias);
       this.resolver = createAliasResolver(rows);
     }
     return this.resolver(ip, port, captureId);

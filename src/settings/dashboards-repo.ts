@@ -29,7 +29,12 @@ const toDashboard = (r: Row): Dashboard => ({
   updatedAt: r.updated_at,
 });
 
-export const DASHBOARD_SORTS = { position: "position", name: "name", created_at: "created_at", updated_at: "updated_at" } as const;
+export const DASHBOARD_SORTS = {
+  position: "position",
+  name: "name",
+  created_at: "created_at",
+  updated_at: "updated_at",
+} as const;
 
 /** Dashboards belong to one user; every read and write is scoped by `username`. */
 export class DashboardsRepo {
@@ -55,11 +60,17 @@ export class DashboardsRepo {
   }
 
   count(username: string): number {
-    return (this.h.db.query("SELECT COUNT(*) AS n FROM dashboards WHERE username = $username").get({ username }) as { n: number }).n;
+    return (
+      this.h.db.query("SELECT COUNT(*) AS n FROM dashboards WHERE username = $username").get({ username }) as {
+        n: number;
+      }
+    ).n;
   }
 
   get(username: string, id: string): Dashboard | undefined {
-    const r = this.h.db.query("SELECT * FROM dashboards WHERE id = $id AND username = $username").get({ id, username }) as Row | null;
+    const r = this.h.db
+      .query("SELECT * FROM dashboards WHERE id = $id AND username = $username")
+      .get({ id, username }) as Row | null;
     return r ? toDashboard(r) : undefined;
   }
 
@@ -67,20 +78,27 @@ export class DashboardsRepo {
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query("INSERT INTO dashboards (id, username, name, position, layout, created_at, updated_at) VALUES ($id, $username, $name, $position, $layout, $now, $now)")
+      .query(
+        "INSERT INTO dashboards (id, username, name, position, layout, created_at, updated_at) VALUES ($id, $username, $name, $position, $layout, $now, $now)",
+      )
       .run({ id, username, name: d.name, position: d.position, layout: JSON.stringify(d.layout), now });
     return this.get(username, id)!;
   }
 
   update(username: string, id: string, d: DashboardDraft): Dashboard | undefined {
     const r = this.h.db
-      .query("UPDATE dashboards SET name = $name, position = $position, layout = $layout, updated_at = $now WHERE id = $id AND username = $username")
+      .query(
+        "UPDATE dashboards SET name = $name, position = $position, layout = $layout, updated_at = $now WHERE id = $id AND username = $username",
+      )
       .run({ id, username, name: d.name, position: d.position, layout: JSON.stringify(d.layout), now: nowMs() });
     return r.changes > 0 ? this.get(username, id) : undefined;
   }
 
   delete(username: string, id: string): boolean {
-    return this.h.db.query("DELETE FROM dashboards WHERE id = $id AND username = $username").run({ id, username }).changes > 0;
+    return (
+      this.h.db.query("DELETE FROM dashboards WHERE id = $id AND username = $username").run({ id, username }).changes >
+      0
+    );
   }
 
   /** `POST /me/dashboards/reset`: the user's dashboards are replaced by the defaults. */
@@ -89,7 +107,11 @@ export class DashboardsRepo {
       this.h.db.query("DELETE FROM dashboards WHERE username = $username").run({ username });
       this.insertDefaults(username);
     });
-    return (this.h.db.query("SELECT * FROM dashboards WHERE username = $username ORDER BY position, id").all({ username }) as Row[]).map(toDashboard);
+    return (
+      this.h.db
+        .query("SELECT * FROM dashboards WHERE username = $username ORDER BY position, id")
+        .all({ username }) as Row[]
+    ).map(toDashboard);
   }
 
   private insertDefaults(username: string): void {

@@ -26,11 +26,17 @@ export class SettingsDb {
       // Password and token hashes live here: owner-only from the start (SQLite gives -wal/-shm the same mode).
       if (fresh) chmodSync(this.path, 0o600);
       // WAL + synchronous=NORMAL: readers never block the writer (docs/PLATFORM.md "SQLite settings database").
-      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
+      db.exec(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+      );
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `cannot open settings database ${this.path} (coordinator.settings_db_path): ${(e as Error).message}`, {
-        cause: e,
-      });
+      throw new AppError(
+        "CONFIG_INVALID",
+        `cannot open settings database ${this.path} (coordinator.settings_db_path): ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
     }
     const versions = migrate(db);
     this.conn = db;
@@ -61,7 +67,8 @@ export class SettingsDb {
 export const nowMs = (): number => Date.now();
 
 /** A 400 naming the failing field (`{error: "VALIDATION", message: "field: why", fields: [field]}`). */
-export const invalidField = (field: string, why: string): AppError => new AppError("VALIDATION", `${field}: ${why}`, { details: { fields: [field] } });
+export const invalidField = (field: string, why: string): AppError =>
+  new AppError("VALIDATION", `${field}: ${why}`, { details: { fields: [field] } });
 export const newId = (): string => Bun.randomUUIDv7();
 
 /** SQLite stores booleans as 0/1. */

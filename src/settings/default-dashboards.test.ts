@@ -19,7 +19,13 @@ test("the defaults with the default widgets and Quality, games last", () => {
     ["kpi-table", "codes"],
     ["kpi-table", "destinations"],
   ]);
-  expect(types("Games")).toEqual(["game-chess", "game-jitter-buffer-hero", "game-packet-defender", "game-sip-dialog-master", "game-sipetris"]);
+  expect(types("Games")).toEqual([
+    "game-chess",
+    "game-jitter-buffer-hero",
+    "game-packet-defender",
+    "game-sip-dialog-master",
+    "game-sipetris",
+  ]);
   expect(types("NetGames")).toEqual(["game-netchess", "game-netris"]);
   for (const d of all) expect(new Set(d.layout.map((w) => w.id)).size).toBe(d.layout.length);
 });

@@ -29,7 +29,15 @@ export interface DashboardDraft {
   layout: Widget[];
 }
 
-const w = (id: string, type: string, x: number, y: number, width: number, height: number, config: Record<string, unknown> = {}): Widget => ({
+const w = (
+  id: string,
+  type: string,
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  config: Record<string, unknown> = {},
+): Widget => ({
   id,
   type,
   x,

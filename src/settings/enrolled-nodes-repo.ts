@@ -58,10 +58,15 @@ export class EnrolledNodesRepo {
         const n = (this.h.db.query("SELECT count(*) AS n FROM enrolled_nodes").get() as { n: number }).n;
         if (n >= a.max) return { ok: false, reason: "full" };
         this.h.db
-          .query("INSERT INTO enrolled_nodes (name, url, token, status, enrolled_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)")
+          .query(
+            "INSERT INTO enrolled_nodes (name, url, token, status, enrolled_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
+          )
           .run(a.name, a.url, a.token, a.approval ? "pending" : "approved", now, now);
       }
-      return { ok: true, node: toNode(this.h.db.query("SELECT * FROM enrolled_nodes WHERE name = ?").get(a.name) as Row) };
+      return {
+        ok: true,
+        node: toNode(this.h.db.query("SELECT * FROM enrolled_nodes WHERE name = ?").get(a.name) as Row),
+      };
     });
   }
 
@@ -72,7 +77,11 @@ export class EnrolledNodesRepo {
 
   /** The approved entries with their node tokens: what the fan-out asks. */
   approved(): Array<{ name: string; url: string; token: string }> {
-    return (this.h.db.query("SELECT name, url, token FROM enrolled_nodes WHERE status = 'approved' ORDER BY name").all() as Row[]).map((r) => ({ name: r.name, url: r.url, token: r.token }));
+    return (
+      this.h.db
+        .query("SELECT name, url, token FROM enrolled_nodes WHERE status = 'approved' ORDER BY name")
+        .all() as Row[]
+    ).map((r) => ({ name: r.name, url: r.url, token: r.token }));
   }
 
   /** Approves an entry; undefined when there is none of that name. */

@@ -38,7 +38,12 @@ const toHepSub = (r: Row): HepSub => ({
   updatedAt: r.updated_at,
 });
 
-export const HEPSUB_SORTS = { hepid: "hepid", profile: "profile", hep_alias: "hep_alias", created_at: "created_at" } as const;
+export const HEPSUB_SORTS = {
+  hepid: "hepid",
+  profile: "profile",
+  hep_alias: "hep_alias",
+  created_at: "created_at",
+} as const;
 
 const conflict = (e: unknown, s: Pick<HepSub, "hepid" | "profile">): never => {
   if (String((e as Error).message).includes("UNIQUE")) {
@@ -52,7 +57,10 @@ const conflict = (e: unknown, s: Pick<HepSub, "hepid" | "profile">): never => {
 export class HepSubsRepo {
   constructor(private readonly h: SettingsDb) {}
 
-  list(filters: { hepid?: number | undefined; profile?: string | undefined; hepAlias?: string | undefined }, paging: PageInput): Page<HepSub> {
+  list(
+    filters: { hepid?: number | undefined; profile?: string | undefined; hepAlias?: string | undefined },
+    paging: PageInput,
+  ): Page<HepSub> {
     const page = pageRequest(paging, HEPSUB_SORTS, "hepid");
     const f = emptyFilter();
     addEquals(f, "hepid", filters.hepid);
@@ -75,7 +83,15 @@ export class HepSubsRepo {
           `INSERT INTO hep_subscriptions (id, hepid, profile, hep_alias, version, mapping, created_at, updated_at)
            VALUES ($id, $hepid, $profile, $alias, $version, $mapping, $now, $now)`,
         )
-        .run({ id, hepid: s.hepid, profile: s.profile, alias: s.hepAlias ?? "", version: s.version ?? 1, mapping: JSON.stringify(s.mapping ?? {}), now });
+        .run({
+          id,
+          hepid: s.hepid,
+          profile: s.profile,
+          alias: s.hepAlias ?? "",
+          version: s.version ?? 1,
+          mapping: JSON.stringify(s.mapping ?? {}),
+          now,
+        });
     } catch (e) {
       conflict(e, s);
     }

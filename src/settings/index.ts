@@ -5,8 +5,26 @@
 export { SettingsDb, newId, nowMs } from "./db.ts";
 export { MIGRATIONS, migrate } from "./migrations.ts";
 export { createSettingsModule, createSettingsStore, type SettingsOptions, type SettingsStore } from "./store.ts";
-export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, cursorPattern, decodeCursor, encodeCursor, pageRequest, type Page, type PageInput, type PageRequest } from "./page.ts";
-export { UsersRepo, USER_SORTS, type User, type UserCreate, type UserFilters, type UserUpdate, type UserWithSecret } from "./users-repo.ts";
+export {
+  DEFAULT_PAGE_LIMIT,
+  MAX_PAGE_LIMIT,
+  cursorPattern,
+  decodeCursor,
+  encodeCursor,
+  pageRequest,
+  type Page,
+  type PageInput,
+  type PageRequest,
+} from "./page.ts";
+export {
+  UsersRepo,
+  USER_SORTS,
+  type User,
+  type UserCreate,
+  type UserFilters,
+  type UserUpdate,
+  type UserWithSecret,
+} from "./users-repo.ts";
 export { UserSettingsRepo, type UserSetting } from "./user-settings-repo.ts";
 export {
   DAY_MS,
@@ -84,4 +102,9 @@ export { HepSubsRepo, HEPSUB_SORTS, type HepSub, type HepSubInput } from "./heps
 export { AgentsRepo, AGENT_SORTS, type Agent, type AgentSeen } from "./agents-repo.ts";
 export { ExportJobsRepo, ShareLinksRepo, type ExportJob, type ExportStatus, type ShareLink } from "./shares-repo.ts";
 export { RevokedSessionsRepo, type RevokedSession } from "./revoked-sessions-repo.ts";
-export { EnrolledNodesRepo, type AnnounceOutcome, type EnrolledNode, type EnrolledStatus } from "./enrolled-nodes-repo.ts";
+export {
+  EnrolledNodesRepo,
+  type AnnounceOutcome,
+  type EnrolledNode,
+  type EnrolledStatus,
+} from "./enrolled-nodes-repo.ts";

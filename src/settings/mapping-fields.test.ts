@@ -1,6 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../core/index.ts";
-import { canonicalFields, findField, normalizeFields, stableJson, validateFields, type FieldObject } from "./mapping-fields.ts";
+import {
+  canonicalFields,
+  findField,
+  normalizeFields,
+  stableJson,
+  validateFields,
+  type FieldObject,
+} from "./mapping-fields.ts";
 
 const ok = { id: "call_id", name: "Call-ID", type: "string" };
 
@@ -21,13 +28,28 @@ describe("validateFields", () => {
     [{ id: "x" }, "fields_mapping: must be an array of at most 500 field objects"],
     [[{ ...ok, formType: "input" }], "fields_mapping.0.formType: unknown member of a field object"],
     [[{ id: "a", type: "string" }], "fields_mapping.0.name: required: a label of 1-128 characters"],
-    [[{ ...ok, type: "text" }], 'fields_mapping.0.type: required: one of "string", "integer", "int", "number", "boolean"'],
-    [[{ ...ok, selector: [{ name: "a", value: true }] }], "fields_mapping.0.selector.0.value: must be a string (at most 256 characters) or a finite number"],
-    [[{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }], "fields_mapping.0.virtual.path: must be a dotted path of segments made of letters, digits, _ and - (at most 256 characters)"],
-    [[{ ...ok, virtual: { kind: "data_extra_json", path: "a", x: 1 } }], "fields_mapping.0.virtual.x: unknown member (kind, path, match)"],
+    [
+      [{ ...ok, type: "text" }],
+      'fields_mapping.0.type: required: one of "string", "integer", "int", "number", "boolean"',
+    ],
+    [
+      [{ ...ok, selector: [{ name: "a", value: true }] }],
+      "fields_mapping.0.selector.0.value: must be a string (at most 256 characters) or a finite number",
+    ],
+    [
+      [{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }],
+      "fields_mapping.0.virtual.path: must be a dotted path of segments made of letters, digits, _ and - (at most 256 characters)",
+    ],
+    [
+      [{ ...ok, virtual: { kind: "data_extra_json", path: "a", x: 1 } }],
+      "fields_mapping.0.virtual.x: unknown member (kind, path, match)",
+    ],
     [[{ ...ok, form_type: "select" }], 'fields_mapping.0.selector: required (non-empty) when form_type is "select"'],
     [[ok, ok], 'fields_mapping.1.id: duplicate field id "call_id"'],
-    [Array.from({ length: 501 }, (_, i) => ({ ...ok, id: `f${i}` })), "fields_mapping: must be an array of at most 500 field objects"],
+    [
+      Array.from({ length: 501 }, (_, i) => ({ ...ok, id: `f${i}` })),
+      "fields_mapping: must be an array of at most 500 field objects",
+    ],
   ])("%j → %s", (raw, message) => {
     expect(() => validateFields(raw)).toThrow(message);
   });
@@ -50,12 +72,32 @@ describe("validateFields", () => {
     ["unknown member", "fields_mapping.0.formType", [{ ...ok, formType: "input" }]],
     ["virtual not an object", "fields_mapping.0.virtual", [{ ...ok, virtual: "from_tag" }]],
     ["virtual unknown kind", "fields_mapping.0.virtual.kind", [{ ...ok, virtual: { kind: "column", path: "a" } }]],
-    ["virtual path with a space", "fields_mapping.0.virtual.path", [{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }]],
-    ["virtual path with an empty segment", "fields_mapping.0.virtual.path", [{ ...ok, virtual: { kind: "data_extra_json", path: "a..b" } }]],
-    ["virtual path quoted", "fields_mapping.0.virtual.path", [{ ...ok, virtual: { kind: "data_extra_json", path: "a.'b'" } }]],
-    ["virtual unknown match", "fields_mapping.0.virtual.match", [{ ...ok, virtual: { kind: "data_extra_json", path: "a", match: "regex" } }]],
+    [
+      "virtual path with a space",
+      "fields_mapping.0.virtual.path",
+      [{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }],
+    ],
+    [
+      "virtual path with an empty segment",
+      "fields_mapping.0.virtual.path",
+      [{ ...ok, virtual: { kind: "data_extra_json", path: "a..b" } }],
+    ],
+    [
+      "virtual path quoted",
+      "fields_mapping.0.virtual.path",
+      [{ ...ok, virtual: { kind: "data_extra_json", path: "a.'b'" } }],
+    ],
+    [
+      "virtual unknown match",
+      "fields_mapping.0.virtual.match",
+      [{ ...ok, virtual: { kind: "data_extra_json", path: "a", match: "regex" } }],
+    ],
     ["duplicate id", "fields_mapping.1.id", [ok, { ...ok, name: "again" }]],
-    ["second entry blamed by index", "fields_mapping.1.skip", [ok, { id: "b", name: "B", type: "int", form_type: "checkbox", skip: 1 }]],
+    [
+      "second entry blamed by index",
+      "fields_mapping.1.skip",
+      [ok, { id: "b", name: "B", type: "int", form_type: "checkbox", skip: 1 }],
+    ],
   ])("%s → 400 naming %s", (_name, field, raw) => {
     expect(blamed(raw)).toBe(field);
   });
@@ -118,13 +160,31 @@ describe("normalizeFields", () => {
       virtual: { kind: "data_extra_json", path: "a.b", extra: 1 },
     };
     expect(normalizeFields([stored])).toEqual([
-      { id: "m", name: "m", type: "int", selected: false, sid_type: true, selector: [{ name: "a", value: 1 }], virtual: { kind: "data_extra_json", path: "a.b", match: "like" } },
+      {
+        id: "m",
+        name: "m",
+        type: "int",
+        selected: false,
+        sid_type: true,
+        selector: [{ name: "a", value: 1 }],
+        virtual: { kind: "data_extra_json", path: "a.b", match: "like" },
+      },
     ]);
-    expect(normalizeFields([{ ...stored, virtual: { kind: "data_extra_json", path: "a.b", match: "regex" } }])[0]?.virtual).toBeUndefined();
+    expect(
+      normalizeFields([{ ...stored, virtual: { kind: "data_extra_json", path: "a.b", match: "regex" } }])[0]?.virtual,
+    ).toBeUndefined();
   });
 
   test("fills name and type, drops invalid members, entries without id and duplicate ids", () => {
-    expect(normalizeFields([{ id: "time" }, { name: "no id" }, { id: "v", type: "float", hide: true, junk: 1 }, { id: "time", name: "dup" }, 7])).toEqual([
+    expect(
+      normalizeFields([
+        { id: "time" },
+        { name: "no id" },
+        { id: "v", type: "float", hide: true, junk: 1 },
+        { id: "time", name: "dup" },
+        7,
+      ]),
+    ).toEqual([
       { id: "time", name: "time", type: "string" },
       { id: "v", name: "v", type: "string", hide: true },
     ]);

@@ -25,7 +25,15 @@ import {
  * `normalizeFields` is tolerant (stored rows, automatic sync): it keeps what is valid, fills defaults
  * (name = id, type = string, virtual.match = like) and drops the rest.
  */
-export { FIELD_INDEXES, FIELD_TYPES, FORM_TYPES, MAX_FIELDS, VIRTUAL_KINDS, VIRTUAL_MATCHES, VIRTUAL_PATH_RE } from "./mapping-schema.ts";
+export {
+  FIELD_INDEXES,
+  FIELD_TYPES,
+  FORM_TYPES,
+  MAX_FIELDS,
+  VIRTUAL_KINDS,
+  VIRTUAL_MATCHES,
+  VIRTUAL_PATH_RE,
+} from "./mapping-schema.ts";
 
 export type FieldType = (typeof FIELD_TYPES)[number];
 export type FormType = (typeof FORM_TYPES)[number];
@@ -59,7 +67,10 @@ function readOptions(raw: unknown): FieldOption[] | undefined {
   if (!Array.isArray(raw)) return undefined;
   return raw
     .slice(0, MAX_OPTIONS)
-    .filter((o): o is FieldOption => isObject(o) && fits(OptionInput.properties.name, o.name) && fits(OptionInput.properties.value, o.value))
+    .filter(
+      (o): o is FieldOption =>
+        isObject(o) && fits(OptionInput.properties.name, o.name) && fits(OptionInput.properties.value, o.value),
+    )
     .map((o) => ({ name: o.name, value: o.value }));
 }
 
@@ -67,14 +78,22 @@ function readVirtual(raw: unknown): VirtualBlock | undefined {
   const V = VirtualInput.properties;
   if (!isObject(raw) || !fits(V.kind, raw.kind) || !fits(V.path, raw.path)) return undefined;
   if (raw.match !== undefined && !fits(V.match, raw.match)) return undefined;
-  return { kind: "data_extra_json", path: raw.path as string, match: (raw.match as VirtualMatch | undefined) ?? "like" };
+  return {
+    kind: "data_extra_json",
+    path: raw.path as string,
+    match: (raw.match as VirtualMatch | undefined) ?? "like",
+  };
 }
 
 /** One field object with what is valid kept and defaults filled; undefined without a usable id. */
 function readField(raw: unknown): FieldObject | undefined {
   if (!isObject(raw) || !fits(F.id, raw.id)) return undefined;
   const id = raw.id as string;
-  const f: FieldObject = { id, name: fits(F.name, raw.name) ? (raw.name as string) : id, type: fits(F.type, raw.type) ? (raw.type as FieldType) : "string" };
+  const f: FieldObject = {
+    id,
+    name: fits(F.name, raw.name) ? (raw.name as string) : id,
+    type: fits(F.type, raw.type) ? (raw.type as FieldType) : "string",
+  };
   const out = f as unknown as Record<string, unknown>;
   for (const k of KEPT_AS_IS) if (fits(F[k], raw[k])) out[k] = raw[k];
   for (const k of ["form_default", "selector"] as const) {
@@ -107,7 +126,8 @@ export function validateFields(raw: unknown, path = "fields_mapping"): FieldObje
   const list = raw as Array<{ id: string; form_type?: string; selector?: unknown[] }>;
   const seen = new Set<string>();
   list.forEach((f, i) => {
-    if (f.form_type === "select" && !f.selector?.length) throw invalidField(`${path}.${i}.selector`, 'required (non-empty) when form_type is "select"');
+    if (f.form_type === "select" && !f.selector?.length)
+      throw invalidField(`${path}.${i}.selector`, 'required (non-empty) when form_type is "select"');
     if (seen.has(f.id)) throw invalidField(`${path}.${i}.id`, `duplicate field id "${f.id}"`);
     seen.add(f.id);
   });
@@ -134,7 +154,10 @@ const ALIASES: Readonly<Record<string, string>> = {
 };
 
 /** The field a filter key refers to: by id, else through the spec's alias and plural keys. */
-export function findField(mapping: { readonly fieldsMapping: readonly FieldObject[] } | readonly FieldObject[], fieldId: string): FieldObject | undefined {
+export function findField(
+  mapping: { readonly fieldsMapping: readonly FieldObject[] } | readonly FieldObject[],
+  fieldId: string,
+): FieldObject | undefined {
   const fields = "fieldsMapping" in mapping ? mapping.fieldsMapping : mapping;
   const exact = fields.find((f) => f.id === fieldId);
   if (exact) return exact;

@@ -12,7 +12,16 @@ import { invalidField } from "./db.ts";
  * The same schemas are published in the OpenAPI document (src/api/mappings/model.ts).
  */
 export const FIELD_TYPES = ["string", "integer", "int", "number", "boolean"] as const;
-export const FORM_TYPES = ["input", "input_multi_select", "multiselect", "select", "datetime", "loki-field", "switch", "checkbox"] as const;
+export const FORM_TYPES = [
+  "input",
+  "input_multi_select",
+  "multiselect",
+  "select",
+  "datetime",
+  "loki-field",
+  "switch",
+  "checkbox",
+] as const;
 export const FIELD_INDEXES = ["none", "secondary", "primary"] as const;
 export const VIRTUAL_KINDS = ["data_extra_json"] as const;
 export const VIRTUAL_MATCHES = ["like", "equals", "absent", "present"] as const;
@@ -39,11 +48,20 @@ const finite = () => Type.Number({ "x-why": "must be a finite number" });
 export const OptionInput = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128, "x-why": "must be a string of 1-128 characters" }),
-    value: Type.Union([Type.String({ maxLength: 256 }), Type.Number()], { "x-why": "must be a string (at most 256 characters) or a finite number" }),
+    value: Type.Union([Type.String({ maxLength: 256 }), Type.Number()], {
+      "x-why": "must be a string (at most 256 characters) or a finite number",
+    }),
   },
-  { additionalProperties: false, "x-why": "must be an object {name, value}", "x-unknown": "unknown member (an option has name and value)" },
+  {
+    additionalProperties: false,
+    "x-why": "must be an object {name, value}",
+    "x-unknown": "unknown member (an option has name and value)",
+  },
 );
-const OptionsInput = Type.Array(OptionInput, { maxItems: MAX_OPTIONS, "x-why": `must be an array of at most ${MAX_OPTIONS} options {name, value}` });
+const OptionsInput = Type.Array(OptionInput, {
+  maxItems: MAX_OPTIONS,
+  "x-why": `must be an array of at most ${MAX_OPTIONS} options {name, value}`,
+});
 
 export const VirtualInput = Type.Object(
   {
@@ -55,13 +73,20 @@ export const VirtualInput = Type.Object(
     }),
     match: Type.Optional(oneOf(VIRTUAL_MATCHES, `must be one of ${listText(VIRTUAL_MATCHES)}`)),
   },
-  { additionalProperties: false, "x-why": "must be an object {kind, path, match}", "x-unknown": "unknown member (kind, path, match)" },
+  {
+    additionalProperties: false,
+    "x-why": "must be an object {kind, path, match}",
+    "x-unknown": "unknown member (kind, path, match)",
+  },
 );
 
 /** One field object as a writer hands it in (`match` of a virtual block defaults to like). */
 export const FieldInputSchema = Type.Object(
   {
-    id: Type.String({ pattern: ID_RE.source, "x-why": "must be a string of 1-128 characters without whitespace, quotes or backslashes" }),
+    id: Type.String({
+      pattern: ID_RE.source,
+      "x-why": "must be a string of 1-128 characters without whitespace, quotes or backslashes",
+    }),
     name: Type.String({ minLength: 1, maxLength: 128, "x-why": "required: a label of 1-128 characters" }),
     type: oneOf(FIELD_TYPES, `required: one of ${listText(FIELD_TYPES)}`),
     form_type: Type.Optional(oneOf(FORM_TYPES, `must be one of ${listText(FORM_TYPES)}`)),
@@ -79,20 +104,35 @@ export const FieldInputSchema = Type.Object(
   { additionalProperties: false, "x-why": "must be a field object", "x-unknown": "unknown member of a field object" },
 );
 
-export const FieldsInputSchema = Type.Array(FieldInputSchema, { maxItems: MAX_FIELDS, "x-why": `must be an array of at most ${MAX_FIELDS} field objects` });
+export const FieldsInputSchema = Type.Array(FieldInputSchema, {
+  maxItems: MAX_FIELDS,
+  "x-why": `must be an array of at most ${MAX_FIELDS} field objects`,
+});
 
 /** `PUT /me/mappings/:key`: a user may override only `selected` and `position` (docs/API.md "Users and settings"). */
 export const OverrideListSchema = Type.Object(
   {
     fields: Type.Array(
       Type.Object(
-        { id: Type.String({ "x-why": "must be the id of a field of this mapping" }), selected: Type.Optional(bool()), position: Type.Optional(finite()) },
-        { additionalProperties: false, "x-why": "must be an object {id, selected?, position?}", "x-unknown": "only selected and position may be overridden" },
+        {
+          id: Type.String({ "x-why": "must be the id of a field of this mapping" }),
+          selected: Type.Optional(bool()),
+          position: Type.Optional(finite()),
+        },
+        {
+          additionalProperties: false,
+          "x-why": "must be an object {id, selected?, position?}",
+          "x-unknown": "only selected and position may be overridden",
+        },
       ),
       { "x-why": "required: an array of {id, selected?, position?}" },
     ),
   },
-  { additionalProperties: false, "x-why": "must be a JSON object {fields: [...]}", "x-unknown": "unknown member (the body has only fields)" },
+  {
+    additionalProperties: false,
+    "x-why": "must be a JSON object {fields: [...]}",
+    "x-unknown": "unknown member (the body has only fields)",
+  },
 );
 
 /**

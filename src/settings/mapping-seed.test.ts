@@ -24,9 +24,12 @@ describe("built-in mappings", () => {
     expect(seedMappingRows().map((r) => r.guid)).toEqual(rows.map((r) => r.guid));
   });
 
-  test.each(rows.map((r) => [`${r.hepid}_${r.profile}`, r] as const))("%s passes the strict API validation unchanged", (_k, r) => {
-    expect(validateFields(r.fieldsMapping)).toEqual(r.fieldsMapping as never);
-  });
+  test.each(rows.map((r) => [`${r.hepid}_${r.profile}`, r] as const))(
+    "%s passes the strict API validation unchanged",
+    (_k, r) => {
+      expect(validateFields(r.fieldsMapping)).toEqual(r.fieldsMapping as never);
+    },
+  );
 
   test("SIP call: call_id is the correlation field; multi-selects carry presets; tags are virtual equals", () => {
     const call = row(1, "call");
@@ -36,19 +39,40 @@ describe("built-in mappings", () => {
     const codes = findField(call.fieldsMapping as never, "response_codes")?.form_default?.map((o) => o.value);
     expect(codes).toEqual([100, 180, 183, 200, 401, 403, 404, 407, 408, 480, 486, 487, 500, 503, 603]);
     for (const id of ["from_tag", "to_tag"]) {
-      expect(findField(call.fieldsMapping as never, id)?.virtual).toEqual({ kind: "data_extra_json", path: id, match: "equals" });
+      expect(findField(call.fieldsMapping as never, id)?.virtual).toEqual({
+        kind: "data_extra_json",
+        path: id,
+        match: "equals",
+      });
     }
-    for (const id of ["from_user", "to_user", "src_ip", "dst_ip", "src_port", "dst_port", "user_agent", "ruri_user", "node_name", "capture_id", "payload", "cseq_method"]) {
+    for (const id of [
+      "from_user",
+      "to_user",
+      "src_ip",
+      "dst_ip",
+      "src_port",
+      "dst_port",
+      "user_agent",
+      "ruri_user",
+      "node_name",
+      "capture_id",
+      "payload",
+      "cseq_method",
+    ]) {
       expect(findField(call.fieldsMapping as never, id)?.id).toBe(id);
     }
   });
 
   test("SIP registration has aor, contact, expires and user_agent; OTLP rows have their columns", () => {
     const ids = (hepid: number, profile: string) => row(hepid, profile).fieldsMapping!.map((f) => f.id);
-    expect(ids(1, "registration")).toEqual(expect.arrayContaining(["aor", "contact", "expires", "user_agent", "call_id"]));
+    expect(ids(1, "registration")).toEqual(
+      expect.arrayContaining(["aor", "contact", "expires", "user_agent", "call_id"]),
+    );
     expect(ids(1, "call")).not.toContain("aor");
     expect(ids(200, "default")).toEqual(expect.arrayContaining(["trace_id", "name", "service_name"]));
     expect(ids(201, "default")).toEqual(expect.arrayContaining(["name", "type", "service_name"]));
-    expect(ids(202, "default")).toEqual(expect.arrayContaining(["trace_id", "service_name", "severity_number", "body"]));
+    expect(ids(202, "default")).toEqual(
+      expect.arrayContaining(["trace_id", "service_name", "severity_number", "body"]),
+    );
   });
 });

@@ -16,7 +16,22 @@ import { protoLabel } from "../core/protocols.ts";
 const opt = (v: string | number, name = String(v)): FieldOption => ({ name, value: v });
 
 /** RFC 3261 §27.4 methods plus the common extensions (RFC 3262, 3311, 3515, 6086, 6665, 3428, 3903). */
-export const SIP_METHODS = ["INVITE", "ACK", "BYE", "CANCEL", "REGISTER", "OPTIONS", "PRACK", "UPDATE", "INFO", "REFER", "NOTIFY", "SUBSCRIBE", "MESSAGE", "PUBLISH"];
+export const SIP_METHODS = [
+  "INVITE",
+  "ACK",
+  "BYE",
+  "CANCEL",
+  "REGISTER",
+  "OPTIONS",
+  "PRACK",
+  "UPDATE",
+  "INFO",
+  "REFER",
+  "NOTIFY",
+  "SUBSCRIBE",
+  "MESSAGE",
+  "PUBLISH",
+];
 
 /** Response codes an operator filters for most (RFC 3261 §21). */
 export const SIP_RESPONSES: ReadonlyArray<[number, string]> = [
@@ -42,12 +57,33 @@ type Draft = Omit<FieldObject, "position">;
 /** Positions follow the array order (10, 20, ...), leaving room for an operator's insertions. */
 const positioned = (drafts: Draft[]): FieldObject[] => drafts.map((d, i) => ({ ...d, position: (i + 1) * 10 }));
 
-const text = (id: string, name: string, extra: Partial<Draft> = {}): Draft => ({ id, name, type: "string", form_type: "input", ...extra });
-const num = (id: string, name: string, extra: Partial<Draft> = {}): Draft => ({ id, name, type: "integer", form_type: "input", ...extra });
+const text = (id: string, name: string, extra: Partial<Draft> = {}): Draft => ({
+  id,
+  name,
+  type: "string",
+  form_type: "input",
+  ...extra,
+});
+const num = (id: string, name: string, extra: Partial<Draft> = {}): Draft => ({
+  id,
+  name,
+  type: "integer",
+  form_type: "input",
+  ...extra,
+});
 
 const callId = (name = "Call-ID"): Draft => text("call_id", name, { index: "primary", sid_type: true, selected: true });
-const methodField = (): Draft => text("method", "Method", { form_type: "input_multi_select", selected: true, form_default: SIP_METHODS.map((m) => opt(m)) });
-const responseField = (): Draft => num("response_code", "Response Code", { form_type: "input_multi_select", form_default: SIP_RESPONSES.map(([c, reason]) => opt(c, `${c} ${reason}`)) });
+const methodField = (): Draft =>
+  text("method", "Method", {
+    form_type: "input_multi_select",
+    selected: true,
+    form_default: SIP_METHODS.map((m) => opt(m)),
+  });
+const responseField = (): Draft =>
+  num("response_code", "Response Code", {
+    form_type: "input_multi_select",
+    form_default: SIP_RESPONSES.map(([c, reason]) => opt(c, `${c} ${reason}`)),
+  });
 
 const addressFields = (): Draft[] => [
   text("src_ip", "Source IP", { index: "secondary" }),
@@ -56,10 +92,14 @@ const addressFields = (): Draft[] => [
   num("dst_port", "Destination Port", { hide: true }),
 ];
 
-const nodeFields = (): Draft[] => [text("node_name", "Node Name", { hide: true }), num("capture_id", "Capture ID", { hide: true })];
+const nodeFields = (): Draft[] => [
+  text("node_name", "Node Name", { hide: true }),
+  num("capture_id", "Capture ID", { hide: true }),
+];
 
 /** `from_tag`/`to_tag` live in data_extra (spec "Message columns of SIP"): virtual, exact match. */
-const tagField = (id: "from_tag" | "to_tag", name: string): Draft => text(id, name, { hide: true, category: "tags", virtual: { kind: "data_extra_json", path: id, match: "equals" } });
+const tagField = (id: "from_tag" | "to_tag", name: string): Draft =>
+  text(id, name, { hide: true, category: "tags", virtual: { kind: "data_extra_json", path: id, match: "equals" } });
 
 function sipFields(profile: "call" | "registration" | "default"): FieldObject[] {
   const head: Draft[] = [
@@ -69,7 +109,14 @@ function sipFields(profile: "call" | "registration" | "default"): FieldObject[] 
     methodField(),
     responseField(),
   ];
-  const registration: Draft[] = profile === "registration" ? [text("aor", "AOR", { index: "secondary", selected: true }), text("contact", "Contact"), num("expires", "Expires", { hide: true })] : [];
+  const registration: Draft[] =
+    profile === "registration"
+      ? [
+          text("aor", "AOR", { index: "secondary", selected: true }),
+          text("contact", "Contact"),
+          num("expires", "Expires", { hide: true }),
+        ]
+      : [];
   return positioned([
     ...head,
     ...registration,
@@ -77,7 +124,11 @@ function sipFields(profile: "call" | "registration" | "default"): FieldObject[] 
     // a column of the registration table, data_extra elsewhere ("SIP field ids": user_agent)
     text("user_agent", "User-Agent", { hide: profile !== "registration" }),
     text("ruri_user", "R-URI User", { hide: profile === "registration" }),
-    text("cseq_method", "CSeq Method", { form_type: "input_multi_select", hide: true, form_default: SIP_METHODS.map((m) => opt(m)) }),
+    text("cseq_method", "CSeq Method", {
+      form_type: "input_multi_select",
+      hide: true,
+      form_default: SIP_METHODS.map((m) => opt(m)),
+    }),
     tagField("from_tag", "From Tag"),
     tagField("to_tag", "To Tag"),
     ...nodeFields(),
@@ -86,9 +137,11 @@ function sipFields(profile: "call" | "registration" | "default"): FieldObject[] 
 }
 
 /** Protocols stored in `hep_proto_<N>_default` with the base columns only: correlation id, addresses, node, payload. */
-const hepDefaultFields = (correlation: string): FieldObject[] => positioned([callId(correlation), ...addressFields(), ...nodeFields(), text("payload", "Payload")]);
+const hepDefaultFields = (correlation: string): FieldObject[] =>
+  positioned([callId(correlation), ...addressFields(), ...nodeFields(), text("payload", "Payload")]);
 
-const selectField = (id: string, name: string, options: FieldOption[], extra: Partial<Draft> = {}): Draft => num(id, name, { form_type: "select", selector: options, ...extra });
+const selectField = (id: string, name: string, options: FieldOption[], extra: Partial<Draft> = {}): Draft =>
+  num(id, name, { form_type: "select", selector: options, ...extra });
 
 /** OTLP traces (hepid 200 → otlp_traces; spec "OTLP traces" columns). */
 const otlpTraceFields = (): FieldObject[] =>
@@ -112,7 +165,10 @@ const otlpTraceFields = (): FieldObject[] =>
 const otlpMetricFields = (): FieldObject[] =>
   positioned([
     text("name", "Metric", { index: "primary", selected: true }),
-    text("type", "Type", { form_type: "input_multi_select", form_default: ["Gauge", "Sum", "Histogram", "Summary", "ExponentialHistogram"].map((x) => opt(x)) }),
+    text("type", "Type", {
+      form_type: "input_multi_select",
+      form_default: ["Gauge", "Sum", "Histogram", "Summary", "ExponentialHistogram"].map((x) => opt(x)),
+    }),
     text("service_name", "Service", { index: "secondary", selected: true }),
     text("unit", "Unit", { hide: true }),
     text("scope_name", "Scope", { hide: true }),

@@ -42,7 +42,12 @@ export interface MappingRow {
 }
 
 export type MappingUpsert = Pick<MappingRow, "hepid" | "profile"> &
-  Partial<Pick<MappingRow, "hepAlias" | "fieldsSettings" | "schemaMapping" | "mappingSettings" | "retention" | "partitionStep">> & {
+  Partial<
+    Pick<
+      MappingRow,
+      "hepAlias" | "fieldsSettings" | "schemaMapping" | "mappingSettings" | "retention" | "partitionStep"
+    >
+  > & {
     fieldsMapping?: readonly FieldInput[] | undefined;
   };
 
@@ -88,7 +93,13 @@ const toMapping = (r: Row): MappingRow => ({
   updatedAt: r.updated_at,
 });
 
-export const MAPPING_SORTS = { hepid: "hepid", profile: "profile", hep_alias: "hep_alias", created_at: "created_at", updated_at: "updated_at" } as const;
+export const MAPPING_SORTS = {
+  hepid: "hepid",
+  profile: "profile",
+  hep_alias: "hep_alias",
+  created_at: "created_at",
+  updated_at: "updated_at",
+} as const;
 
 export const userMappingKey = (hepid: number, profile: string) => `${hepid}_${profile}`;
 
@@ -106,11 +117,19 @@ export function stableGuid(name: string): string {
 
 const isUnique = (e: unknown) => String((e as Error).message).includes("UNIQUE");
 const conflict = (m: { hepid: number; profile: string }) =>
-  new AppError("CONFLICT", `a mapping for hepid ${m.hepid} profile "${m.profile}" already exists`, { details: { fields: ["hepid", "profile"] } });
+  new AppError("CONFLICT", `a mapping for hepid ${m.hepid} profile "${m.profile}" already exists`, {
+    details: { fields: ["hepid", "profile"] },
+  });
 
 /** The generated content of a row, in the form used to decide whether anything changed. */
-const contentKey = (m: { hepid: number; profile: string; hepAlias: string; fieldsMapping: readonly unknown[]; fieldsSettings: object; schemaMapping: object }) =>
-  stableJson([m.hepid, m.profile, m.hepAlias, canonicalFields(m.fieldsMapping), m.fieldsSettings, m.schemaMapping]);
+const contentKey = (m: {
+  hepid: number;
+  profile: string;
+  hepAlias: string;
+  fieldsMapping: readonly unknown[];
+  fieldsSettings: object;
+  schemaMapping: object;
+}) => stableJson([m.hepid, m.profile, m.hepAlias, canonicalFields(m.fieldsMapping), m.fieldsSettings, m.schemaMapping]);
 
 const INSERT = `INSERT INTO mapping_schema (guid, hepid, profile, hep_alias, fields_mapping, fields_settings, schema_mapping, mapping_settings,
     retention, partition_step, auto_generated, source, created_at, updated_at)
@@ -119,7 +138,10 @@ const INSERT = `INSERT INTO mapping_schema (guid, hepid, profile, hep_alias, fie
 export class MappingsRepo {
   constructor(private readonly h: SettingsDb) {}
 
-  list(filters: { hepid?: number | undefined; profile?: string | undefined; hepAlias?: string | undefined }, paging: PageInput): Page<MappingRow> {
+  list(
+    filters: { hepid?: number | undefined; profile?: string | undefined; hepAlias?: string | undefined },
+    paging: PageInput,
+  ): Page<MappingRow> {
     const page = pageRequest(paging, MAPPING_SORTS, "hepid");
     const f = emptyFilter();
     addEquals(f, "hepid", filters.hepid);
@@ -129,7 +151,10 @@ export class MappingsRepo {
       f.where.push("(hep_alias LIKE $q ESCAPE '\\' OR profile LIKE $q ESCAPE '\\')");
       f.params.q = likeContains(page.search);
     }
-    return queryPage<Row, MappingRow>(this.h.db, "mapping_schema", f, page, MAPPING_SORTS, toMapping, ["profile", "guid"]);
+    return queryPage<Row, MappingRow>(this.h.db, "mapping_schema", f, page, MAPPING_SORTS, toMapping, [
+      "profile",
+      "guid",
+    ]);
   }
 
   all(): MappingRow[] {
@@ -142,7 +167,9 @@ export class MappingsRepo {
   }
 
   getByKey(hepid: number, profile: string): MappingRow | undefined {
-    const r = this.h.db.query("SELECT * FROM mapping_schema WHERE hepid = $hepid AND profile = $profile").get({ hepid, profile }) as Row | null;
+    const r = this.h.db
+      .query("SELECT * FROM mapping_schema WHERE hepid = $hepid AND profile = $profile")
+      .get({ hepid, profile }) as Row | null;
     return r ? toMapping(r) : undefined;
   }
 
@@ -279,7 +306,9 @@ export class MappingsRepo {
 
   /** Per-user override document (only `selected` and `position` are meant to be honoured). */
   getUserMapping(username: string, key: string): Record<string, unknown> | undefined {
-    const r = this.h.db.query("SELECT data FROM user_mapping WHERE username = $username AND mapping_key = $key").get({ username, key }) as {
+    const r = this.h.db
+      .query("SELECT data FROM user_mapping WHERE username = $username AND mapping_key = $key")
+      .get({ username, key }) as {
       data: string;
     } | null;
     return r ? parseJsonColumn<Record<string, unknown>>(r.data, {}) : undefined;
@@ -295,7 +324,11 @@ export class MappingsRepo {
   }
 
   deleteUserMapping(username: string, key: string): boolean {
-    return this.h.db.query("DELETE FROM user_mapping WHERE username = $username AND mapping_key = $key").run({ username, key }).changes > 0;
+    return (
+      this.h.db
+        .query("DELETE FROM user_mapping WHERE username = $username AND mapping_key = $key")
+        .run({ username, key }).changes > 0
+    );
   }
 
   /** A user's `selected`/`position` overrides of one mapping (empty when none are stored). */
@@ -305,7 +338,9 @@ export class MappingsRepo {
 
   /** Every override document of a user, by `<hepid>_<profile>` key (for the merged view). */
   allUserOverrides(username: string): Map<string, UserOverrides> {
-    const rows = this.h.db.query("SELECT mapping_key, data FROM user_mapping WHERE username = $username").all({ username }) as Array<{
+    const rows = this.h.db
+      .query("SELECT mapping_key, data FROM user_mapping WHERE username = $username")
+      .all({ username }) as Array<{
       mapping_key: string;
       data: string;
     }>;

@@ -197,7 +197,10 @@ export function migrate(db: Database): { fromVersion: number; toVersion: number 
   const row = db.query("PRAGMA user_version").get() as { user_version: number } | null;
   const fromVersion = row?.user_version ?? 0;
   if (fromVersion > MIGRATIONS.length) {
-    throw new AppError("CONFIG_INVALID", `settings database is at schema version ${fromVersion}, newer than this build knows (${MIGRATIONS.length}); upgrade svc`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `settings database is at schema version ${fromVersion}, newer than this build knows (${MIGRATIONS.length}); upgrade svc`,
+    );
   }
   for (let v = fromVersion; v < MIGRATIONS.length; v++) {
     db.transaction(() => {

@@ -30,7 +30,10 @@ test.each([
 });
 
 test("a cursor without sort continues in its order; with another sort it is a 409", () => {
-  expect(pageRequest({ cursor: encodeCursor(10, "-created_at") }, SORTS, "name")).toMatchObject({ offset: 10, sort: "-created_at" });
+  expect(pageRequest({ cursor: encodeCursor(10, "-created_at") }, SORTS, "name")).toMatchObject({
+    offset: 10,
+    sort: "-created_at",
+  });
   try {
     pageRequest({ cursor: encodeCursor(10, "name"), sort: "-name" }, SORTS, "name");
     throw new Error("accepted");

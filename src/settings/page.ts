@@ -51,26 +51,42 @@ export const cursorPattern = (keys: readonly string[]): string => `^(0|[1-9][0-9
  * Validates paging input against the sortable columns of one list. `sorts` maps public sort keys to
  * SQL column expressions; only those keys are accepted, so `sort` never reaches SQL as text.
  */
-export function pageRequest(input: PageInput, sorts: Readonly<Record<string, string>>, defaultSort: string): PageRequest {
+export function pageRequest(
+  input: PageInput,
+  sorts: Readonly<Record<string, string>>,
+  defaultSort: string,
+): PageRequest {
   const limit = input.limit ?? DEFAULT_PAGE_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
     throw invalidField("page[limit]", `must be an integer between 1 and ${MAX_PAGE_LIMIT}`);
   }
   const cursor = input.cursor ? decodeCursor(input.cursor) : undefined;
-  if (input.cursor && (!cursor || !(cursor.sort.replace(/^-/, "") in sorts))) throw invalidField("page[cursor]", "not a cursor returned by this list");
+  if (input.cursor && (!cursor || !(cursor.sort.replace(/^-/, "") in sorts)))
+    throw invalidField("page[cursor]", "not a cursor returned by this list");
   const asked = input.sort?.trim();
   const sort = asked || cursor?.sort || defaultSort;
   if (!(sort.replace(/^-/, "") in sorts)) {
-    throw invalidField("sort", `unknown key "${sort}" (one of: ${Object.keys(sorts).join(", ")}; prefix - for descending)`);
+    throw invalidField(
+      "sort",
+      `unknown key "${sort}" (one of: ${Object.keys(sorts).join(", ")}; prefix - for descending)`,
+    );
   }
   if (cursor && cursor.sort !== sort) {
-    throw new AppError("CONFLICT", `page[cursor]: the cursor was made for sort=${cursor.sort}; send that sort or start without a cursor`, { details: { fields: ["page[cursor]"] } });
+    throw new AppError(
+      "CONFLICT",
+      `page[cursor]: the cursor was made for sort=${cursor.sort}; send that sort or start without a cursor`,
+      { details: { fields: ["page[cursor]"] } },
+    );
   }
   return { limit, offset: cursor?.offset ?? 0, sort, search: input.search?.trim() ?? "" };
 }
 
 /** `ORDER BY` for a validated sort; `id` breaks ties so pages never overlap. */
-export function orderBy(sort: string, sorts: Readonly<Record<string, string>>, tieBreak: readonly string[] = ["id"]): string {
+export function orderBy(
+  sort: string,
+  sorts: Readonly<Record<string, string>>,
+  tieBreak: readonly string[] = ["id"],
+): string {
   const desc = sort.startsWith("-");
   const column = sorts[sort.replace(/^-/, "")];
   if (!column) throw new AppError("INTERNAL", `orderBy called with unvalidated sort ${sort}`);
@@ -109,7 +125,9 @@ export function queryPage<R, T>(
   const where = filter.where.length ? `WHERE ${filter.where.join(" AND ")}` : "";
   const total = (db.query(`SELECT COUNT(*) AS n FROM ${table} ${where}`).get(filter.params) as { n: number }).n;
   const rows = db
-    .query(`SELECT * FROM ${table} ${where} ORDER BY ${orderBy(page.sort, sorts, tieBreak)} LIMIT $limit OFFSET $offset`)
+    .query(
+      `SELECT * FROM ${table} ${where} ORDER BY ${orderBy(page.sort, sorts, tieBreak)} LIMIT $limit OFFSET $offset`,
+    )
     .all({ ...filter.params, limit: page.limit, offset: page.offset }) as R[];
   const next = page.offset + rows.length;
   return {

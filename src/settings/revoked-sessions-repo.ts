@@ -27,7 +27,9 @@ export class RevokedSessionsRepo {
   /** Every revocation still in force at `now`. */
   active(now = nowMs()): RevokedSession[] {
     return (
-      this.h.db.query("SELECT jti, username, expires_at FROM revoked_sessions WHERE expires_at > $now").all({ now }) as Array<{
+      this.h.db
+        .query("SELECT jti, username, expires_at FROM revoked_sessions WHERE expires_at > $now")
+        .all({ now }) as Array<{
         jti: string;
         username: string;
         expires_at: number;
@@ -36,7 +38,10 @@ export class RevokedSessionsRepo {
   }
 
   isRevoked(jti: string, now = nowMs()): boolean {
-    return this.h.db.query("SELECT 1 FROM revoked_sessions WHERE jti = $jti AND expires_at > $now").get({ jti, now }) !== null;
+    return (
+      this.h.db.query("SELECT 1 FROM revoked_sessions WHERE jti = $jti AND expires_at > $now").get({ jti, now }) !==
+      null
+    );
   }
 
   deleteExpired(now = nowMs()): number {

@@ -2,20 +2,41 @@ import { describe, expect, test } from "bun:test";
 import { AppError } from "../core/index.ts";
 import { validateSavedSearches } from "./saved-searches.ts";
 
-const one = (over: Record<string, unknown> = {}) => ({ id: "s1", name: "Failed INVITEs", hepid: 1, profile: "call", filters: { method: "INVITE" }, range: null, ...over });
+const one = (over: Record<string, unknown> = {}) => ({
+  id: "s1",
+  name: "Failed INVITEs",
+  hepid: 1,
+  profile: "call",
+  filters: { method: "INVITE" },
+  range: null,
+  ...over,
+});
 
 describe("search.saved (docs/DASHBOARD.md)", () => {
   test("keeps the filters, trims the name, drops empty values, defaults range to null", () => {
     expect(
       validateSavedSearches({
         items: [
-          { id: "a-1", name: "  From 1001  ", hepid: 1, profile: "call", filters: { caller: "1001", callee: "", methods: ["INVITE", "BYE"], empty: [], flag: false } },
+          {
+            id: "a-1",
+            name: "  From 1001  ",
+            hepid: 1,
+            profile: "call",
+            filters: { caller: "1001", callee: "", methods: ["INVITE", "BYE"], empty: [], flag: false },
+          },
           { id: "b_2", name: "RTCP", hepid: 5, profile: "default", filters: {}, range: { minutes: 1440 } },
         ],
       }),
     ).toEqual({
       items: [
-        { id: "a-1", name: "From 1001", hepid: 1, profile: "call", filters: { caller: "1001", methods: ["INVITE", "BYE"], flag: false }, range: null },
+        {
+          id: "a-1",
+          name: "From 1001",
+          hepid: 1,
+          profile: "call",
+          filters: { caller: "1001", methods: ["INVITE", "BYE"], flag: false },
+          range: null,
+        },
         { id: "b_2", name: "RTCP", hepid: 5, profile: "default", filters: {}, range: { minutes: 1440 } },
       ],
     });
@@ -46,8 +67,14 @@ describe("search.saved (docs/DASHBOARD.md)", () => {
   ])("%j is rejected naming %s", (input, field) => expectRejected(input, field));
 
   test("more than 100 saved searches are rejected", () => {
-    expectRejected({ items: Array.from({ length: 101 }, (_x, i) => one({ id: `s${i}`, name: `n${i}` })) }, "data.items");
-    expect(validateSavedSearches({ items: Array.from({ length: 100 }, (_x, i) => one({ id: `s${i}`, name: `n${i}` })) }).items).toHaveLength(100);
+    expectRejected(
+      { items: Array.from({ length: 101 }, (_x, i) => one({ id: `s${i}`, name: `n${i}` })) },
+      "data.items",
+    );
+    expect(
+      validateSavedSearches({ items: Array.from({ length: 100 }, (_x, i) => one({ id: `s${i}`, name: `n${i}` })) })
+        .items,
+    ).toHaveLength(100);
   });
 });
 

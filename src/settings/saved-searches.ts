@@ -47,7 +47,11 @@ function filterValue(v: unknown, at: string): SavedFilterValue | undefined {
   }
   if (Array.isArray(v)) {
     if (v.length > SAVED_SEARCH_LIST_MAX) return fail(at, `must have at most ${SAVED_SEARCH_LIST_MAX} values`);
-    const list = v.map((x, i) => (typeof x === "string" && x.length <= SAVED_SEARCH_VALUE_MAX ? x : fail(`${at}[${i}]`, `must be a string of at most ${SAVED_SEARCH_VALUE_MAX} characters`)));
+    const list = v.map((x, i) =>
+      typeof x === "string" && x.length <= SAVED_SEARCH_VALUE_MAX
+        ? x
+        : fail(`${at}[${i}]`, `must be a string of at most ${SAVED_SEARCH_VALUE_MAX} characters`),
+    );
     return list.length === 0 ? undefined : list;
   }
   return fail(at, "must be a string, an array of strings or a boolean");
@@ -55,15 +59,26 @@ function filterValue(v: unknown, at: string): SavedFilterValue | undefined {
 
 function savedSearch(item: unknown, at: string): SavedSearch {
   if (!isObject(item)) return fail(at, "must be an object");
-  const id = typeof item.id === "string" && SAVED_SEARCH_ID_RE.test(item.id) ? item.id : fail(`${at}.id`, "must be 1 to 64 letters, digits, _ or -");
+  const id =
+    typeof item.id === "string" && SAVED_SEARCH_ID_RE.test(item.id)
+      ? item.id
+      : fail(`${at}.id`, "must be 1 to 64 letters, digits, _ or -");
   const name = typeof item.name === "string" ? item.name.trim() : "";
-  if (name === "" || name.length > SAVED_SEARCH_NAME_MAX) fail(`${at}.name`, `must be 1 to ${SAVED_SEARCH_NAME_MAX} characters (not only spaces)`);
-  const hepid = Number.isInteger(item.hepid) && (item.hepid as number) >= 0 && (item.hepid as number) <= 65535 ? (item.hepid as number) : fail(`${at}.hepid`, "must be an integer 0..65535");
-  const profile = typeof item.profile === "string" && item.profile.length >= 1 && item.profile.length <= 128 ? item.profile : fail(`${at}.profile`, "must be 1 to 128 characters");
+  if (name === "" || name.length > SAVED_SEARCH_NAME_MAX)
+    fail(`${at}.name`, `must be 1 to ${SAVED_SEARCH_NAME_MAX} characters (not only spaces)`);
+  const hepid =
+    Number.isInteger(item.hepid) && (item.hepid as number) >= 0 && (item.hepid as number) <= 65535
+      ? (item.hepid as number)
+      : fail(`${at}.hepid`, "must be an integer 0..65535");
+  const profile =
+    typeof item.profile === "string" && item.profile.length >= 1 && item.profile.length <= 128
+      ? item.profile
+      : fail(`${at}.profile`, "must be 1 to 128 characters");
   const rawFilters = item.filters ?? {};
   if (!isObject(rawFilters)) return fail(`${at}.filters`, "must be an object of field id → value");
   const keys = Object.keys(rawFilters);
-  if (keys.length > SAVED_SEARCH_FILTERS_MAX) fail(`${at}.filters`, `must have at most ${SAVED_SEARCH_FILTERS_MAX} fields`);
+  if (keys.length > SAVED_SEARCH_FILTERS_MAX)
+    fail(`${at}.filters`, `must have at most ${SAVED_SEARCH_FILTERS_MAX} fields`);
   const filters: Record<string, SavedFilterValue> = {};
   for (const k of keys) {
     if (!SAVED_SEARCH_FIELD_RE.test(k)) fail(`${at}.filters`, `"${k.slice(0, 40)}" is not a field id`);
@@ -74,7 +89,10 @@ function savedSearch(item: unknown, at: string): SavedSearch {
   if (item.range !== undefined && item.range !== null) {
     const m = isObject(item.range) ? item.range.minutes : undefined;
     if (!Number.isInteger(m) || (m as number) < 1 || (m as number) > SAVED_SEARCH_RANGE_MAX_MIN) {
-      return fail(`${at}.range.minutes`, `must be an integer 1..${SAVED_SEARCH_RANGE_MAX_MIN} (a relative range; null for none)`);
+      return fail(
+        `${at}.range.minutes`,
+        `must be an integer 1..${SAVED_SEARCH_RANGE_MAX_MIN} (a relative range; null for none)`,
+      );
     }
     range = { minutes: m as number };
   }
@@ -86,7 +104,8 @@ export function validateSavedSearches(input: unknown): SavedSearches {
   if (!isObject(input)) return fail("data", "must be an object");
   const list = input.items ?? [];
   if (!Array.isArray(list)) return fail("data.items", "must be an array");
-  if (list.length > SAVED_SEARCHES_MAX) return fail("data.items", `must have at most ${SAVED_SEARCHES_MAX} saved searches`);
+  if (list.length > SAVED_SEARCHES_MAX)
+    return fail("data.items", `must have at most ${SAVED_SEARCHES_MAX} saved searches`);
   const items = list.map((x, i) => savedSearch(x, `data.items[${i}]`));
   const ids = new Set<string>();
   const names = new Set<string>();

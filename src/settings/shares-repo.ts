@@ -72,19 +72,32 @@ export class ShareLinksRepo {
   create(username: string, request: Record<string, unknown>, expiresAt: number | null, id = newId()): ShareLink {
     const now = nowMs();
     this.h.db
-      .query("INSERT INTO share_links (id, username, request, created_at, expires_at) VALUES ($id, $username, $request, $now, $expires)")
+      .query(
+        "INSERT INTO share_links (id, username, request, created_at, expires_at) VALUES ($id, $username, $request, $now, $expires)",
+      )
       .run({ id, username, request: JSON.stringify(request), now, expires: expiresAt });
     return { id, username, request, createdAt: now, expiresAt };
   }
 
   /** An expired link reads as absent. */
   get(id: string, now = nowMs()): ShareLink | undefined {
-    const r = this.h.db.query("SELECT * FROM share_links WHERE id = $id AND (expires_at IS NULL OR expires_at > $now)").get({ id, now }) as ShareRow | null;
-    return r ? { id: r.id, username: r.username, request: parseJsonColumn<Record<string, unknown>>(r.request, {}), createdAt: r.created_at, expiresAt: r.expires_at } : undefined;
+    const r = this.h.db
+      .query("SELECT * FROM share_links WHERE id = $id AND (expires_at IS NULL OR expires_at > $now)")
+      .get({ id, now }) as ShareRow | null;
+    return r
+      ? {
+          id: r.id,
+          username: r.username,
+          request: parseJsonColumn<Record<string, unknown>>(r.request, {}),
+          createdAt: r.created_at,
+          expiresAt: r.expires_at,
+        }
+      : undefined;
   }
 
   deleteExpired(now = nowMs()): number {
-    return this.h.db.query("DELETE FROM share_links WHERE expires_at IS NOT NULL AND expires_at <= $now").run({ now }).changes;
+    return this.h.db.query("DELETE FROM share_links WHERE expires_at IS NOT NULL AND expires_at <= $now").run({ now })
+      .changes;
   }
 }
 
@@ -95,7 +108,9 @@ export class ExportJobsRepo {
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query("INSERT INTO export_jobs (id, username, format, request, status, created_at, updated_at) VALUES ($id, $username, $format, $request, 'queued', $now, $now)")
+      .query(
+        "INSERT INTO export_jobs (id, username, format, request, status, created_at, updated_at) VALUES ($id, $username, $format, $request, 'queued', $now, $now)",
+      )
       .run({ id, username, format, request: JSON.stringify(request), now });
     return this.get(id)!;
   }
@@ -105,13 +120,25 @@ export class ExportJobsRepo {
     return r ? toExport(r) : undefined;
   }
 
-  setStatus(id: string, status: ExportStatus, extra: { error?: string; filePath?: string; bytes?: number; partial?: string } = {}): void {
+  setStatus(
+    id: string,
+    status: ExportStatus,
+    extra: { error?: string; filePath?: string; bytes?: number; partial?: string } = {},
+  ): void {
     this.h.db
       .query(
         `UPDATE export_jobs SET status = $status, error = COALESCE($error, error), file_path = COALESCE($path, file_path),
            bytes = COALESCE($bytes, bytes), partial = COALESCE($partial, partial), updated_at = $now WHERE id = $id`,
       )
-      .run({ id, status, error: extra.error ?? null, path: extra.filePath ?? null, bytes: extra.bytes ?? null, partial: extra.partial ?? null, now: nowMs() });
+      .run({
+        id,
+        status,
+        error: extra.error ?? null,
+        path: extra.filePath ?? null,
+        bytes: extra.bytes ?? null,
+        partial: extra.partial ?? null,
+        now: nowMs(),
+      });
   }
 
   /** Jobs in any of `statuses`, oldest first (queued or running ones left by a stopped process). */
@@ -119,12 +146,20 @@ export class ExportJobsRepo {
     if (statuses.length === 0) return [];
     const ph = statuses.map((_s, i) => `$s${i}`).join(", ");
     const params = Object.fromEntries(statuses.map((st, i) => [`s${i}`, st]));
-    return (this.h.db.query(`SELECT * FROM export_jobs WHERE status IN (${ph}) ORDER BY created_at, id`).all(params) as ExportRow[]).map(toExport);
+    return (
+      this.h.db
+        .query(`SELECT * FROM export_jobs WHERE status IN (${ph}) ORDER BY created_at, id`)
+        .all(params) as ExportRow[]
+    ).map(toExport);
   }
 
   /** Jobs older than `olderThanMs`, for the caller to delete their files before `delete`. */
   listOlderThan(olderThanMs: number, now = nowMs()): ExportJob[] {
-    return (this.h.db.query("SELECT * FROM export_jobs WHERE created_at < $cut").all({ cut: now - olderThanMs }) as ExportRow[]).map(toExport);
+    return (
+      this.h.db
+        .query("SELECT * FROM export_jobs WHERE created_at < $cut")
+        .all({ cut: now - olderThanMs }) as ExportRow[]
+    ).map(toExport);
   }
 
   delete(id: string): boolean {

@@ -63,7 +63,11 @@ export function createSettingsModule(opts: SettingsOptions, logger: Logger): { s
     name: "settings-db",
     async start() {
       const v = store.db.open();
-      logger.info("settings database open", { path: opts.path, schema_version: v.toVersion, migrated_from: v.fromVersion });
+      logger.info("settings database open", {
+        path: opts.path,
+        schema_version: v.toVersion,
+        migrated_from: v.fromVersion,
+      });
       // Built-in protocol mappings at every start (mapping-seed.ts: never overwrites operator edits).
       logger.info("protocol mappings seeded", { ...seedMappings(store.mappings) });
     },

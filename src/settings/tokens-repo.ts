@@ -71,10 +71,17 @@ const toToken = (r: Row): ApiToken => ({
   updatedAt: r.updated_at,
 });
 
-export const TOKEN_SORTS = { name: "name", created_at: "created_at", expires_at: "expires_at", calls: "calls", username: "username" } as const;
+export const TOKEN_SORTS = {
+  name: "name",
+  created_at: "created_at",
+  expires_at: "expires_at",
+  calls: "calls",
+  username: "username",
+} as const;
 
 /** Every column but the hash: the hash never leaves the repository. */
-const PUBLIC_COLUMNS = "id, name, token_prefix, username, owner_is_admin, active, expires_at, limit_calls, calls, last_used_at, created_at, updated_at";
+const PUBLIC_COLUMNS =
+  "id, name, token_prefix, username, owner_is_admin, active, expires_at, limit_calls, calls, last_used_at, created_at, updated_at";
 
 export class TokensRepo {
   constructor(private readonly h: SettingsDb) {}
@@ -112,7 +119,14 @@ export class TokensRepo {
       f.where.push("name LIKE $q ESCAPE '\\'");
       f.params.q = likeContains(page.search);
     }
-    return queryPage<Row, ApiToken>(this.h.db, `(SELECT ${PUBLIC_COLUMNS} FROM api_tokens)`, f, page, TOKEN_SORTS, toToken);
+    return queryPage<Row, ApiToken>(
+      this.h.db,
+      `(SELECT ${PUBLIC_COLUMNS} FROM api_tokens)`,
+      f,
+      page,
+      TOKEN_SORTS,
+      toToken,
+    );
   }
 
   get(id: string): ApiToken | undefined {
@@ -121,7 +135,13 @@ export class TokensRepo {
   }
 
   update(id: string, u: ApiTokenUpdate): ApiToken | undefined {
-    updateColumns(this.h, "api_tokens", { column: "id", value: id }, { ...u }, { name: "name", active: "active", expiresAt: "expires_at", limitCalls: "limit_calls" });
+    updateColumns(
+      this.h,
+      "api_tokens",
+      { column: "id", value: id },
+      { ...u },
+      { name: "name", active: "active", expiresAt: "expires_at", limitCalls: "limit_calls" },
+    );
     return this.get(id);
   }
 

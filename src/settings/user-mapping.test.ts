@@ -70,10 +70,23 @@ describe("parseOverrideList", () => {
 
 describe("applying a layout", () => {
   test("a stored document can change only selected and position", () => {
-    const o = readUserOverrides({ fields: { method: { selected: true, position: 1, hide: true, type: "integer", name: "X" }, call_id: "junk", ghost: { selected: true } } });
+    const o = readUserOverrides({
+      fields: {
+        method: { selected: true, position: 1, hide: true, type: "integer", name: "X" },
+        call_id: "junk",
+        ghost: { selected: true },
+      },
+    });
     expect({ ...o }).toEqual({ method: { selected: true, position: 1 }, ghost: { selected: true } });
     const applied = applyUserOverrides(fields, o);
-    expect(applied.find((f) => f.id === "method")).toEqual({ id: "method", name: "Method", type: "string", position: 1, form_type: "input_multi_select", selected: true });
+    expect(applied.find((f) => f.id === "method")).toEqual({
+      id: "method",
+      name: "Method",
+      type: "string",
+      position: 1,
+      form_type: "input_multi_select",
+      selected: true,
+    });
     expect(applied.map((f) => f.id)).toEqual(fields.map((f) => f.id));
     expect(fields.find((f) => f.id === "method")?.position).toBe(20);
   });

@@ -26,7 +26,11 @@ export class UserSettingsRepo {
 
   /** Stored rows plus the defined settings' defaults for those not stored yet. */
   list(username: string): UserSetting[] {
-    const rows = this.h.db.query("SELECT id, category, param, data, updated_at FROM user_settings WHERE username = $username ORDER BY category, param").all({ username }) as Row[];
+    const rows = this.h.db
+      .query(
+        "SELECT id, category, param, data, updated_at FROM user_settings WHERE username = $username ORDER BY category, param",
+      )
+      .all({ username }) as Row[];
     const out: UserSetting[] = rows.map((r) => ({
       id: r.id,
       category: r.category,
@@ -37,7 +41,14 @@ export class UserSettingsRepo {
     }));
     for (const d of DEFINED_SETTINGS) {
       if (!out.some((s) => s.category === d.category && s.param === d.param)) {
-        out.push({ id: null, category: d.category, param: d.param, data: d.defaults(), isDefault: true, updatedAt: null });
+        out.push({
+          id: null,
+          category: d.category,
+          param: d.param,
+          data: d.defaults(),
+          isDefault: true,
+          updatedAt: null,
+        });
       }
     }
     return out.sort((a, b) => a.category.localeCompare(b.category) || a.param.localeCompare(b.param));
@@ -66,8 +77,12 @@ export class UserSettingsRepo {
   delete(username: string, category: string, param?: string): number {
     const r =
       param === undefined
-        ? this.h.db.query("DELETE FROM user_settings WHERE username = $username AND category = $category").run({ username, category })
-        : this.h.db.query("DELETE FROM user_settings WHERE username = $username AND category = $category AND param = $param").run({ username, category, param });
+        ? this.h.db
+            .query("DELETE FROM user_settings WHERE username = $username AND category = $category")
+            .run({ username, category })
+        : this.h.db
+            .query("DELETE FROM user_settings WHERE username = $username AND category = $category AND param = $param")
+            .run({ username, category, param });
     return r.changes;
   }
 }

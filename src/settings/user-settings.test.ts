@@ -28,7 +28,15 @@ describe("transaction.range (a missing or out-of-range member keeps its default)
 
 describe("export.transaction", () => {
   test("keeps ip/alias entries and defaults disabled to false", () => {
-    expect(validateExportTransaction({ excludedCIDR: [{ ip: "10.0.0.0/8", disabled: true }, { alias: "sbc-1" }, { ip: "2001:db8::1", disabled: false }] })).toEqual({
+    expect(
+      validateExportTransaction({
+        excludedCIDR: [
+          { ip: "10.0.0.0/8", disabled: true },
+          { alias: "sbc-1" },
+          { ip: "2001:db8::1", disabled: false },
+        ],
+      }),
+    ).toEqual({
       excludedCIDR: [
         { ip: "10.0.0.0/8", disabled: true },
         { alias: "sbc-1", disabled: false },

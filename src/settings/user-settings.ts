@@ -24,7 +24,8 @@ export const DEFAULT_TRANSACTION_RANGE: Readonly<TransactionRange> = Object.free
   message_to: DEFAULT_OFFSET_MS,
 });
 
-const inRange = (v: unknown, lo: number, hi: number): v is number => typeof v === "number" && Number.isInteger(v) && v >= lo && v <= hi;
+const inRange = (v: unknown, lo: number, hi: number): v is number =>
+  typeof v === "number" && Number.isInteger(v) && v >= lo && v <= hi;
 
 /**
  * transaction.range: `from`/`message_from` in [-86400000, 0], `to`/`message_to` in [0, 86400000];
@@ -57,7 +58,9 @@ const fail = (field: string, why: string): never => {
 
 /** export.transaction: `excludedCIDR` entries carry `ip` (address or CIDR) or `alias`, and `disabled`. */
 export function validateExportTransaction(input: unknown): ExportTransactionSettings {
-  const o = (typeof input === "object" && input !== null && !Array.isArray(input) ? input : fail("data", "must be an object")) as Record<string, unknown>;
+  const o = (
+    typeof input === "object" && input !== null && !Array.isArray(input) ? input : fail("data", "must be an object")
+  ) as Record<string, unknown>;
   const list = o.excludedCIDR ?? [];
   if (!Array.isArray(list)) return fail("data.excludedCIDR", "must be an array");
   const out: ExcludedAddress[] = list.map((item: unknown, i) => {
@@ -65,13 +68,15 @@ export function validateExportTransaction(input: unknown): ExportTransactionSett
     if (typeof item !== "object" || item === null || Array.isArray(item)) return fail(at, "must be an object");
     const e = item as Record<string, unknown>;
     const entry: ExcludedAddress = { disabled: false };
-    if (e.disabled !== undefined) entry.disabled = typeof e.disabled === "boolean" ? e.disabled : fail(`${at}.disabled`, "must be a boolean");
+    if (e.disabled !== undefined)
+      entry.disabled = typeof e.disabled === "boolean" ? e.disabled : fail(`${at}.disabled`, "must be a boolean");
     if (e.ip !== undefined && e.ip !== "") {
       if (typeof e.ip !== "string" || !parseCidr(e.ip)) return fail(`${at}.ip`, "must be an IPv4/IPv6 address or CIDR");
       entry.ip = e.ip;
     }
     if (e.alias !== undefined && e.alias !== "") {
-      if (typeof e.alias !== "string" || e.alias.length > 256) return fail(`${at}.alias`, "must be a string of at most 256 characters");
+      if (typeof e.alias !== "string" || e.alias.length > 256)
+        return fail(`${at}.alias`, "must be a string of at most 256 characters");
       entry.alias = e.alias;
     }
     if (entry.ip === undefined && entry.alias === undefined) return fail(at, "needs ip or alias");
@@ -81,14 +86,22 @@ export function validateExportTransaction(input: unknown): ExportTransactionSett
 }
 
 /** The settings with a defined shape and their defaults, listed even before a user saved them. */
-export const DEFINED_SETTINGS: ReadonlyArray<{ category: string; param: string; defaults: () => Record<string, unknown> }> = [
+export const DEFINED_SETTINGS: ReadonlyArray<{
+  category: string;
+  param: string;
+  defaults: () => Record<string, unknown>;
+}> = [
   { category: "transaction", param: "range", defaults: () => ({ ...DEFAULT_TRANSACTION_RANGE }) },
   { category: "export", param: "transaction", defaults: () => ({ excludedCIDR: [] }) },
   { category: "search", param: "saved", defaults: () => ({ items: [] }) },
 ];
 
 /** Normalises `data` for a defined setting; other (category, param) pairs pass through. */
-export function normalizeSetting(category: string, param: string, data: Record<string, unknown>): Record<string, unknown> {
+export function normalizeSetting(
+  category: string,
+  param: string,
+  data: Record<string, unknown>,
+): Record<string, unknown> {
   if (category === "transaction" && param === "range") return { ...normalizeTransactionRange(data) };
   if (category === "export" && param === "transaction") return { ...validateExportTransaction(data) };
   if (category === "search" && param === "saved") return { ...validateSavedSearches(data) };

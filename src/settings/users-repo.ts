@@ -119,7 +119,9 @@ export class UsersRepo {
       f.params.email = filters.email;
     }
     if (page.search) {
-      f.where.push("(username LIKE $q ESCAPE '\\' OR email LIKE $q ESCAPE '\\' OR first_name LIKE $q ESCAPE '\\' OR last_name LIKE $q ESCAPE '\\')");
+      f.where.push(
+        "(username LIKE $q ESCAPE '\\' OR email LIKE $q ESCAPE '\\' OR first_name LIKE $q ESCAPE '\\' OR last_name LIKE $q ESCAPE '\\')",
+      );
       f.params.q = likeContains(page.search);
     }
     return queryPage<UserRow, User>(this.h.db, "users", f, page, USER_SORTS, toUser);
@@ -149,9 +151,11 @@ export class UsersRepo {
   /** Rows still holding a bare 64-character hex SHA-256 digest (written by older builds or tools). */
   withBareDigest(): Array<{ id: string; username: string; passwordHash: string }> {
     return (
-      this.h.db.query("SELECT id, username, password_hash FROM users WHERE length(password_hash) = 64 AND password_hash NOT GLOB '*[^0-9a-fA-F]*'").all() as Array<
-        Pick<UserRow, "id" | "username" | "password_hash">
-      >
+      this.h.db
+        .query(
+          "SELECT id, username, password_hash FROM users WHERE length(password_hash) = 64 AND password_hash NOT GLOB '*[^0-9a-fA-F]*'",
+        )
+        .all() as Array<Pick<UserRow, "id" | "username" | "password_hash">>
     ).map((r) => ({ id: r.id, username: r.username, passwordHash: r.password_hash }));
   }
 
@@ -160,11 +164,17 @@ export class UsersRepo {
    * never overwrites a password changed meanwhile. True when the row was changed.
    */
   replacePasswordHash(id: string, expected: string, next: string): boolean {
-    return this.h.db.query("UPDATE users SET password_hash = $next, updated_at = $now WHERE id = $id AND password_hash = $expected").run({ id, expected, next, now: nowMs() }).changes === 1;
+    return (
+      this.h.db
+        .query("UPDATE users SET password_hash = $next, updated_at = $now WHERE id = $id AND password_hash = $expected")
+        .run({ id, expected, next, now: nowMs() }).changes === 1
+    );
   }
 
   countActiveAdmins(): number {
-    return (this.h.db.query("SELECT COUNT(*) AS n FROM users WHERE is_admin = 1 AND is_active = 1").get() as { n: number }).n;
+    return (
+      this.h.db.query("SELECT COUNT(*) AS n FROM users WHERE is_admin = 1 AND is_active = 1").get() as { n: number }
+    ).n;
   }
 
   create(input: UserCreate): User {
@@ -191,7 +201,9 @@ export class UsersRepo {
         });
     } catch (e) {
       if (String((e as Error).message).includes("UNIQUE")) {
-        throw new AppError("CONFLICT", `user "${input.username}" already exists`, { details: { fields: ["username"] } });
+        throw new AppError("CONFLICT", `user "${input.username}" already exists`, {
+          details: { fields: ["username"] },
+        });
       }
       throw e;
     }
@@ -208,10 +220,13 @@ export class UsersRepo {
    */
   update(id: string, patch: UserUpdate): User | undefined {
     this.h.tx(() => {
-      const must = patch.passwordHash !== undefined && patch.mustChangePassword === undefined ? { mustChangePassword: false } : {};
+      const must =
+        patch.passwordHash !== undefined && patch.mustChangePassword === undefined ? { mustChangePassword: false } : {};
       updateColumns(this.h, "users", { column: "id", value: id }, { ...patch, ...must }, COLUMNS);
       if (patch.passwordHash !== undefined) {
-        this.h.db.query("UPDATE users SET sessions_valid_after = $after WHERE id = $id").run({ id, after: Math.ceil((nowMs() + 1) / 1000) });
+        this.h.db
+          .query("UPDATE users SET sessions_valid_after = $after WHERE id = $id")
+          .run({ id, after: Math.ceil((nowMs() + 1) / 1000) });
       }
     });
     return this.getById(id);

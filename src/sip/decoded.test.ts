@@ -26,7 +26,14 @@ describe("decodeSipMessage", () => {
         SDP,
       ),
     );
-    expect(d).toMatchObject({ firstLine: "INVITE sip:bob@example.com SIP/2.0", kind: "request", method: "INVITE", requestUri: "sip:bob@example.com", body: SDP, bodyLength: SDP.length });
+    expect(d).toMatchObject({
+      firstLine: "INVITE sip:bob@example.com SIP/2.0",
+      kind: "request",
+      method: "INVITE",
+      requestUri: "sip:bob@example.com",
+      body: SDP,
+      bodyLength: SDP.length,
+    });
     expect(d.statusCode).toBeUndefined();
     expect(d.error).toBeUndefined();
     expect(d.headers).toEqual([
@@ -45,15 +52,35 @@ describe("decodeSipMessage", () => {
   });
 
   test("response: status parts, no SDP for a non-SDP body", () => {
-    const d = decodeSipMessage(sip("SIP/2.0 404 Not Found", "Call-ID: r1", "CSeq: 3 OPTIONS", "Content-Type: text/plain", "Content-Length: 4", "", "nope"));
-    expect(d).toMatchObject({ kind: "response", statusCode: 404, reasonPhrase: "Not Found", body: "nope", bodyLength: 4 });
+    const d = decodeSipMessage(
+      sip(
+        "SIP/2.0 404 Not Found",
+        "Call-ID: r1",
+        "CSeq: 3 OPTIONS",
+        "Content-Type: text/plain",
+        "Content-Length: 4",
+        "",
+        "nope",
+      ),
+    );
+    expect(d).toMatchObject({
+      kind: "response",
+      statusCode: 404,
+      reasonPhrase: "Not Found",
+      body: "nope",
+      bodyLength: 4,
+    });
     expect(d.method).toBeUndefined();
     expect(d.sdp).toBeUndefined();
   });
 
   const failures: [string, Uint8Array, Partial<DecodedSip>][] = [
     ["empty payload", new Uint8Array(0), { error: "empty", kind: "unknown", firstLine: "", headers: [] }],
-    ["not SIP", enc.encode("HTTP/1.1 200 OK\r\nServer: x\r\n\r\n"), { error: "not_sip", kind: "unknown", firstLine: "HTTP/1.1 200 OK", headers: [] }],
+    [
+      "not SIP",
+      enc.encode("HTTP/1.1 200 OK\r\nServer: x\r\n\r\n"),
+      { error: "not_sip", kind: "unknown", firstLine: "HTTP/1.1 200 OK", headers: [] },
+    ],
     [
       "missing Call-ID still lists the headers",
       sip("OPTIONS sip:a@b SIP/2.0", "CSeq: 1 OPTIONS", "Max-Forwards: 70", "", ""),
@@ -100,7 +127,9 @@ describe("decodeSipMessage", () => {
   });
 
   test("survives a JSON round trip unchanged (JSON-friendly)", () => {
-    const d = decodeSipMessage(sip("INVITE sip:b@x SIP/2.0", "Call-ID: j1", "CSeq: 1 INVITE", "Content-Type: application/sdp", "", SDP));
+    const d = decodeSipMessage(
+      sip("INVITE sip:b@x SIP/2.0", "Call-ID: j1", "CSeq: 1 INVITE", "Content-Type: application/sdp", "", SDP),
+    );
     const json: unknown = JSON.parse(JSON.stringify(d));
     // undefined members vanish in JSON; everything else comes back as it was.
     expect(json).toMatchObject({ headers: d.headers, body: SDP, kind: "request" });

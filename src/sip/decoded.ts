@@ -2,7 +2,15 @@
  * Full JSON-friendly view of one SIP message for the "decoded message" API: start-line parts,
  * every header field in order, the body as text and its SDP. Not on the hot path; never throws.
  */
-import { frameSip, headerValue, newHeaderField, newStartLine, parseStartLine, readHeaderField, type SipFrame } from "./framing.ts";
+import {
+  frameSip,
+  headerValue,
+  newHeaderField,
+  newStartLine,
+  parseStartLine,
+  readHeaderField,
+  type SipFrame,
+} from "./framing.ts";
 import { canonicalHeaderName } from "./headers.ts";
 import { parseSip } from "./parse.ts";
 import { parseSdp, findSdpBody, type SdpInfo } from "./sdp.ts";

@@ -15,7 +15,8 @@ const byteIndexOf = Buffer.prototype.indexOf;
 const bufferToString = Buffer.prototype.toString;
 
 /** UTF-8 text of payload[start, end): invalid sequences become U+FFFD, never an exception. */
-export const decodeUtf8 = (payload: Uint8Array, start: number, end: number): string => bufferToString.call(payload, "utf8", start, end);
+export const decodeUtf8 = (payload: Uint8Array, start: number, end: number): string =>
+  bufferToString.call(payload, "utf8", start, end);
 
 export interface SipFrame {
   /** Start line and header fields, UTF-8 decoded, without the empty line. */
@@ -83,7 +84,21 @@ export interface StartLine {
 
 /** RFC 3261 §25.1 token characters (the Method of a Request-Line is a token). */
 function isTokenChar(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 46 || c === 33 || c === 37 || c === 42 || c === 95 || c === 43 || c === 96 || c === 39 || c === 126;
+  return (
+    (c >= 97 && c <= 122) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 48 && c <= 57) ||
+    c === 45 ||
+    c === 46 ||
+    c === 33 ||
+    c === 37 ||
+    c === 42 ||
+    c === 95 ||
+    c === 43 ||
+    c === 96 ||
+    c === 39 ||
+    c === 126
+  );
 }
 
 /**
@@ -117,10 +132,29 @@ export function parseStartLine(text: string, out: StartLine): "not_sip" | "bad_s
   if (sp1 === 0 || text.charCodeAt(sp1) !== 32 || sp2 <= sp1 + 1) return "bad_start_line";
   const uriSpace = text.indexOf(" ", sp1 + 1);
   if (uriSpace !== sp2) return "bad_start_line";
-  return setStartLine(out, true, text.slice(0, sp1), text.slice(sp1 + 1, sp2), sp1 + 1, sp2, undefined, undefined, next);
+  return setStartLine(
+    out,
+    true,
+    text.slice(0, sp1),
+    text.slice(sp1 + 1, sp2),
+    sp1 + 1,
+    sp2,
+    undefined,
+    undefined,
+    next,
+  );
 }
 
-export const newStartLine = (): StartLine => ({ isRequest: false, method: "", requestUri: undefined, uriStart: 0, uriEnd: 0, statusCode: undefined, reasonPhrase: undefined, next: 0 });
+export const newStartLine = (): StartLine => ({
+  isRequest: false,
+  method: "",
+  requestUri: undefined,
+  uriStart: 0,
+  uriEnd: 0,
+  statusCode: undefined,
+  reasonPhrase: undefined,
+  next: 0,
+});
 
 function setStartLine(
   out: StartLine,
@@ -145,7 +179,12 @@ function setStartLine(
 }
 
 function isSipVersion(s: string, i: number): boolean {
-  return (s.charCodeAt(i) | 0x20) === 0x73 && (s.charCodeAt(i + 1) | 0x20) === 0x69 && (s.charCodeAt(i + 2) | 0x20) === 0x70 && s.startsWith("/2.0", i + 3);
+  return (
+    (s.charCodeAt(i) | 0x20) === 0x73 &&
+    (s.charCodeAt(i + 1) | 0x20) === 0x69 &&
+    (s.charCodeAt(i + 2) | 0x20) === 0x70 &&
+    s.startsWith("/2.0", i + 3)
+  );
 }
 
 /** One header field; indices into the header text. Reused between calls to avoid allocation. */
@@ -169,7 +208,15 @@ export function nameHash(name: string): number {
   return h;
 }
 
-export const newHeaderField = (): HeaderField => ({ nameStart: 0, nameEnd: 0, valueStart: 0, valueEnd: 0, folded: false, wellFormed: false, nameHash: 0 });
+export const newHeaderField = (): HeaderField => ({
+  nameStart: 0,
+  nameEnd: 0,
+  valueStart: 0,
+  valueEnd: 0,
+  folded: false,
+  wellFormed: false,
+  nameHash: 0,
+});
 
 /**
  * Reads the header field starting at `pos` into `out` and returns the index of the next field

@@ -13,7 +13,16 @@ function parsed(payload: Uint8Array, opts?: SipParseOptions): SipMessage {
   return r.value;
 }
 
-const SDP_OFFER = ["v=0", "o=- 1714 1714 IN IP4 198.51.100.7", "s=call", "c=IN IP4 198.51.100.7", "t=0 0", "m=audio 40000 RTP/AVP 0 101", "a=rtpmap:101 telephone-event/8000", ""].join("\r\n");
+const SDP_OFFER = [
+  "v=0",
+  "o=- 1714 1714 IN IP4 198.51.100.7",
+  "s=call",
+  "c=IN IP4 198.51.100.7",
+  "t=0 0",
+  "m=audio 40000 RTP/AVP 0 101",
+  "a=rtpmap:101 telephone-event/8000",
+  "",
+].join("\r\n");
 
 // Each row: a message shaped like traffic seen in the field, and the fields it must yield.
 const cases: [string, Uint8Array, Partial<SipMessage>][] = [
@@ -47,8 +56,24 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       callId: "4sHr4rbxLEYDZTMZ3ulI4f..@198.51.100.7",
       cseq: 102,
       cseqMethod: "INVITE",
-      from: { displayName: "Ann Caller", uri: "sip:12675941249@pbx.example.org", scheme: "sip", user: "12675941249", host: "pbx.example.org", port: undefined, tag: "f1a2" },
-      to: { displayName: undefined, uri: "sip:+12263382742@gw.example.net;user=phone", scheme: "sip", user: "+12263382742", host: "gw.example.net", port: undefined, tag: undefined },
+      from: {
+        displayName: "Ann Caller",
+        uri: "sip:12675941249@pbx.example.org",
+        scheme: "sip",
+        user: "12675941249",
+        host: "pbx.example.org",
+        port: undefined,
+        tag: "f1a2",
+      },
+      to: {
+        displayName: undefined,
+        uri: "sip:+12263382742@gw.example.net;user=phone",
+        scheme: "sip",
+        user: "+12263382742",
+        host: "gw.example.net",
+        port: undefined,
+        tag: undefined,
+      },
       via: { transport: "UDP", host: "198.51.100.7", port: 5060, branch: "z9hG4bK.Ab12Cd" },
       viaCount: 1,
       contact: {
@@ -62,7 +87,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
         expires: undefined,
         wildcard: false,
       },
-      pai: { displayName: "Ann", uri: "sip:+12675941249@pbx.example.org;user=phone", scheme: "sip", user: "+12675941249", host: "pbx.example.org", port: undefined, tag: undefined },
+      pai: {
+        displayName: "Ann",
+        uri: "sip:+12675941249@pbx.example.org;user=phone",
+        scheme: "sip",
+        user: "+12675941249",
+        host: "pbx.example.org",
+        port: undefined,
+        tag: undefined,
+      },
       maxForwards: 70,
       userAgent: "SonicSIP",
       correlationId: "corr-77",
@@ -96,8 +129,24 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       ruriHost: undefined,
       cseq: 1,
       cseqMethod: "INVITE",
-      from: { displayName: undefined, uri: "sip:101@10.33.6.101", scheme: "sip", user: "101", host: "10.33.6.101", port: undefined, tag: "1c1" },
-      to: { displayName: undefined, uri: "sip:201@10.33.6.101", scheme: "sip", user: "201", host: "10.33.6.101", port: undefined, tag: undefined },
+      from: {
+        displayName: undefined,
+        uri: "sip:101@10.33.6.101",
+        scheme: "sip",
+        user: "101",
+        host: "10.33.6.101",
+        port: undefined,
+        tag: "1c1",
+      },
+      to: {
+        displayName: undefined,
+        uri: "sip:201@10.33.6.101",
+        scheme: "sip",
+        user: "201",
+        host: "10.33.6.101",
+        port: undefined,
+        tag: undefined,
+      },
       via: { transport: "TCP", host: "10.33.6.100", port: 64802, branch: "z9hG4bK-1" },
       contact: undefined,
       userAgent: undefined,
@@ -124,9 +173,30 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       statusCode: 180,
       reasonPhrase: "Ringing",
       // From without a user part: tshark's from.user is empty for this shape too.
-      from: { displayName: undefined, uri: "sip:200.57.7.195:55061;user=phone", scheme: "sip", user: undefined, host: "200.57.7.195", port: 55061, tag: "GR52RWG346-34" },
-      to: { displayName: "francisco@bestel.com", uri: "sip:francisco@bestel.com:55060", scheme: "sip", user: "francisco", host: "bestel.com", port: 55060, tag: "298852044" },
-      via: { transport: "UDP", host: "200.57.7.195", port: undefined, branch: "z9hG4bKff9b46fb055c0521cc24024da96cd290" },
+      from: {
+        displayName: undefined,
+        uri: "sip:200.57.7.195:55061;user=phone",
+        scheme: "sip",
+        user: undefined,
+        host: "200.57.7.195",
+        port: 55061,
+        tag: "GR52RWG346-34",
+      },
+      to: {
+        displayName: "francisco@bestel.com",
+        uri: "sip:francisco@bestel.com:55060",
+        scheme: "sip",
+        user: "francisco",
+        host: "bestel.com",
+        port: 55060,
+        tag: "298852044",
+      },
+      via: {
+        transport: "UDP",
+        host: "200.57.7.195",
+        port: undefined,
+        branch: "z9hG4bKff9b46fb055c0521cc24024da96cd290",
+      },
       contact: {
         displayName: undefined,
         uri: "sip:francisco@200.57.7.204:5061",
@@ -163,7 +233,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       method: "INVITE",
       statusCode: 200,
       reasonPhrase: "OK",
-      to: { displayName: undefined, uri: "sip:+12263382742@gw.example.net;user=phone", scheme: "sip", user: "+12263382742", host: "gw.example.net", port: undefined, tag: "as7d9" },
+      to: {
+        displayName: undefined,
+        uri: "sip:+12263382742@gw.example.net;user=phone",
+        scheme: "sip",
+        user: "+12263382742",
+        host: "gw.example.net",
+        port: undefined,
+        tag: "as7d9",
+      },
       userAgent: "FreeSWITCH-mod_sofia/1.8.2-3-a98a958ac3~64bit",
       contentType: "application/sdp",
       bodyLength: SDP_OFFER.length,
@@ -185,7 +263,16 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       "",
       "",
     ),
-    { isRequest: true, method: "ACK", cseqMethod: "ACK", cseq: 102, ruriUser: "+12263382742", ruriHost: "203.0.113.9", maxForwards: 69, viaCount: 1 },
+    {
+      isRequest: true,
+      method: "ACK",
+      cseqMethod: "ACK",
+      cseq: 102,
+      ruriUser: "+12263382742",
+      ruriHost: "203.0.113.9",
+      maxForwards: 69,
+      viaCount: 1,
+    },
   ],
   [
     "BYE with Reason",
@@ -263,7 +350,14 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       "",
       "",
     ),
-    { statusCode: 401, reasonPhrase: "Unauthorized", method: "REGISTER", cseqMethod: "REGISTER", callId: "e5f4a617104444e4f7a54", headerCount: 7 },
+    {
+      statusCode: 401,
+      reasonPhrase: "Unauthorized",
+      method: "REGISTER",
+      cseqMethod: "REGISTER",
+      callId: "e5f4a617104444e4f7a54",
+      headerCount: 7,
+    },
   ],
   [
     "OPTIONS keepalive, minimal, addr-spec From/To without <>",
@@ -285,8 +379,24 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       ruriUser: undefined,
       ruriHost: "192.0.2.50",
       // RFC 3261 §20.10: without <> the ;tag belongs to the header, not to the URI.
-      from: { displayName: undefined, uri: "sip:ping@192.0.2.10", scheme: "sip", user: "ping", host: "192.0.2.10", port: undefined, tag: "p1" },
-      to: { displayName: undefined, uri: "sip:192.0.2.50:5060", scheme: "sip", user: undefined, host: "192.0.2.50", port: 5060, tag: undefined },
+      from: {
+        displayName: undefined,
+        uri: "sip:ping@192.0.2.10",
+        scheme: "sip",
+        user: "ping",
+        host: "192.0.2.10",
+        port: undefined,
+        tag: "p1",
+      },
+      to: {
+        displayName: undefined,
+        uri: "sip:192.0.2.50:5060",
+        scheme: "sip",
+        user: undefined,
+        host: "192.0.2.50",
+        port: 5060,
+        tag: undefined,
+      },
       userAgent: undefined,
     },
   ],
@@ -333,7 +443,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
     ),
     {
       method: "MESSAGE",
-      from: { displayName: "José Müller", uri: "sip:jose@example.com", scheme: "sip", user: "jose", host: "example.com", port: undefined, tag: "u8" },
+      from: {
+        displayName: "José Müller",
+        uri: "sip:jose@example.com",
+        scheme: "sip",
+        user: "jose",
+        host: "example.com",
+        port: undefined,
+        tag: "u8",
+      },
       via: { transport: "WSS", host: "df7jal23ls0d.invalid", port: undefined, branch: "z9hG4bKmsg" },
       contentType: "text/plain;charset=UTF-8",
       bodyLength: 6,
@@ -360,11 +478,37 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       reasonPhrase: "Session Progress",
       callId: "926ffd16-6154-1237-09ba-0270b3230128",
       cseq: 130689518,
-      from: { displayName: undefined, uri: "sip:+12675941249@10.0.0.9", scheme: "sip", user: "+12675941249", host: "10.0.0.9", port: undefined, tag: "ab" },
-      to: { displayName: undefined, uri: "sip:+12263382742@10.0.0.7", scheme: "sip", user: "+12263382742", host: "10.0.0.7", port: undefined, tag: "cd" },
+      from: {
+        displayName: undefined,
+        uri: "sip:+12675941249@10.0.0.9",
+        scheme: "sip",
+        user: "+12675941249",
+        host: "10.0.0.9",
+        port: undefined,
+        tag: "ab",
+      },
+      to: {
+        displayName: undefined,
+        uri: "sip:+12263382742@10.0.0.7",
+        scheme: "sip",
+        user: "+12263382742",
+        host: "10.0.0.7",
+        port: undefined,
+        tag: "cd",
+      },
       via: { transport: "UDP", host: "10.0.0.1", port: 5060, branch: "z9hG4bK1" },
       viaCount: 2,
-      contact: { displayName: undefined, uri: "sip:gw@10.0.0.7:5080", scheme: "sip", user: "gw", host: "10.0.0.7", port: 5080, tag: undefined, expires: 30, wildcard: false },
+      contact: {
+        displayName: undefined,
+        uri: "sip:gw@10.0.0.7:5080",
+        scheme: "sip",
+        user: "gw",
+        host: "10.0.0.7",
+        port: 5080,
+        tag: undefined,
+        expires: 30,
+        wildcard: false,
+      },
       contentType: "application/sdp",
       contentLength: 0,
       headerCount: 9,
@@ -394,8 +538,24 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       cseq: 314159,
       cseqMethod: "INVITE",
       via: { transport: "UDP", host: "pc33.atlanta.example.com", port: undefined, branch: "z9hG4bKnashds8" },
-      from: { displayName: "Alice", uri: "sip:alice@atlanta.example.com", scheme: "sip", user: "alice", host: "atlanta.example.com", port: undefined, tag: "1928301774" },
-      to: { displayName: "Bob", uri: "sip:bob@biloxi.example.com", scheme: "sip", user: "bob", host: "biloxi.example.com", port: undefined, tag: undefined },
+      from: {
+        displayName: "Alice",
+        uri: "sip:alice@atlanta.example.com",
+        scheme: "sip",
+        user: "alice",
+        host: "atlanta.example.com",
+        port: undefined,
+        tag: "1928301774",
+      },
+      to: {
+        displayName: "Bob",
+        uri: "sip:bob@biloxi.example.com",
+        scheme: "sip",
+        user: "bob",
+        host: "biloxi.example.com",
+        port: undefined,
+        tag: undefined,
+      },
       headerCount: 7,
       malformedLines: 0,
     },
@@ -418,7 +578,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       callId: "case-1",
       cseq: 7,
       via: { transport: "UDP", host: "host.example.com", port: 5062, branch: "z9hG4bKcase" },
-      from: { displayName: undefined, uri: "sip:alice@example.com", scheme: "sip", user: "alice", host: "example.com", port: undefined, tag: "up" },
+      from: {
+        displayName: undefined,
+        uri: "sip:alice@example.com",
+        scheme: "sip",
+        user: "alice",
+        host: "example.com",
+        port: undefined,
+        tag: "up",
+      },
       userAgent: "lower/1.0",
       contentLength: 0,
     },
@@ -442,8 +610,24 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       ruriHost: "2001:db8::2",
       callId: "c3eF6f58-363323Cd-8058EB88-10300252@fe80:0:0:0:21a:a0ff:fe07:32e0",
       via: { transport: "UDP", host: "fe80::21a:a0ff:fe07:32e0", port: 5060, branch: "z9hG4bK-v6" },
-      from: { displayName: undefined, uri: "sip:9876@[fe80::21a:a0ff:fe07:32e0]", scheme: "sip", user: "9876", host: "fe80::21a:a0ff:fe07:32e0", port: undefined, tag: "6" },
-      to: { displayName: undefined, uri: "sip:4321@[2001:db8::2]:5060", scheme: "sip", user: "4321", host: "2001:db8::2", port: 5060, tag: undefined },
+      from: {
+        displayName: undefined,
+        uri: "sip:9876@[fe80::21a:a0ff:fe07:32e0]",
+        scheme: "sip",
+        user: "9876",
+        host: "fe80::21a:a0ff:fe07:32e0",
+        port: undefined,
+        tag: "6",
+      },
+      to: {
+        displayName: undefined,
+        uri: "sip:4321@[2001:db8::2]:5060",
+        scheme: "sip",
+        user: "4321",
+        host: "2001:db8::2",
+        port: 5060,
+        tag: undefined,
+      },
       contact: {
         displayName: undefined,
         uri: "sip:9876@[fe80::21a:a0ff:fe07:32e0]:5060",
@@ -475,7 +659,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       requestUri: "tel:+1-201-555-0123;phone-context=example.com",
       ruriUser: "+1-201-555-0123",
       ruriHost: undefined,
-      from: { displayName: undefined, uri: "tel:9171969136", scheme: "tel", user: "9171969136", host: undefined, port: undefined, tag: "t1" },
+      from: {
+        displayName: undefined,
+        uri: "tel:9171969136",
+        scheme: "tel",
+        user: "9171969136",
+        host: undefined,
+        port: undefined,
+        tag: "t1",
+      },
       to: {
         displayName: undefined,
         uri: "sip:+19275890000;npdi;rn=+19275800000@sbc.example.net;user=phone",
@@ -485,7 +677,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
         port: undefined,
         tag: undefined,
       },
-      pai: { displayName: undefined, uri: "sip:+19171969136@example.net;user=phone", scheme: "sip", user: "+19171969136", host: "example.net", port: undefined, tag: undefined },
+      pai: {
+        displayName: undefined,
+        uri: "sip:+19171969136@example.net;user=phone",
+        scheme: "sip",
+        user: "+19171969136",
+        host: "example.net",
+        port: undefined,
+        tag: undefined,
+      },
       via: { transport: "SCTP", host: "192.0.2.77", port: undefined, branch: "z9hG4bK-tel" },
     },
   ],
@@ -506,9 +706,35 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
     {
       ruriUser: "alice%40home",
       ruriHost: "example.com",
-      from: { displayName: 'Smith, John "JJ"', uri: "sips:j%2Esmith@example.com", scheme: "sips", user: "j%2Esmith", host: "example.com", port: undefined, tag: "q1" },
-      to: { displayName: "Bob Jones", uri: "sip:bob:secret@example.com:5070;transport=tcp", scheme: "sip", user: "bob", host: "example.com", port: 5070, tag: "q2" },
-      contact: { displayName: "Line, 2", uri: "sip:line2@10.1.1.1", scheme: "sip", user: "line2", host: "10.1.1.1", port: undefined, tag: undefined, expires: 60, wildcard: false },
+      from: {
+        displayName: 'Smith, John "JJ"',
+        uri: "sips:j%2Esmith@example.com",
+        scheme: "sips",
+        user: "j%2Esmith",
+        host: "example.com",
+        port: undefined,
+        tag: "q1",
+      },
+      to: {
+        displayName: "Bob Jones",
+        uri: "sip:bob:secret@example.com:5070;transport=tcp",
+        scheme: "sip",
+        user: "bob",
+        host: "example.com",
+        port: 5070,
+        tag: "q2",
+      },
+      contact: {
+        displayName: "Line, 2",
+        uri: "sip:line2@10.1.1.1",
+        scheme: "sip",
+        user: "line2",
+        host: "10.1.1.1",
+        port: undefined,
+        tag: undefined,
+        expires: 60,
+        wildcard: false,
+      },
     },
   ],
   [
@@ -526,7 +752,12 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       "",
       "",
     ),
-    { viaCount: 5, via: { transport: "UDP", host: "proxy2.example.com", port: 5060, branch: "z9hG4bK-p2" }, method: "OPTIONS", cseqMethod: "OPTIONS" },
+    {
+      viaCount: 5,
+      via: { transport: "UDP", host: "proxy2.example.com", port: 5060, branch: "z9hG4bK-p2" },
+      method: "OPTIONS",
+      cseqMethod: "OPTIONS",
+    },
   ],
   [
     "REGISTER removing all bindings with Contact: *",
@@ -544,7 +775,17 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       "",
     ),
     {
-      contact: { displayName: undefined, uri: "*", scheme: undefined, user: undefined, host: undefined, port: undefined, tag: undefined, expires: undefined, wildcard: true },
+      contact: {
+        displayName: undefined,
+        uri: "*",
+        scheme: undefined,
+        user: undefined,
+        host: undefined,
+        port: undefined,
+        tag: undefined,
+        expires: undefined,
+        wildcard: true,
+      },
       expires: 0,
     },
   ],
@@ -574,10 +815,24 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
   ],
   [
     "bare LF line ends",
-    lf("SIP/2.0 486 Busy Here", "Via: SIP/2.0/UDP 10.1.1.1;branch=z9hG4bK-lf", "From: <sip:a@b>;tag=x", "To: <sip:c@d>;tag=y", "Call-ID: lf-1", "CSeq: 4 INVITE", "Content-Length: 3", "", "abc"),
+    lf(
+      "SIP/2.0 486 Busy Here",
+      "Via: SIP/2.0/UDP 10.1.1.1;branch=z9hG4bK-lf",
+      "From: <sip:a@b>;tag=x",
+      "To: <sip:c@d>;tag=y",
+      "Call-ID: lf-1",
+      "CSeq: 4 INVITE",
+      "Content-Length: 3",
+      "",
+      "abc",
+    ),
     { statusCode: 486, reasonPhrase: "Busy Here", callId: "lf-1", contentLength: 3, bodyLength: 3, headerCount: 6 },
   ],
-  ["no empty line, packet ends after the last header", enc.encode("SIP/2.0 200 OK\r\nCall-ID: noend\r\nCSeq: 1 BYE\r\n"), { statusCode: 200, callId: "noend", cseqMethod: "BYE", bodyLength: 0 }],
+  [
+    "no empty line, packet ends after the last header",
+    enc.encode("SIP/2.0 200 OK\r\nCall-ID: noend\r\nCSeq: 1 BYE\r\n"),
+    { statusCode: 200, callId: "noend", cseqMethod: "BYE", bodyLength: 0 },
+  ],
   [
     "status line without reason phrase; leading CRLF before the start line",
     enc.encode("\r\n\r\nSIP/2.0 503\r\nCall-ID: nr\r\nCSeq: 2 INVITE\r\n\r\n"),
@@ -595,7 +850,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
   ],
   [
     "malformed header lines are skipped and counted",
-    sip("OPTIONS sip:b@example.com SIP/2.0", "Call-ID: mal", "this line has no colon", ": no name", "CSeq: 1 OPTIONS", "", ""),
+    sip(
+      "OPTIONS sip:b@example.com SIP/2.0",
+      "Call-ID: mal",
+      "this line has no colon",
+      ": no name",
+      "CSeq: 1 OPTIONS",
+      "",
+      "",
+    ),
     { callId: "mal", headerCount: 2, malformedLines: 2 },
   ],
 ];
@@ -606,7 +869,14 @@ describe("parseSip: message shapes", () => {
   });
 
   test("bodyOffset points at the first body byte", () => {
-    const payload = sip("MESSAGE sip:b@example.com SIP/2.0", "Call-ID: off", "CSeq: 1 MESSAGE", "Content-Length: 5", "", "hello");
+    const payload = sip(
+      "MESSAGE sip:b@example.com SIP/2.0",
+      "Call-ID: off",
+      "CSeq: 1 MESSAGE",
+      "Content-Length: 5",
+      "",
+      "hello",
+    );
     const m = parsed(payload);
     expect(new TextDecoder().decode(payload.subarray(m.bodyOffset, m.bodyOffset + m.bodyLength))).toBe("hello");
     const lfPayload = lf("MESSAGE sip:b@example.com SIP/2.0", "Call-ID: off", "CSeq: 1 MESSAGE", "", "hi");
@@ -615,7 +885,9 @@ describe("parseSip: message shapes", () => {
   });
 
   test("payload that is a view into a larger buffer (byteOffset > 0)", () => {
-    const whole = enc.encode('JUNKSIP/2.0 200 OK\r\nCall-ID: view\r\nFrom: "Zoë" <sip:z@h>;tag=1\r\nCSeq: 1 INVITE\r\nContent-Length: 2\r\n\r\nokTAIL');
+    const whole = enc.encode(
+      'JUNKSIP/2.0 200 OK\r\nCall-ID: view\r\nFrom: "Zoë" <sip:z@h>;tag=1\r\nCSeq: 1 INVITE\r\nContent-Length: 2\r\n\r\nokTAIL',
+    );
     const view = whole.subarray(4, whole.length - 4);
     const m = parsed(view);
     expect([m.callId, m.from?.displayName, m.bodyLength]).toEqual(["view", "Zoë", 2]);
@@ -623,13 +895,32 @@ describe("parseSip: message shapes", () => {
   });
 
   test("a body that looks like headers is never read as headers", () => {
-    const m = parsed(sip("MESSAGE sip:b@example.com SIP/2.0", "Call-ID: real", "CSeq: 1 MESSAGE", "", "Call-ID: fake\r\nUser-Agent: fake\r\n"));
+    const m = parsed(
+      sip(
+        "MESSAGE sip:b@example.com SIP/2.0",
+        "Call-ID: real",
+        "CSeq: 1 MESSAGE",
+        "",
+        "Call-ID: fake\r\nUser-Agent: fake\r\n",
+      ),
+    );
     expect(m.callId).toBe("real");
     expect(m.userAgent).toBeUndefined();
   });
 
   test("first occurrence wins for single-valued headers", () => {
-    const m = parsed(sip("OPTIONS sip:b@example.com SIP/2.0", "Call-ID: first", "Call-ID: second", "CSeq: 1 OPTIONS", "User-Agent: ua1", "User-Agent: ua2", "", ""));
+    const m = parsed(
+      sip(
+        "OPTIONS sip:b@example.com SIP/2.0",
+        "Call-ID: first",
+        "Call-ID: second",
+        "CSeq: 1 OPTIONS",
+        "User-Agent: ua1",
+        "User-Agent: ua2",
+        "",
+        "",
+      ),
+    );
     expect(m.callId).toBe("first");
     expect(m.userAgent).toBe("ua1");
   });
@@ -657,7 +948,11 @@ describe("parseSip: custom and correlation headers", () => {
 
   const rows: [string, SipParseOptions | undefined, Partial<SipMessage>][] = [
     ["default correlation header is X-CID", undefined, { correlationId: "cid-1", customHeaders: {} }],
-    ["first configured header present wins, by list order", { correlationHeaders: ["X-Missing", "X-Session-ID", "X-CID"] }, { correlationId: "sess-9" }],
+    [
+      "first configured header present wins, by list order",
+      { correlationHeaders: ["X-Missing", "X-Session-ID", "X-CID"] },
+      { correlationId: "sess-9" },
+    ],
     ["no configured correlation header present", { correlationHeaders: ["X-Nope"] }, { correlationId: undefined }],
     ["empty correlation list disables it", { correlationHeaders: [] }, { correlationId: undefined }],
     [
@@ -665,9 +960,21 @@ describe("parseSip: custom and correlation headers", () => {
       { customHeaders: ["X-Customer-Id", "p-charging-vector", "X-Absent"] },
       { customHeaders: { "X-Customer-Id": "42, 43", "p-charging-vector": "icid-value=abc;orig-ioi=home.net" } },
     ],
-    ["custom header configured by full name matches its compact form", { customHeaders: ["Subject"] }, { customHeaders: { Subject: "compact subject" } }],
-    ["custom header configured by compact name matches too", { customHeaders: ["s"] }, { customHeaders: { s: "compact subject" } }],
-    ["a header can be custom and correlation at once", { customHeaders: ["X-CID"], correlationHeaders: ["x-cid"] }, { customHeaders: { "X-CID": "cid-1" }, correlationId: "cid-1" }],
+    [
+      "custom header configured by full name matches its compact form",
+      { customHeaders: ["Subject"] },
+      { customHeaders: { Subject: "compact subject" } },
+    ],
+    [
+      "custom header configured by compact name matches too",
+      { customHeaders: ["s"] },
+      { customHeaders: { s: "compact subject" } },
+    ],
+    [
+      "a header can be custom and correlation at once",
+      { customHeaders: ["X-CID"], correlationHeaders: ["x-cid"] },
+      { customHeaders: { "X-CID": "cid-1" }, correlationId: "cid-1" },
+    ],
   ];
 
   test.each(rows)("%s", (_name, opts, expected) => {
@@ -696,19 +1003,51 @@ describe("parseSip: failure reasons", () => {
     ["four-digit status", enc.encode("SIP/2.0 2000 OK\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
     ["status out of range", enc.encode("SIP/2.0 099 Odd\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
     ["non-numeric status", enc.encode("SIP/2.0 abc OK\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
-    ["other SIP version in status line", enc.encode("SIP/3.0 200 OK\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
-    ["other SIP version in request line", enc.encode("INVITE sip:a@b SIP/2.1\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
-    ["two blanks after method", enc.encode("INVITE  sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
-    ["method with a non-token char", enc.encode("INV@TE sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
+    [
+      "other SIP version in status line",
+      enc.encode("SIP/3.0 200 OK\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"),
+      "bad_start_line",
+    ],
+    [
+      "other SIP version in request line",
+      enc.encode("INVITE sip:a@b SIP/2.1\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"),
+      "bad_start_line",
+    ],
+    [
+      "two blanks after method",
+      enc.encode("INVITE  sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"),
+      "bad_start_line",
+    ],
+    [
+      "method with a non-token char",
+      enc.encode("INV@TE sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"),
+      "bad_start_line",
+    ],
     ["no Request-URI", enc.encode("INVITE SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INVITE\r\n\r\n"), "bad_start_line"],
-    ["cut in the middle of a header", enc.encode("INVITE sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INV"), "no_header_end"],
+    [
+      "cut in the middle of a header",
+      enc.encode("INVITE sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 INV"),
+      "no_header_end",
+    ],
     ["missing Call-ID", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCSeq: 1 OPTIONS\r\n\r\n"), "missing_call_id"],
-    ["empty Call-ID", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID:   \r\nCSeq: 1 OPTIONS\r\n\r\n"), "missing_call_id"],
+    [
+      "empty Call-ID",
+      enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID:   \r\nCSeq: 1 OPTIONS\r\n\r\n"),
+      "missing_call_id",
+    ],
     ["missing CSeq", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\n\r\n"), "missing_cseq"],
     ["CSeq without number", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: OPTIONS\r\n\r\n"), "bad_cseq"],
     ["CSeq without method", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1\r\n\r\n"), "bad_cseq"],
-    ["CSeq with trailing junk", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 OPTIONS x\r\n\r\n"), "bad_cseq"],
-    ["CSeq number beyond 32 bits", enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 99999999999 OPTIONS\r\n\r\n"), "bad_cseq"],
+    [
+      "CSeq with trailing junk",
+      enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 1 OPTIONS x\r\n\r\n"),
+      "bad_cseq",
+    ],
+    [
+      "CSeq number beyond 32 bits",
+      enc.encode("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\nCSeq: 99999999999 OPTIONS\r\n\r\n"),
+      "bad_cseq",
+    ],
   ];
 
   test.each(failures)("%s → %s", (_name, payload, reason) => {

@@ -20,7 +20,17 @@
  * share the cursor and the per-options compiled tables.
  */
 import { fail, ok, type Result } from "../core/index.ts";
-import { frameSip, headerValue, nameHash, newHeaderField, newStartLine, parseStartLine, readHeaderField, type HeaderField, type SipFrame } from "./framing.ts";
+import {
+  frameSip,
+  headerValue,
+  nameHash,
+  newHeaderField,
+  newStartLine,
+  parseStartLine,
+  readHeaderField,
+  type HeaderField,
+  type SipFrame,
+} from "./framing.ts";
 import { COMPACT_HEADER_FORMS, headerKey } from "./headers.ts";
 import {
   countValues,
@@ -58,7 +68,15 @@ enum H {
 }
 
 /** Compact forms that the hot path extracts (RFC 3261 §7.3.3). */
-const COMPACT_IDS: Partial<Record<number, H>> = { 0x69: H.CallId, 0x66: H.From, 0x74: H.To, 0x76: H.Via, 0x6d: H.Contact, 0x63: H.ContentType, 0x6c: H.ContentLength };
+const COMPACT_IDS: Partial<Record<number, H>> = {
+  0x69: H.CallId,
+  0x66: H.From,
+  0x74: H.To,
+  0x76: H.Via,
+  0x6d: H.Contact,
+  0x63: H.ContentType,
+  0x6c: H.ContentLength,
+};
 
 const KNOWN_NAMES: [H, string][] = [
   [H.CallId, "Call-ID"],
@@ -159,7 +177,8 @@ function compiled(opts: SipParseOptions): CompiledOptions {
 
 /** Lower-case full name of each compact form, by character code. */
 const COMPACT_KEYS: Partial<Record<number, string>> = {};
-for (const [letter, full] of Object.entries(COMPACT_HEADER_FORMS)) COMPACT_KEYS[letter.charCodeAt(0)] = full.toLowerCase();
+for (const [letter, full] of Object.entries(COMPACT_HEADER_FORMS))
+  COMPACT_KEYS[letter.charCodeAt(0)] = full.toLowerCase();
 
 /** Index of the watched key matching this header name, or -1. */
 function watchedIndex(t: string, f: HeaderField, c: CompiledOptions): number {
@@ -167,7 +186,12 @@ function watchedIndex(t: string, f: HeaderField, c: CompiledOptions): number {
   const compact = len === 1 ? COMPACT_KEYS[t.charCodeAt(f.nameStart) | 0x20] : undefined;
   for (let k = 0; k < c.keys.length; k++) {
     const key = c.keys[k]!;
-    if (compact !== undefined ? compact === key : c.hashes[k] === f.nameHash && key.length === len && equalsLower(t, f.nameStart, key)) return k;
+    if (
+      compact !== undefined
+        ? compact === key
+        : c.hashes[k] === f.nameHash && key.length === len && equalsLower(t, f.nameStart, key)
+    )
+      return k;
   }
   return -1;
 }
@@ -191,7 +215,15 @@ function spanOf(text: string, f: HeaderField): ValueSpan {
 }
 
 function toAddress(v: ValueSpan): SipAddress {
-  const out: SipAddress = { displayName: undefined, uri: "", scheme: undefined, user: undefined, host: undefined, port: undefined, tag: undefined };
+  const out: SipAddress = {
+    displayName: undefined,
+    uri: "",
+    scheme: undefined,
+    user: undefined,
+    host: undefined,
+    port: undefined,
+    tag: undefined,
+  };
   const paramsStart = parseAddressInto(v.src, v.start, v.end, out);
   out.tag = findParam(v.src, paramsStart, v.end, "tag");
   return out;
@@ -199,7 +231,17 @@ function toAddress(v: ValueSpan): SipAddress {
 
 /** First value of a Contact header; `*` is the wildcard of REGISTER (RFC 3261 §10.2.2). */
 function toContact(v: ValueSpan): SipContact {
-  const out: SipContact = { displayName: undefined, uri: "", scheme: undefined, user: undefined, host: undefined, port: undefined, tag: undefined, expires: undefined, wildcard: false };
+  const out: SipContact = {
+    displayName: undefined,
+    uri: "",
+    scheme: undefined,
+    user: undefined,
+    host: undefined,
+    port: undefined,
+    tag: undefined,
+    expires: undefined,
+    wildcard: false,
+  };
   const s = v.src;
   const end = valueEnd(s, v.start, v.end);
   const start = skipLws(s, v.start, end);
@@ -256,7 +298,8 @@ function splitCSeq(s: string, start: number, end: number): { seq: number; method
 }
 
 /** Decimal header value (Expires, Max-Forwards, Content-Length); undefined when not a number. */
-const numberAt = (text: string, f: HeaderField): number | undefined => (f.folded ? parseNumberValue(headerValue(text, f)) : parseDigits(text, f.valueStart, f.valueEnd));
+const numberAt = (text: string, f: HeaderField): number | undefined =>
+  f.folded ? parseNumberValue(headerValue(text, f)) : parseDigits(text, f.valueStart, f.valueEnd);
 
 // Scratch records reused by every call (parseSip is synchronous and not re-entrant), so the hot
 // path allocates only what it returns.
@@ -265,7 +308,10 @@ const frameScratch: SipFrame = { text: "", bodyOffset: 0 };
 const startScratch = newStartLine();
 
 /** Parses one SIP message. Never throws; every failure is a SipParseReason. */
-export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OPTIONS): Result<SipMessage, SipParseReason> {
+export function parseSip(
+  payload: Uint8Array,
+  opts: SipParseOptions = DEFAULT_OPTIONS,
+): Result<SipMessage, SipParseReason> {
   const frame = frameScratch;
   const frameFailure = frameSip(payload, frame);
   if (frameFailure !== undefined) return fail(frameFailure);
@@ -400,7 +446,10 @@ export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OP
     cseqMethod: cs.method,
     from: from === undefined ? undefined : toAddress(from),
     to: to === undefined ? undefined : toAddress(to),
-    pai: pai === undefined ? undefined : toAddress({ src: pai.src, start: pai.start, end: valueEnd(pai.src, pai.start, pai.end) }),
+    pai:
+      pai === undefined
+        ? undefined
+        : toAddress({ src: pai.src, start: pai.start, end: valueEnd(pai.src, pai.start, pai.end) }),
     contact: contact === undefined ? undefined : toContact(contact),
     via: via === undefined ? undefined : toVia(via),
     viaCount,

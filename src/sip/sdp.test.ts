@@ -38,7 +38,14 @@ const cases: [string, string | Uint8Array, SdpInfo][] = [
     ),
     {
       version: 0,
-      origin: { username: "alice", sessionId: "2890844526", sessionVersion: "2890844527", netType: "IN", addrType: "IP4", address: "198.51.100.7" },
+      origin: {
+        username: "alice",
+        sessionId: "2890844526",
+        sessionVersion: "2890844527",
+        netType: "IN",
+        addrType: "IP4",
+        address: "198.51.100.7",
+      },
       sessionName: "Talk",
       connection: { netType: "IN", addrType: "IP4", address: "198.51.100.7" },
       direction: undefined,
@@ -78,7 +85,14 @@ const cases: [string, string | Uint8Array, SdpInfo][] = [
     ),
     {
       version: 0,
-      origin: { username: "-", sessionId: "1", sessionVersion: "1", netType: "IN", addrType: "IP4", address: "203.0.113.1" },
+      origin: {
+        username: "-",
+        sessionId: "1",
+        sessionVersion: "1",
+        netType: "IN",
+        addrType: "IP4",
+        address: "203.0.113.1",
+      },
       sessionName: "-",
       connection: { netType: "IN", addrType: "IP4", address: "203.0.113.1" },
       direction: "recvonly",
@@ -122,7 +136,14 @@ const cases: [string, string | Uint8Array, SdpInfo][] = [
     ].join("\n"),
     {
       version: 0,
-      origin: { username: "bob", sessionId: "7", sessionVersion: "8", netType: "IN", addrType: "IP6", address: "2001:db8::7" },
+      origin: {
+        username: "bob",
+        sessionId: "7",
+        sessionVersion: "8",
+        netType: "IN",
+        addrType: "IP6",
+        address: "2001:db8::7",
+      },
       sessionName: "multi",
       connection: { netType: "IN", addrType: "IP4", address: "224.2.1.1" },
       direction: undefined,
@@ -136,16 +157,38 @@ const cases: [string, string | Uint8Array, SdpInfo][] = [
           codecs: [{ payloadType: 0, name: "PCMU", clockRate: 8000, channels: undefined }],
           direction: "inactive",
         }),
-        media({ type: "video", port: 0, formats: ["31"], address: "224.2.1.1", codecs: [{ payloadType: 31, name: "H261", clockRate: 90000, channels: undefined }] }),
+        media({
+          type: "video",
+          port: 0,
+          formats: ["31"],
+          address: "224.2.1.1",
+          codecs: [{ payloadType: 31, name: "H261", clockRate: 90000, channels: undefined }],
+        }),
       ],
     },
   ],
   [
     "T.38 image stream: non-numeric formats have no codec",
-    crlf("v=0", "o=- 2 2 IN IP4 192.0.2.9", "s=fax", "c=IN IP4 192.0.2.9", "t=0 0", "m=image 6000 udptl t38", "a=T38FaxVersion:0", ""),
+    crlf(
+      "v=0",
+      "o=- 2 2 IN IP4 192.0.2.9",
+      "s=fax",
+      "c=IN IP4 192.0.2.9",
+      "t=0 0",
+      "m=image 6000 udptl t38",
+      "a=T38FaxVersion:0",
+      "",
+    ),
     {
       version: 0,
-      origin: { username: "-", sessionId: "2", sessionVersion: "2", netType: "IN", addrType: "IP4", address: "192.0.2.9" },
+      origin: {
+        username: "-",
+        sessionId: "2",
+        sessionVersion: "2",
+        netType: "IN",
+        addrType: "IP4",
+        address: "192.0.2.9",
+      },
       sessionName: "fax",
       connection: { netType: "IN", addrType: "IP4", address: "192.0.2.9" },
       direction: undefined,
@@ -160,9 +203,27 @@ const cases: [string, string | Uint8Array, SdpInfo][] = [
   [
     "bytes with a UTF-8 session name",
     enc.encode(crlf("v=0", "s=Überweisung", "t=0 0", "")),
-    { version: 0, origin: undefined, sessionName: "Überweisung", connection: undefined, direction: undefined, media: [] },
+    {
+      version: 0,
+      origin: undefined,
+      sessionName: "Überweisung",
+      connection: undefined,
+      direction: undefined,
+      media: [],
+    },
   ],
-  ["empty body", "", { version: undefined, origin: undefined, sessionName: undefined, connection: undefined, direction: undefined, media: [] }],
+  [
+    "empty body",
+    "",
+    {
+      version: undefined,
+      origin: undefined,
+      sessionName: undefined,
+      connection: undefined,
+      direction: undefined,
+      media: [],
+    },
+  ],
 ];
 
 describe("parseSdp", () => {
@@ -171,7 +232,15 @@ describe("parseSdp", () => {
   });
 });
 
-const SDP = crlf("v=0", "o=- 5 5 IN IP4 192.0.2.33", "s=-", "c=IN IP4 192.0.2.33", "t=0 0", "m=audio 30000 RTP/AVP 8", "");
+const SDP = crlf(
+  "v=0",
+  "o=- 5 5 IN IP4 192.0.2.33",
+  "s=-",
+  "c=IN IP4 192.0.2.33",
+  "t=0 0",
+  "m=audio 30000 RTP/AVP 8",
+  "",
+);
 const ISUP = new Uint8Array([0x01, 0x00, 0x20, 0x01, 0x0a, 0x00, 0x02, 0x0a, 0x0d, 0x0a, 0x2d, 0x2d, 0xff, 0x00]);
 
 function concat(...parts: (string | Uint8Array)[]): Uint8Array {
@@ -198,7 +267,12 @@ describe("findSdpBody", () => {
   const rows: [string, string, Uint8Array, string | undefined][] = [
     ["application/sdp is the body itself", "application/sdp", enc.encode(SDP), SDP],
     ["media type is case-insensitive, parameters ignored", "Application/SDP; charset=utf-8", enc.encode(SDP), SDP],
-    ["multipart/mixed SIP-I: SDP after a binary ISUP part", "multipart/mixed;boundary=unique-boundary-1", sipI("unique-boundary-1"), SDP],
+    [
+      "multipart/mixed SIP-I: SDP after a binary ISUP part",
+      "multipart/mixed;boundary=unique-boundary-1",
+      sipI("unique-boundary-1"),
+      SDP,
+    ],
     ["quoted boundary with blanks", 'multipart/mixed; boundary="b 1"', sipI("b 1"), SDP],
     [
       "nested multipart/alternative",
@@ -224,7 +298,12 @@ describe("findSdpBody", () => {
       ),
       SDP,
     ],
-    ["multipart without SDP", "multipart/mixed;boundary=zz", enc.encode(crlf("--zz", "Content-Type: text/plain", "", "hi", "--zz--", "")), undefined],
+    [
+      "multipart without SDP",
+      "multipart/mixed;boundary=zz",
+      enc.encode(crlf("--zz", "Content-Type: text/plain", "", "hi", "--zz--", "")),
+      undefined,
+    ],
     ["multipart without boundary", "multipart/mixed", enc.encode(SDP), undefined],
     ["text/plain", "text/plain", enc.encode(SDP), undefined],
   ];
@@ -235,17 +314,32 @@ describe("findSdpBody", () => {
 
 describe("sipBody and sipSdp", () => {
   test("INVITE with SDP: body bytes and media address", () => {
-    const payload = enc.encode(crlf("INVITE sip:b@example.com SIP/2.0", "Call-ID: s1", "CSeq: 1 INVITE", "Content-Type: application/sdp", `Content-Length: ${SDP.length}`, "", SDP));
+    const payload = enc.encode(
+      crlf(
+        "INVITE sip:b@example.com SIP/2.0",
+        "Call-ID: s1",
+        "CSeq: 1 INVITE",
+        "Content-Type: application/sdp",
+        `Content-Length: ${SDP.length}`,
+        "",
+        SDP,
+      ),
+    );
     const r = parseSip(payload);
     if (!r.ok) throw new Error(r.reason);
     expect(new TextDecoder().decode(sipBody(payload, r.value))).toBe(SDP);
     const sdp = sipSdp(payload, r.value);
-    expect(sdp?.media.map((m) => [m.address, m.port, m.codecs.map((c) => c.name)])).toEqual([["192.0.2.33", 30000, ["PCMA"]]]);
+    expect(sdp?.media.map((m) => [m.address, m.port, m.codecs.map((c) => c.name)])).toEqual([
+      ["192.0.2.33", 30000, ["PCMA"]],
+    ]);
   });
 
   test("SIP-I INVITE with multipart body", () => {
     const body = sipI("8AF759A6");
-    const payload = concat(`INVITE sip:b@example.com SIP/2.0\r\ni: s2\r\nCSeq: 1 INVITE\r\nc: multipart/mixed;boundary=8AF759A6\r\nl: ${body.length}\r\n\r\n`, body);
+    const payload = concat(
+      `INVITE sip:b@example.com SIP/2.0\r\ni: s2\r\nCSeq: 1 INVITE\r\nc: multipart/mixed;boundary=8AF759A6\r\nl: ${body.length}\r\n\r\n`,
+      body,
+    );
     const r = parseSip(payload);
     if (!r.ok) throw new Error(r.reason);
     expect(sipSdp(payload, r.value)?.connection?.address).toBe("192.0.2.33");
@@ -254,7 +348,10 @@ describe("sipBody and sipSdp", () => {
   test.each([
     ["no body", crlf("SIP/2.0 180 Ringing", "Call-ID: s3", "CSeq: 1 INVITE", "Content-Length: 0", "", "")],
     ["no Content-Type", crlf("SIP/2.0 200 OK", "Call-ID: s4", "CSeq: 1 INVITE", "", SDP)],
-    ["other body type", crlf("MESSAGE sip:b@x SIP/2.0", "Call-ID: s5", "CSeq: 1 MESSAGE", "Content-Type: text/plain", "", "hi")],
+    [
+      "other body type",
+      crlf("MESSAGE sip:b@x SIP/2.0", "Call-ID: s5", "CSeq: 1 MESSAGE", "Content-Type: text/plain", "", "hi"),
+    ],
   ])("no SDP: %s", (_name, text) => {
     const payload = enc.encode(text);
     const r = parseSip(payload);

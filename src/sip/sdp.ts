@@ -141,7 +141,14 @@ interface MediaState {
 
 export function parseSdp(body: Uint8Array | string): SdpInfo {
   const text = typeof body === "string" ? body : utf8.decode(body);
-  const info: SdpInfo = { version: undefined, origin: undefined, sessionName: undefined, connection: undefined, direction: undefined, media: [] };
+  const info: SdpInfo = {
+    version: undefined,
+    origin: undefined,
+    sessionName: undefined,
+    connection: undefined,
+    direction: undefined,
+    media: [],
+  };
   const sections: MediaState[] = [];
   let current: MediaState | undefined;
   for (let pos = 0; pos < text.length; ) {
@@ -160,7 +167,15 @@ export function parseSdp(body: Uint8Array | string): SdpInfo {
       case 0x6f: {
         // o=<username> <sess-id> <sess-version> <nettype> <addrtype> <unicast-address>
         const [username, sessionId, sessionVersion, netType, addrType, address] = fields(value);
-        if (address !== undefined) info.origin = { username: username!, sessionId: sessionId!, sessionVersion: sessionVersion!, netType: netType!, addrType: addrType!, address };
+        if (address !== undefined)
+          info.origin = {
+            username: username!,
+            sessionId: sessionId!,
+            sessionVersion: sessionVersion!,
+            netType: netType!,
+            addrType: addrType!,
+            address,
+          };
         break;
       }
       case 0x73: // s
@@ -188,7 +203,12 @@ export function parseSdp(body: Uint8Array | string): SdpInfo {
           codecs: [],
           direction: "sendrecv",
         };
-        current = { media, reported: port !== undefined && mediaType !== "" && proto !== "", direction: undefined, rtpmap: new Map() };
+        current = {
+          media,
+          reported: port !== undefined && mediaType !== "" && proto !== "",
+          direction: undefined,
+          rtpmap: new Map(),
+        };
         sections.push(current);
         break;
       }
@@ -286,7 +306,10 @@ function sdpInPart(text: string, body: Uint8Array, start: number, end: number, d
 }
 
 /** Parsed SDP of a message whose Content-Type is application/sdp or a multipart holding one. */
-export function sipSdp(payload: Uint8Array, msg: Pick<SipMessage, "bodyOffset" | "bodyLength" | "contentType">): SdpInfo | undefined {
+export function sipSdp(
+  payload: Uint8Array,
+  msg: Pick<SipMessage, "bodyOffset" | "bodyLength" | "contentType">,
+): SdpInfo | undefined {
   if (msg.contentType === undefined || msg.bodyLength === 0) return undefined;
   const sdp = findSdpBody(msg.contentType, sipBody(payload, msg));
   return sdp === undefined ? undefined : parseSdp(sdp);

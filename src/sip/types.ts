@@ -89,6 +89,14 @@ export interface SipParseOptions {
 }
 
 /** Every failure reason of parseSip, for metric registration. */
-export const SIP_PARSE_REASONS = ["empty", "not_sip", "bad_start_line", "no_header_end", "missing_call_id", "missing_cseq", "bad_cseq"] as const;
+export const SIP_PARSE_REASONS = [
+  "empty",
+  "not_sip",
+  "bad_start_line",
+  "no_header_end",
+  "missing_call_id",
+  "missing_cseq",
+  "bad_cseq",
+] as const;
 
 export type SipParseReason = (typeof SIP_PARSE_REASONS)[number];

@@ -244,7 +244,12 @@ for (const c of ":;?>, \t\r\n") HOST_END[c.charCodeAt(0)] = 1;
  * host [":" port] at `i` into out.host/out.port; returns the index after them. IPv6 references
  * `[2001:db8::1]:5060` lose their brackets (RFC 3261 §19.1.1 hostport, RFC 5118).
  */
-export function parseHostPortInto(s: string, i: number, end: number, out: { host: string | undefined; port: number | undefined }): number {
+export function parseHostPortInto(
+  s: string,
+  i: number,
+  end: number,
+  out: { host: string | undefined; port: number | undefined },
+): number {
   let j = i;
   if (s.charCodeAt(i) === 91 /* [ */) {
     let close = s.indexOf("]", i);

@@ -2,7 +2,14 @@ import { ok, type Counter, type Gauge, type MetricsRegistry, type Result } from 
 import { eventsOf, type StreamEvent } from "./event.ts";
 import type { StreamFilter } from "./filter.ts";
 import { Outbox, type Outlet, type OutboxCounters } from "./outbox.ts";
-import { SLOT_REFUSALS, StreamSlots, type SlotHolder, type SlotLimits, type SlotRefusal, type StreamCaller } from "./slots.ts";
+import {
+  SLOT_REFUSALS,
+  StreamSlots,
+  type SlotHolder,
+  type SlotLimits,
+  type SlotRefusal,
+  type StreamCaller,
+} from "./slots.ts";
 
 /**
  * The node's live-event broker (`ingest.hep_stream.*`; docs/STREAM.md "Turning it on"):
@@ -26,7 +33,11 @@ export interface BrokerConfig extends SlotLimits {
 
 /** What a stream endpoint subscribes to: the node's broker, or the coordinator's fan-in (src/cluster). */
 export interface StreamSource {
-  subscribe(filter: StreamFilter, outlet: Outlet, caller: StreamCaller): Result<StreamSubscription, SlotRefusal | "unavailable">;
+  subscribe(
+    filter: StreamFilter,
+    outlet: Outlet,
+    caller: StreamCaller,
+  ): Result<StreamSubscription, SlotRefusal | "unavailable">;
 }
 
 export interface StreamSubscription {
@@ -65,7 +76,10 @@ export function streamMetrics(reg: MetricsRegistry): StreamMetrics {
       "Live-stream connections refused, per reason: max_subscribers (every slot taken), per_address (one remote address's share of anonymous node /stream clients, ingest.hep_stream.max_subscribers_per_address), per_user (one user's share, ingest.hep_stream.max_subscribers_per_user).",
       ["reason"],
     ),
-    evicted: reg.counter("svc_stream_subscribers_evicted_total", "Live-stream subscribers closed (1013) to give their slot to an administrator while every slot was taken."),
+    evicted: reg.counter(
+      "svc_stream_subscribers_evicted_total",
+      "Live-stream subscribers closed (1013) to give their slot to an administrator while every slot was taken.",
+    ),
   };
   for (const r of DROP_REASONS) m.dropped.inc({ reason: r }, 0);
   for (const r of SLOT_REFUSALS) m.refused.inc({ reason: r }, 0);

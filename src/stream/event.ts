@@ -36,7 +36,8 @@ export interface StreamFrame {
   payload_encoding?: "base64";
 }
 
-const ascii = (b: Uint8Array, from: number, len: number): string => String.fromCharCode(...b.subarray(from, from + len));
+const ascii = (b: Uint8Array, from: number, len: number): string =>
+  String.fromCharCode(...b.subarray(from, from + len));
 const text = new TextDecoder();
 
 export class StreamEvent {

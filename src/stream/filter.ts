@@ -26,7 +26,22 @@ export interface StreamFilter {
  * SIP methods a filter accepts (IANA "Methods and Response Codes" registry, RFC 3261 and its
  * extensions): a method outside it is a typo far more often than an extension method.
  */
-export const SIP_METHODS = ["ACK", "BYE", "CANCEL", "INFO", "INVITE", "MESSAGE", "NOTIFY", "OPTIONS", "PRACK", "PUBLISH", "REFER", "REGISTER", "SUBSCRIBE", "UPDATE"] as const;
+export const SIP_METHODS = [
+  "ACK",
+  "BYE",
+  "CANCEL",
+  "INFO",
+  "INVITE",
+  "MESSAGE",
+  "NOTIFY",
+  "OPTIONS",
+  "PRACK",
+  "PUBLISH",
+  "REFER",
+  "REGISTER",
+  "SUBSCRIBE",
+  "UPDATE",
+] as const;
 const KNOWN_METHODS: ReadonlySet<string> = new Set(SIP_METHODS);
 
 /** Query parameters of the filter, plus `access_token` (docs/API.md "Authentication": WebSocket clients may send the JWT there). */
@@ -58,17 +73,23 @@ export function parseStreamFilter(params: URLSearchParams, opts: { historyLimit:
   for (const raw of params.getAll("proto")) {
     const v = raw.trim();
     const n = Number(v);
-    if (!/^\d{1,3}$/.test(v) || n > 255) throw bad(`proto "${raw}" is not a HEP protocol type: an integer 0-255 (1 SIP, 5 RTCP, 6 RTP, 34 RTCP-XR, ...)`, "proto");
+    if (!/^\d{1,3}$/.test(v) || n > 255)
+      throw bad(
+        `proto "${raw}" is not a HEP protocol type: an integer 0-255 (1 SIP, 5 RTCP, 6 RTP, 34 RTCP-XR, ...)`,
+        "proto",
+      );
     (protos ??= new Set()).add(n);
   }
   let methods: Set<string> | undefined;
   for (const raw of params.getAll("method")) {
     const v = raw.trim().toUpperCase();
-    if (!KNOWN_METHODS.has(v)) throw bad(`method "${raw}" is not a SIP method (one of ${SIP_METHODS.join(", ")})`, "method");
+    if (!KNOWN_METHODS.has(v))
+      throw bad(`method "${raw}" is not a SIP method (one of ${SIP_METHODS.join(", ")})`, "method");
     (methods ??= new Set()).add(v);
   }
   const callValues = params.getAll("callid");
-  if (callValues.length > MAX_CALLIDS) throw bad(`callid is given ${callValues.length} times: at most ${MAX_CALLIDS}`, "callid");
+  if (callValues.length > MAX_CALLIDS)
+    throw bad(`callid is given ${callValues.length} times: at most ${MAX_CALLIDS}`, "callid");
   let callIds: Set<string> | undefined;
   for (const raw of callValues) {
     const v = raw.trim();
@@ -79,7 +100,8 @@ export function parseStreamFilter(params: URLSearchParams, opts: { historyLimit:
   const history = params.getAll("history");
   if (history.length > 1) throw bad("history may be given once", "history");
   const h = history[0]?.trim() ?? "0";
-  if (!/^\d{1,9}$/.test(h)) throw bad(`history must be a whole number of events (0 or more), got "${history[0]}"`, "history");
+  if (!/^\d{1,9}$/.test(h))
+    throw bad(`history must be a whole number of events (0 or more), got "${history[0]}"`, "history");
   return {
     ...(protos ? { protos } : {}),
     ...(methods ? { methods } : {}),

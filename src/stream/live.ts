@@ -33,7 +33,11 @@ const MERGE = { maxHoldMs: 1000, maxHeld: 100_000 };
  * the broker sends no payload to anybody, node `/stream` and coordinator clients alike
  * (docs/STREAM.md "Security").
  */
-export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry, opts: { allowPayload: boolean; hepThreads?: number }): LiveStream {
+export function createLiveStream(
+  cfg: Config["ingest"]["hep_stream"],
+  metrics: MetricsRegistry,
+  opts: { allowPayload: boolean; hepThreads?: number },
+): LiveStream {
   const m = streamMetrics(metrics);
   const broker = new StreamBroker(cfg, m, { retain: cfg.enable, allowPayload: opts.allowPayload });
   const flag = new SharedArrayBuffer(4);
@@ -41,13 +45,18 @@ export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: M
   broker.onDemand((active) => Atomics.store(wanted, 0, active ? 1 : 0));
   // Several ingest threads hand over apart: their events are put back in capture order (merge.ts).
   const threads = opts.hepThreads ?? 1;
-  const merge = threads > 1 ? new StreamMerge((events) => broker.acceptEvents(events), { ...MERGE, threads }) : undefined;
-  const accept = (bytes: Uint8Array, count: number) => (merge ? merge.accept(bytes, count) : broker.accept(bytes, count));
+  const merge =
+    threads > 1 ? new StreamMerge((events) => broker.acceptEvents(events), { ...MERGE, threads }) : undefined;
+  const accept = (bytes: Uint8Array, count: number) =>
+    merge ? merge.accept(bytes, count) : broker.accept(bytes, count);
   return {
     broker,
     feed: { flag, accept, ...(merge ? { handedOver: (index: number) => merge.handedOver(index) } : {}) },
     module(pipeline) {
-      const capture = new StreamCapture({ initialBytes: 64 << 10, onDrop: () => m.dropped.inc({ reason: "capture_full" }) });
+      const capture = new StreamCapture({
+        initialBytes: 64 << 10,
+        onDrop: () => m.dropped.inc({ reason: "capture_full" }),
+      });
       let timer: ReturnType<typeof setInterval> | undefined;
       const seal = () => {
         const c = capture.seal();
@@ -86,10 +95,23 @@ export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: M
 export function checkStreamConfig(config: Config, hasIngest: boolean): void {
   const bad: string[] = [];
   const c = config.coordinator.hep_stream;
-  if (config.ingest.hep_stream.enable && !hasIngest) bad.push("ingest.hep_stream.enable needs HEP ingest in this process (ingest.hep.enable and storage.lakehouse.enable)");
-  if (c.enable && config.coordinator.enable && !hasIngest && c.nodes.length === 0 && config.coordinator.nodes.length === 0) {
+  if (config.ingest.hep_stream.enable && !hasIngest)
+    bad.push(
+      "ingest.hep_stream.enable needs HEP ingest in this process (ingest.hep.enable and storage.lakehouse.enable)",
+    );
+  if (
+    c.enable &&
+    config.coordinator.enable &&
+    !hasIngest &&
+    c.nodes.length === 0 &&
+    config.coordinator.nodes.length === 0
+  ) {
     bad.push("coordinator.hep_stream.enable needs a source of events: HEP ingest in this process or coordinator.nodes");
   }
-  if (c.nodes.length > 0 && !(c.enable && config.coordinator.enable)) bad.push("coordinator.hep_stream.nodes is set but the stream is off (coordinator.enable and coordinator.hep_stream.enable)");
-  if (bad.length) throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });
+  if (c.nodes.length > 0 && !(c.enable && config.coordinator.enable))
+    bad.push(
+      "coordinator.hep_stream.nodes is set but the stream is off (coordinator.enable and coordinator.hep_stream.enable)",
+    );
+  if (bad.length)
+    throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });
 }

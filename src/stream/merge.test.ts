@@ -9,7 +9,9 @@ const T0 = 1_780_000_000_000_000;
 function chunk(events: Array<[name: string, tsUs: number]>): [Uint8Array, number] {
   const c = new StreamCapture({ initialBytes: 64 });
   for (const [name, tsUs] of events) {
-    const r = decodeHep(encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", timestampUs: tsUs, protoType: 100, payload: name }));
+    const r = decodeHep(
+      encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", timestampUs: tsUs, protoType: 100, payload: name }),
+    );
     if (!r.ok) throw new Error(r.reason);
     c.tap(r.value, undefined);
   }
@@ -20,7 +22,12 @@ function chunk(events: Array<[name: string, tsUs: number]>): [Uint8Array, number
 function merged(threads: number, maxHoldMs = 1000, maxHeld = 1000) {
   const out: string[] = [];
   let now = 0;
-  const m = new StreamMerge((events: StreamEvent[]) => out.push(...events.map((e) => e.frame(true).payload!)), { threads, maxHoldMs, maxHeld, now: () => now });
+  const m = new StreamMerge((events: StreamEvent[]) => out.push(...events.map((e) => e.frame(true).payload!)), {
+    threads,
+    maxHoldMs,
+    maxHeld,
+    now: () => now,
+  });
   const handOver = (from: number, events: Array<[string, number]> = []) => {
     if (events.length) m.accept(...chunk(events));
     m.handedOver(from);

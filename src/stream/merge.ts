@@ -135,7 +135,14 @@ interface Run {
 /** `h` cut at `bound`: the events at or before it, and a chunk of the rest (same round, same arrival). */
 function split(h: Held, bound: number): [Run, Held] {
   const out: Run = { events: [], ts: [] };
-  const rest: Held = { events: [], ts: [], minTs: Number.POSITIVE_INFINITY, maxTs: Number.NEGATIVE_INFINITY, round: h.round, came: h.came };
+  const rest: Held = {
+    events: [],
+    ts: [],
+    minTs: Number.POSITIVE_INFINITY,
+    maxTs: Number.NEGATIVE_INFINITY,
+    round: h.round,
+    came: h.came,
+  };
   for (let i = 0; i < h.events.length; i++) {
     const t = h.ts[i]!;
     const to = t <= bound ? out : rest;

@@ -21,7 +21,10 @@ const user = (name: string, u: string, admin = false) => new Holder(name, { kind
 function slots(max: number, perAddress = 2, perUser = 2) {
   const metrics = new MetricsRegistry();
   const m = streamMetrics(metrics);
-  const s = new StreamSlots<Holder>({ max_subscribers: max, max_subscribers_per_address: perAddress, max_subscribers_per_user: perUser }, m);
+  const s = new StreamSlots<Holder>(
+    { max_subscribers: max, max_subscribers_per_address: perAddress, max_subscribers_per_user: perUser },
+    m,
+  );
   const claim = (h: Holder) => {
     const r = s.claim(h);
     return r.ok ? "ok" : r.reason;
@@ -32,12 +35,24 @@ function slots(max: number, perAddress = 2, perUser = 2) {
 describe("live-stream slots", () => {
   test("shares per address and per user, then the cap", () => {
     const { s, claim, m } = slots(5);
-    expect([claim(anon("a1", "10.0.0.1")), claim(anon("a2", "10.0.0.1")), claim(anon("a3", "10.0.0.1"))]).toEqual(["ok", "ok", "per_address"]);
-    expect([claim(user("u1", "carol")), claim(user("u2", "carol")), claim(user("u3", "carol"))]).toEqual(["ok", "ok", "per_user"]);
+    expect([claim(anon("a1", "10.0.0.1")), claim(anon("a2", "10.0.0.1")), claim(anon("a3", "10.0.0.1"))]).toEqual([
+      "ok",
+      "ok",
+      "per_address",
+    ]);
+    expect([claim(user("u1", "carol")), claim(user("u2", "carol")), claim(user("u3", "carol"))]).toEqual([
+      "ok",
+      "ok",
+      "per_user",
+    ]);
     expect(claim(anon("b1", "10.0.0.2"))).toBe("ok");
     expect(claim(anon("c1", "10.0.0.3"))).toBe("max_subscribers");
     expect(s.size).toBe(5);
-    expect([m.refused.get({ reason: "per_address" }), m.refused.get({ reason: "per_user" }), m.refused.get({ reason: "max_subscribers" })]).toEqual([1, 1, 1]);
+    expect([
+      m.refused.get({ reason: "per_address" }),
+      m.refused.get({ reason: "per_user" }),
+      m.refused.get({ reason: "max_subscribers" }),
+    ]).toEqual([1, 1, 1]);
   });
 
   test("an administrator at the cap: the oldest anonymous gives way, then the oldest non-administrator, then one slot beyond the cap", () => {

@@ -31,7 +31,8 @@ export interface SlotCounters {
 
 /** Close code of an evicted subscriber: try again later (RFC 6455 registry, 1013), like a refusal. */
 const TRY_AGAIN_LATER = 1013;
-export const EVICTED_REASON = "an administrator took this live-stream slot (ingest.hep_stream.max_subscribers is reached); try again later";
+export const EVICTED_REASON =
+  "an administrator took this live-stream slot (ingest.hep_stream.max_subscribers is reached); try again later";
 
 const userKey = (c: StreamCaller) => (c.kind === "user" ? c.user : undefined);
 const addressKey = (c: StreamCaller) => (c.kind === "anonymous" ? c.address : undefined);
@@ -82,19 +83,31 @@ export class StreamSlots<H extends SlotHolder> {
   private refusal(c: StreamCaller): ReturnType<typeof fail<SlotRefusal>> | undefined {
     const l = this.limits;
     const admin = c.kind === "user" && c.admin;
-    if (this.held.size >= l.max_subscribers && !admin) return fail("max_subscribers", `the live stream has ${this.held.size} subscribers, its limit (ingest.hep_stream.max_subscribers)`);
+    if (this.held.size >= l.max_subscribers && !admin)
+      return fail(
+        "max_subscribers",
+        `the live stream has ${this.held.size} subscribers, its limit (ingest.hep_stream.max_subscribers)`,
+      );
     const address = addressKey(c);
     if (address !== undefined && this.count((h) => addressKey(h.caller) === address) >= l.max_subscribers_per_address) {
-      return fail("per_address", `${address} has ${l.max_subscribers_per_address} live-stream subscribers, its share (ingest.hep_stream.max_subscribers_per_address)`);
+      return fail(
+        "per_address",
+        `${address} has ${l.max_subscribers_per_address} live-stream subscribers, its share (ingest.hep_stream.max_subscribers_per_address)`,
+      );
     }
     const user = userKey(c);
     if (user !== undefined && this.count((h) => userKey(h.caller) === user) >= l.max_subscribers_per_user) {
-      return fail("per_user", `user ${user} has ${l.max_subscribers_per_user} live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)`);
+      return fail(
+        "per_user",
+        `user ${user} has ${l.max_subscribers_per_user} live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)`,
+      );
     }
     if (this.held.size < l.max_subscribers) return undefined;
     // An administrator at the cap: the oldest anonymous subscriber gives way, else the oldest user
     // who is not an administrator; when administrators hold every slot, one more is allowed.
-    const victim = this.oldest((h) => h.caller.kind === "anonymous") ?? this.oldest((h) => h.caller.kind === "user" && !h.caller.admin);
+    const victim =
+      this.oldest((h) => h.caller.kind === "anonymous") ??
+      this.oldest((h) => h.caller.kind === "user" && !h.caller.admin);
     if (victim) {
       this.held.delete(victim);
       this.counters.evicted.inc();

@@ -48,7 +48,11 @@ export const isUpgrade = (request: Request) => request.headers.get("upgrade")?.t
  * handshake Bun refuses is the client's mistake, a 400.
  */
 export function upgradeSocket(server: Server<unknown>, request: Request, handlers: SocketHandlers): void {
-  if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+  if (!server.upgrade(request, { data: handlers }))
+    throw new AppError(
+      "BAD_REQUEST",
+      "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)",
+    );
 }
 
 /** A client of a relay of JSON text frames (the games): each frame goes out as one JSON text. */
@@ -68,9 +72,17 @@ export interface RelaySocket {
  * SocketHandlers): `join` when the socket opens, each text frame of the client to what it returned,
  * then its close. A binary frame is read as UTF-8 text, unless `onBinary` answers it instead.
  */
-export function upgradeToRelay<F>(server: Server<unknown>, request: Request, join: (peer: JsonPeer<F>) => RelaySocket | undefined, onBinary?: (peer: JsonPeer<F>) => void): void {
+export function upgradeToRelay<F>(
+  server: Server<unknown>,
+  request: Request,
+  join: (peer: JsonPeer<F>) => RelaySocket | undefined,
+  onBinary?: (peer: JsonPeer<F>) => void,
+): void {
   let socket: RelaySocket | undefined;
-  const peerOf = (ws: ServerWebSocket<SocketHandlers>): JsonPeer<F> => ({ send: (f) => void ws.send(JSON.stringify(f)), close: (code, reason) => ws.close(code, reason) });
+  const peerOf = (ws: ServerWebSocket<SocketHandlers>): JsonPeer<F> => ({
+    send: (f) => void ws.send(JSON.stringify(f)),
+    close: (code, reason) => ws.close(code, reason),
+  });
   upgradeSocket(server, request, {
     open(ws) {
       socket = join(peerOf(ws));
@@ -98,7 +110,14 @@ export function closeReason(text: string): string {
 export interface StreamDescription {
   data: {
     protocol: "websocket";
-    filter: { proto: number[]; method: string[]; callid: string[]; only_requests: boolean; include_payload: boolean; history: number };
+    filter: {
+      proto: number[];
+      method: string[];
+      callid: string[];
+      only_requests: boolean;
+      include_payload: boolean;
+      history: number;
+    };
   };
 }
 
@@ -123,14 +142,21 @@ export function describeStream(f: StreamFilter): StreamDescription {
  * bad filter). A plain GET gets the description instead: clients check their credentials and
  * filter with it before opening the WebSocket, whose refused handshake would tell them nothing.
  */
-export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter, caller: StreamCaller): StreamDescription | undefined {
+export function upgradeToStream(
+  server: Server<unknown> | null | undefined,
+  request: Request,
+  source: StreamSource,
+  filter: StreamFilter,
+  caller: StreamCaller,
+): StreamDescription | undefined {
   if (!server || !isUpgrade(request)) return describeStream(filter);
   let sub: StreamSubscription | undefined;
   const handlers: SocketHandlers = {
     open(ws) {
       const r = source.subscribe(filter, socketOutlet(ws), caller);
       if (r.ok) sub = r.value;
-      else ws.close(r.reason === "unavailable" ? CLOSE.internal : CLOSE.tryAgainLater, closeReason(r.detail ?? r.reason));
+      else
+        ws.close(r.reason === "unavailable" ? CLOSE.internal : CLOSE.tryAgainLater, closeReason(r.detail ?? r.reason));
     },
     message() {},
     drain() {

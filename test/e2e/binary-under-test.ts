@@ -28,8 +28,17 @@ async function build(): Promise<BinaryUnderTest> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
   // Whatever the build's own check runs, DuckDB unpacks into this cache, never ~/.cache.
   env.SVC_RUNTIME_CACHE_DIR = join(dir, "cache");
-  const proc = Bun.spawn(["make", "--no-print-directory", "build", `BIN=${path}`], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["make", "--no-print-directory", "build", `BIN=${path}`], {
+    cwd: ROOT,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`make build failed (exit ${code}):\n${out}\n${err}`);
   return { path, revision };
 }

@@ -35,7 +35,14 @@ afterAll(async () => {
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD" || k === "INVOCATION_ID") continue;
+    if (
+      v === undefined ||
+      k.startsWith("SVC_") ||
+      k === "LD_LIBRARY_PATH" ||
+      k === "LD_PRELOAD" ||
+      k === "INVOCATION_ID"
+    )
+      continue;
     env[k] = v;
   }
   return { ...env, SVC_RUNTIME_CACHE_DIR: join(work.path, "cache"), SVC_LOG_FORMAT: "json", ...extra };
@@ -48,7 +55,11 @@ function serveEnv(dir: string): Record<string, string> {
 
 async function run(args: string[], cwd: string, env: Record<string, string>) {
   const proc = Bun.spawn([binary, ...args], { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { stdout, stderr, code };
 }
 
@@ -106,7 +117,13 @@ describe("dist/svc, the single executable", () => {
     // answer (docs/ARCHITECTURE.md "Start-up", docs/PLATFORM.md "One executable with DuckDB inside").
     expect((await run(["version"], elsewhere.path, env)).code).toBe(0);
     expect(existsSync(cache)).toBe(false);
-    const proc = Bun.spawn([binary, "serve"], { cwd: elsewhere.path, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([binary, "serve"], {
+      cwd: elsewhere.path,
+      env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const lines = collectLines(proc.stderr);
     try {
       await Promise.race([
@@ -143,11 +160,21 @@ describe("dist/svc, the single executable", () => {
 
   test("serve listens where SVC_COORDINATOR_HTTP_SERVER_LISTEN says, answers /metrics, exits 0 on SIGTERM", async () => {
     await using dir = tempDir("svc-e2e-serve-");
-    const proc = Bun.spawn([binary, "serve"], { cwd: dir.path, env: serveEnv(dir.path), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([binary, "serve"], {
+      cwd: dir.path,
+      env: serveEnv(dir.path),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const lines = collectLines(proc.stderr);
     try {
       const listening = await Promise.race([
-        waitFor("the coordinator's listening log line", () => lines.map(parseJsonLine).find((l) => l?.msg === "listening" && l.module === "coordinator-http"), 30_000),
+        waitFor(
+          "the coordinator's listening log line",
+          () => lines.map(parseJsonLine).find((l) => l?.msg === "listening" && l.module === "coordinator-http"),
+          30_000,
+        ),
         proc.exited.then((c) => {
           throw new Error(`svc exited ${c} before listening:\n${lines.join("\n")}`);
         }),
@@ -157,7 +184,9 @@ describe("dist/svc, the single executable", () => {
       await Promise.race([
         waitFor(
           "the first-run banner and the started line",
-          () => lines.find((l) => l.startsWith("   svc reset-admin-password")) && lines.map(parseJsonLine).find((l) => l?.msg === "svc started"),
+          () =>
+            lines.find((l) => l.startsWith("   svc reset-admin-password")) &&
+            lines.map(parseJsonLine).find((l) => l?.msg === "svc started"),
           30_000,
         ),
         proc.exited.then((c) => {
@@ -182,7 +211,8 @@ describe("dist/svc, the single executable", () => {
       expect((await fetch(`http://${address}/assets/app.css`)).status).toBe(200);
 
       // First start: the plain banner on stderr with the user, the password and this URL.
-      const banner = (key: string) => lines.map((l) => new RegExp(`^ {3}${key}: +(\\S+)$`).exec(l)?.[1]).find((v) => v !== undefined);
+      const banner = (key: string) =>
+        lines.map((l) => new RegExp(`^ {3}${key}: +(\\S+)$`).exec(l)?.[1]).find((v) => v !== undefined);
       expect(banner("URL")).toBe(`http://${address}/`);
       expect(banner("user")).toBe("admin");
       const password = banner("password") ?? "";
@@ -209,11 +239,20 @@ describe("dist/svc, the single executable", () => {
       // The batch reader (recvmmsg through bun:ffi) works inside the executable too.
       if (process.platform === "linux") expect(udp?.reader).toBe("recvmmsg");
       const sock = await Bun.udpSocket({});
-      const packet = encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: "binary-e2e@x", from: "a", to: "b" }) });
+      const packet = encodeHep3({
+        srcIp: "192.0.2.1",
+        dstIp: "192.0.2.2",
+        timestampUs: Date.now() * 1000,
+        protoType: 1,
+        payload: invite({ callId: "binary-e2e@x", from: "a", to: "b" }),
+      });
       sock.send(packet, Number(String(udp!.address).split(":").pop()), "127.0.0.1");
       const accepted = await waitFor(
         "the packet counted as a stored row",
-        async () => /svc_hep_rows_accepted_total\{table="main\.hep_proto_1_call"\} 1\b/.test(await (await fetch(`http://${address}/metrics`)).text()) || undefined,
+        async () =>
+          /svc_hep_rows_accepted_total\{table="main\.hep_proto_1_call"\} 1\b/.test(
+            await (await fetch(`http://${address}/metrics`)).text(),
+          ) || undefined,
         10_000,
       );
       expect(accepted).toBe(true);
@@ -246,7 +285,11 @@ describe("dist/svc, the single executable", () => {
       ].join("\n"),
     );
     const out = join(dir.path, "no-ui");
-    const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, `--outfile=${out}`], { cwd: dir.path, stdout: "pipe", stderr: "pipe" });
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, `--outfile=${out}`], {
+      cwd: dir.path,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(build.stderr.toString()).not.toContain("error");
     expect(build.exitCode).toBe(0);
     const proc = Bun.spawn([out], { cwd: dir.path, env: cleanEnv({}), stdout: "pipe", stderr: "pipe" });
@@ -261,7 +304,10 @@ describe("dist/svc, the single executable", () => {
   test("a config file with an unknown key fails at start-up naming the key", async () => {
     await using dir = tempDir("svc-e2e-config-");
     const path = join(dir.path, "svc.json");
-    await Bun.write(path, `{\n  // comments are fine, unknown keys are not\n  "coordinator": { "http_server": { "listen": "127.0.0.1:0" }, "no_such_key": 1 }\n}\n`);
+    await Bun.write(
+      path,
+      `{\n  // comments are fine, unknown keys are not\n  "coordinator": { "http_server": { "listen": "127.0.0.1:0" }, "no_such_key": 1 }\n}\n`,
+    );
     const { stdout, stderr, code } = await run(["serve", "--config-path", path], dir.path, serveEnv(dir.path));
     expect(stderr).toContain("coordinator.no_such_key: unknown key");
     expect(stdout).toBe("");
@@ -271,9 +317,16 @@ describe("dist/svc, the single executable", () => {
   test("the shipped appliance/svc.json (JSONC) is a valid configuration", async () => {
     await using dir = tempDir("svc-e2e-appliance-");
     // SVC_RUNTIME_CACHE_DIR (set by cleanEnv) wins over the file's /var/cache/svc, as in the unit.
-    const { stdout, stderr, code } = await run(["show-config", "--config-path", join(ROOT, "appliance/svc.json")], dir.path, cleanEnv({}));
+    const { stdout, stderr, code } = await run(
+      ["show-config", "--config-path", join(ROOT, "appliance/svc.json")],
+      dir.path,
+      cleanEnv({}),
+    );
     expect(stderr).toBe("");
-    const shown = JSON.parse(stdout) as { storage: { lakehouse: { data_path: string } }; coordinator: { settings_db_path: string } };
+    const shown = JSON.parse(stdout) as {
+      storage: { lakehouse: { data_path: string } };
+      coordinator: { settings_db_path: string };
+    };
     expect(shown.storage.lakehouse.data_path).toBe("/var/lib/svc/lake/");
     expect(shown.coordinator.settings_db_path).toBe("/var/lib/svc/settings.db");
     expect(code).toBe(0);

@@ -29,8 +29,16 @@ describe("make build", () => {
     expect(existsSync(join(tree, "ui-dist"))).toBe(false);
     appendFileSync(join(tree, "ui/src/main.ts"), "\nexport const broken = ;\n");
     const out = join(dir.path, "svc");
-    const proc = Bun.spawn(["make", "--no-print-directory", "build", `BIN=${out}`], { cwd: tree, stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn(["make", "--no-print-directory", "build", `BIN=${out}`], {
+      cwd: tree,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     expect(stderr).toContain("build: the dashboard did not build, so no executable is made");
     expect(stderr).toContain("ui/src/main.ts");
     expect(stdout).not.toContain("compile");

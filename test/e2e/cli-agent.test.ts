@@ -37,9 +37,16 @@ describe("svc agent (process)", () => {
     const degraded = await runCli(["agent", "health", "--host", a.url], env);
     expect([degraded.stdout.split("\n")[0], degraded.code]).toEqual(["status                DEGRADED", 1]);
     const denied = await runCli(["agent", "stats", "--host", a.url], env);
-    expect([denied.stdout, denied.stderr, denied.code]).toEqual(["", "svc: agent answered 401 on /api/stats: it needs --user and --pass (api_settings.user / pass)\n", 1]);
+    expect([denied.stdout, denied.stderr, denied.code]).toEqual([
+      "",
+      "svc: agent answered 401 on /api/stats: it needs --user and --pass (api_settings.user / pass)\n",
+      1,
+    ]);
     // The password kept out of ps: from SVC_PASSWORD or the first line of stdin.
-    const fromEnv = await runCli(["agent", "--host", a.url, "--user", "agent"], cliEnv(home.path, { SVC_PASSWORD: "pw" }));
+    const fromEnv = await runCli(
+      ["agent", "--host", a.url, "--user", "agent"],
+      cliEnv(home.path, { SVC_PASSWORD: "pw" }),
+    );
     expect(fromEnv.stdout).toContain("  hep_sent    1300\n");
     expect([fromEnv.stderr, fromEnv.code]).toEqual(["", 0]);
     const fromStdin = await runCli(["agent", "--host", a.url, "--user", "agent", "--pass-stdin"], env, "pw\n");
@@ -52,7 +59,10 @@ describe("svc agent (process)", () => {
   test("watch piped: a frame every --interval with fresh numbers and no control codes, SIGINT ends it with exit 0", async () => {
     await using home = tempDir("svc-cli-agent-");
     await using a = fakeAgent();
-    const proc = Bun.spawn([process.execPath, "src/main.ts", "agent", "watch", "--host", a.url, "--interval", "200ms"], { cwd: ROOT, env: cliEnv(home.path), stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(
+      [process.execPath, "src/main.ts", "agent", "watch", "--host", a.url, "--interval", "200ms"],
+      { cwd: ROOT, env: cliEnv(home.path), stdout: "pipe", stderr: "pipe" },
+    );
     const stdout = collect(proc.stdout);
     try {
       await waitFor("three frames", () => stdout.text().split(HEAD).length - 1 >= 3, 15_000);
@@ -68,7 +78,9 @@ describe("svc agent (process)", () => {
     expect(frames.length).toBeGreaterThanOrEqual(3);
     expect(out.split(HEAD)[0]).toBe("");
     for (const f of frames.slice(0, 3)) {
-      expect(f).toMatch(new RegExp(`^ · ${a.url} · every 0.2s · \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z · Ctrl\\+C to stop\\n\\nNode\\n`));
+      expect(f).toMatch(
+        new RegExp(`^ · ${a.url} · every 0.2s · \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z · Ctrl\\+C to stop\\n\\nNode\\n`),
+      );
       expect(f).toContain("\nTransports\n");
     }
     // The agent's counter moves per request: each frame shows the poll it came from.
@@ -82,7 +94,13 @@ describe("svc agent (process)", () => {
     await using a = fakeAgent();
     // util-linux script(1) runs the command on a pseudo-terminal.
     const cmd = `exec ${process.execPath} src/main.ts agent watch --host ${a.url} --interval 200ms`;
-    const proc = Bun.spawn(["script", "-qefc", cmd, "/dev/null"], { cwd: ROOT, env: cliEnv(home.path), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["script", "-qefc", cmd, "/dev/null"], {
+      cwd: ROOT,
+      env: cliEnv(home.path),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const stdout = collect(proc.stdout);
     try {
       await waitFor("two frames", () => stdout.text().split(`\x1b[H\x1b[2J${HEAD}`).length - 1 >= 2, 15_000);

@@ -22,22 +22,48 @@ const PASSWORD = "cli-callflow-password";
 const CORPUS_PCAP = join(process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps"), "sngrep_aaa.pcap");
 
 const endpoint = (ip: string, port: number) => `${ip.includes(":") ? `[${ip}]` : ip}:${port}`;
-const wireArrow = (w: WireSip) => `${endpoint(w.srcIp, w.srcPort)} > ${endpoint(w.dstIp, w.dstPort)} ${w.method ?? w.statusCode}`;
+const wireArrow = (w: WireSip) =>
+  `${endpoint(w.srcIp, w.srcPort)} > ${endpoint(w.dstIp, w.dstPort)} ${w.method ?? w.statusCode}`;
 
 /** sngrep sends every SIP message of `pcap` to the appliance; resolves with what was stored. */
 async function replay(dir: string, a: TestAppliance, pcap: string, expected: number): Promise<StoredSip[]> {
   const rc = join(dir, "sngreprc");
   writeFileSync(rc, "set eep.send.id 2401\n");
-  await using sngrep = spawnPeer("sngrep", ["sngrep", "-N", "-q", "-I", pcap, "-H", `udp:127.0.0.1:${a.app.ingest!.listeners.udp!.port()}`], { dir, env: { SNGREPRC: rc, HOME: dir, TERM: "dumb" } });
+  await using sngrep = spawnPeer(
+    "sngrep",
+    ["sngrep", "-N", "-q", "-I", pcap, "-H", `udp:127.0.0.1:${a.app.ingest!.listeners.udp!.port()}`],
+    { dir, env: { SNGREPRC: rc, HOME: dir, TERM: "dumb" } },
+  );
   expect({ sngrep: await sngrep.exited(20_000), output: sngrep.output() }).toEqual({ sngrep: 0, output: "" });
   return await settleStored(a.app.lake!, expected, 15_000);
 }
 
 /** The ladder's arrows as `src > dst METHOD|code`, in the order the CLI drew them. */
 async function ladder(host: string, home: string, args: string[]): Promise<{ arrows: string[]; stdout: string }> {
-  const r = await runCli(["search", "--host", host, "--user", "admin", "--pass", PASSWORD, "--format", "callflow", "--limit", "50000", ...args], cliEnv(home, { COLUMNS: "400" }));
+  const r = await runCli(
+    [
+      "search",
+      "--host",
+      host,
+      "--user",
+      "admin",
+      "--pass",
+      PASSWORD,
+      "--format",
+      "callflow",
+      "--limit",
+      "50000",
+      ...args,
+    ],
+    cliEnv(home, { COLUMNS: "400" }),
+  );
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
-  return { arrows: parseLadder(r.stdout).arrows.map((x) => `${x.from} > ${x.to} ${x.label.replace(/ \(SDP\)| \[\d+\]$/g, "").split(" ")[0]}`), stdout: r.stdout };
+  return {
+    arrows: parseLadder(r.stdout).arrows.map(
+      (x) => `${x.from} > ${x.to} ${x.label.replace(/ \(SDP\)| \[\d+\]$/g, "").split(" ")[0]}`,
+    ),
+    stdout: r.stdout,
+  };
 }
 
 function fixturePcap(): { bytes: Uint8Array; callIds: string[] } {
@@ -46,7 +72,14 @@ function fixturePcap(): { bytes: Uint8Array; callIds: string[] } {
   const enc = new TextEncoder();
   const records: PcapRecord[] = [];
   const add = (src: [string, number], dst: [string, number], text: string, gapUs = 7_321) =>
-    records.push({ timestampUs: t0 + records.length * 10_000 + gapUs, srcIp: src[0], srcPort: src[1], dstIp: dst[0], dstPort: dst[1], payload: enc.encode(text) });
+    records.push({
+      timestampUs: t0 + records.length * 10_000 + gapUs,
+      srcIp: src[0],
+      srcPort: src[1],
+      dstIp: dst[0],
+      dstPort: dst[1],
+      payload: enc.encode(text),
+    });
   const A: [string, number] = ["10.2.0.1", 5060];
   const B: [string, number] = ["10.2.0.2", 5060];
   const C: [string, number] = ["10.2.0.3", 5070];
@@ -81,7 +114,9 @@ describe("callflow against a real agent's HEP, ordered like tshark", () => {
     [PEERS.sngrep, PEERS.tshark],
     async () => {
       await using dir = tempDir("svc-cli-flow-");
-      await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+      await using a = await startTestAppliance(dir.path, {
+        coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      });
       const { bytes, callIds } = fixturePcap();
       const pcap = join(dir.path, "flow.pcap");
       writeFileSync(pcap, bytes);
@@ -101,7 +136,8 @@ describe("callflow against a real agent's HEP, ordered like tshark", () => {
     60_000,
   );
 
-  if (!existsSync(CORPUS_PCAP)) console.warn(`skip: callflow corpus replay needs ${CORPUS_PCAP} (third-party capture, not in the repo)`);
+  if (!existsSync(CORPUS_PCAP))
+    console.warn(`skip: callflow corpus replay needs ${CORPUS_PCAP} (third-party capture, not in the repo)`);
   else {
     peerTest(
       "corpus sngrep_aaa.pcap (2005): per SIP table, the ladder is tshark's message order",
@@ -117,7 +153,9 @@ describe("callflow against a real agent's HEP, ordered like tshark", () => {
         const stored = await replay(dir.path, a, CORPUS_PCAP, wire.length);
         // What sngrep sent (it skips nothing UDP here, but compare only what is stored).
         const storedKeys = new Set(stored.map((s) => `${s.tsUs} ${s.srcIp}:${s.srcPort} ${s.dstIp}:${s.dstPort}`));
-        const sentWire = wire.filter((w) => storedKeys.has(`${w.timestampUs} ${w.srcIp}:${w.srcPort} ${w.dstIp}:${w.dstPort}`));
+        const sentWire = wire.filter((w) =>
+          storedKeys.has(`${w.timestampUs} ${w.srcIp}:${w.srcPort} ${w.dstIp}:${w.dstPort}`),
+        );
         expect(sentWire.length).toBe(stored.length);
         const host = a.app.coordinatorUrl!.replace("http://", "");
         const years = ["--from", "2005-01-01", "--to", "2006-01-01"];
@@ -128,7 +166,9 @@ describe("callflow against a real agent's HEP, ordered like tshark", () => {
           expect({ table, arrows }).toEqual({ table, arrows: expected });
           total += arrows.length;
         }
-        console.info(`callflow corpus sngrep_aaa.pcap: ${total} arrows in tshark order over ${stored.length} stored messages`);
+        console.info(
+          `callflow corpus sngrep_aaa.pcap: ${total} arrows in tshark order over ${stored.length} stored messages`,
+        );
         expect(total).toBe(stored.length);
       },
       90_000,

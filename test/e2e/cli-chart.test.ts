@@ -18,7 +18,13 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const TO = Date.now() - 3 * MIN;
 const FROM = TO - 2 * HOUR;
-const sent: SentMessage[] = callsOverTime({ calls: 120, fromMs: FROM - 10 * MIN, spanMs: 2 * HOUR, seed: 11, tag: "cli" });
+const sent: SentMessage[] = callsOverTime({
+  calls: 120,
+  fromMs: FROM - 10 * MIN,
+  spanMs: 2 * HOUR,
+  seed: 11,
+  tag: "cli",
+});
 
 let dir: TempDir;
 let home: TempDir;
@@ -26,7 +32,25 @@ let appliance: TestAppliance;
 let host = "";
 
 const chart = (args: string[], at = host) =>
-  runCli(["search", "--host", at, "--user", "admin", "--pass", PASSWORD, "--from", new Date(FROM).toISOString(), "--to", new Date(TO).toISOString(), "--format", "chart", ...args], cliEnv(home.path));
+  runCli(
+    [
+      "search",
+      "--host",
+      at,
+      "--user",
+      "admin",
+      "--pass",
+      PASSWORD,
+      "--from",
+      new Date(FROM).toISOString(),
+      "--to",
+      new Date(TO).toISOString(),
+      "--format",
+      "chart",
+      ...args,
+    ],
+    cliEnv(home.path),
+  );
 
 /** `label │ count bar` lines after the header (and the legend, when grouped). */
 const bars = (stdout: string, skip: number) =>
@@ -45,7 +69,9 @@ const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 beforeAll(async () => {
   dir = tempDir("svc-cli-chart-");
   home = tempDir("svc-cli-chart-home-");
-  appliance = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  appliance = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  });
   host = appliance.app.coordinatorUrl!.replace("http://", "");
   const udp = await Bun.udpSocket({});
   for (const m of sent) udp.send(m.packet, appliance.app.ingest!.listeners.udp!.port(), "127.0.0.1");
@@ -55,7 +81,10 @@ beforeAll(async () => {
     "every message stored",
     async () => {
       await lake.sync();
-      return Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === sent.length;
+      return (
+        Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) ===
+        sent.length
+      );
     },
     20_000,
   );
@@ -72,13 +101,15 @@ describe("svc search --format chart", () => {
     const r = await chart(["--limit", "10"]);
     const want = expectedBuckets(sent, FROM, TO, 5 * MIN, () => "");
     const total = want.reduce((n, b) => n + b.count, 0);
-    const count = await appliance.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)`, [
-      FROM * 1000,
-      TO * 1000,
-    ]);
+    const count = await appliance.app.lake!.query(
+      `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)`,
+      [FROM * 1000, TO * 1000],
+    );
     expect(total).toBe(Number(count.rows[0]!.n));
     expect(total).toBeGreaterThan(300);
-    expect(r.stdout.split("\n")[0]).toBe(`Events over time: ${new Date(FROM).toISOString()} → ${new Date(TO).toISOString()}, bucket 5m, ${total} events (whole range)`);
+    expect(r.stdout.split("\n")[0]).toBe(
+      `Events over time: ${new Date(FROM).toISOString()} → ${new Date(TO).toISOString()}, bucket 5m, ${total} events (whole range)`,
+    );
     const lines = bars(r.stdout, 1);
     // Labels are UTC HH:MM (with the day when the range crosses midnight).
     expect(lines.map((l) => [l.label.slice(-5), l.count])).toEqual(want.map((b) => [hhmm(b.start_ms), b.count]));
@@ -97,7 +128,11 @@ describe("svc search --format chart", () => {
     expect(header).toEndWith(`bucket 10m, ${want.reduce((n, b) => n + b.count, 0)} events (whole range)`);
     const totals = new Map<string, number>();
     for (const b of want) for (const [k, n] of Object.entries(b.groups)) totals.set(k, (totals.get(k) ?? 0) + n);
-    const legendItems = [...legend!.matchAll(/(\S) (\S+) (\d+)/g)].map((m) => ({ fill: m[1]!, key: m[2]!, total: Number(m[3]) }));
+    const legendItems = [...legend!.matchAll(/(\S) (\S+) (\d+)/g)].map((m) => ({
+      fill: m[1]!,
+      key: m[2]!,
+      total: Number(m[3]),
+    }));
     expect(new Map(legendItems.map((i) => [i.key, i.total]))).toEqual(totals);
     const lines = bars(r.stdout, 2);
     expect(lines.map((l) => l.count)).toEqual(want.map((b) => b.count));
@@ -106,7 +141,9 @@ describe("svc search --format chart", () => {
     const bar = lines[biggest]!.bar;
     for (const item of legendItems) {
       const cells = [...bar].filter((c) => c === item.fill).length;
-      expect(Math.abs(cells - ((want[biggest]!.groups[item.key] ?? 0) / want[biggest]!.count) * bar.length)).toBeLessThanOrEqual(1);
+      expect(
+        Math.abs(cells - ((want[biggest]!.groups[item.key] ?? 0) / want[biggest]!.count) * bar.length),
+      ).toBeLessThanOrEqual(1);
     }
     expect(r.code).toBe(0);
   });
@@ -115,7 +152,9 @@ describe("svc search --format chart", () => {
     const bad = await chart(["--interval", "1s"]);
     expect(bad.stdout).toBe("");
     const seconds = Math.ceil((TO - Math.floor(FROM / 1000) * 1000) / 1000);
-    expect(bad.stderr).toBe(`svc: --interval 1s gives ${seconds} buckets over --from..--to, at most 2000: choose a wider interval\n`);
+    expect(bad.stderr).toBe(
+      `svc: --interval 1s gives ${seconds} buckets over --from..--to, at most 2000: choose a wider interval\n`,
+    );
     expect(bad.code).toBe(2);
     const group = await chart(["--group-by", "caller"]);
     expect(group.stderr).toBe('svc: --group-by "caller" is not one of none, method, status (status_class)\n');
@@ -134,12 +173,19 @@ describe("svc search --format chart", () => {
       hostname: "127.0.0.1",
       fetch: async (req) => {
         const url = new URL(req.url);
-        if (url.pathname.endsWith("/transactions/histogram")) return Response.json({ error: "NOT_FOUND", message: "no route" }, { status: 404 });
-        return await fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : await req.arrayBuffer() });
+        if (url.pathname.endsWith("/transactions/histogram"))
+          return Response.json({ error: "NOT_FOUND", message: "no route" }, { status: 404 });
+        return await fetch(`${upstream}${url.pathname}${url.search}`, {
+          method: req.method,
+          headers: req.headers,
+          body: req.method === "GET" ? undefined : await req.arrayBuffer(),
+        });
       },
     });
     const r = await chart(["--limit", "50"], `127.0.0.1:${proxy.port}`);
-    expect(r.stderr).toBe("the coordinator has no POST /transactions/histogram (an older version): the chart counts the 50 fetched rows (limit 50 reached), not the whole range\n");
+    expect(r.stderr).toBe(
+      "the coordinator has no POST /transactions/histogram (an older version): the chart counts the 50 fetched rows (limit 50 reached), not the whole range\n",
+    );
     expect(r.stdout.split("\n")[0]).toEndWith("bucket 5m, 50 rows");
     expect(bars(r.stdout, 1).reduce((n, l) => n + l.count, 0)).toBe(50);
     expect(r.code).toBe(0);

@@ -17,7 +17,8 @@ export interface CliRun {
 export function cliEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD" || k === "COLUMNS") continue;
+    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD" || k === "COLUMNS")
+      continue;
     env[k] = v;
   }
   return { ...env, HOME: home, COLUMNS: "160", ...extra };
@@ -26,8 +27,18 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): Record
 /** `stdin`: text piped to the command (default: none). */
 export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
   const input = stdin === undefined ? "ignore" : new TextEncoder().encode(stdin);
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env, stdin: input, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+    cwd: ROOT,
+    env,
+    stdin: input,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { stdout, stderr, code };
 }
 
@@ -147,7 +158,18 @@ export const AGENT_STATS = {
   capture_modes: { eth0: ["SIP", "RTCP"] },
   uptime_seconds: 3725,
   uptime: "1h2m5s",
-  packets: { total: 1500, sip: 1200, rtcp: 100, rtcp_fail: 10, rtp: 0, dns: 5, log: 0, hep_sent: 1300, duplicates: 5, unknown: 180 },
+  packets: {
+    total: 1500,
+    sip: 1200,
+    rtcp: 100,
+    rtcp_fail: 10,
+    rtp: 0,
+    dns: 5,
+    log: 0,
+    hep_sent: 1300,
+    duplicates: 5,
+    unknown: 180,
+  },
   transport: [
     { addr: "homer.example.com:9060", proto: "tcp", connected: true, reconnects: 0, sent: 1300, errors: 0 },
     { addr: "10.9.9.9:9060", proto: "udp", connected: false, reconnects: 3, sent: 0, errors: 17 },
@@ -167,15 +189,25 @@ export function fakeAgent(auth?: { user: string; pass: string }): FakeAgent {
       const n = (hits.get(path) ?? 0) + 1;
       hits.set(path, n);
       if (path === "/health") {
-        return Response.json({ status: connected ? "ok" : "degraded", connected_transports: connected ? 1 : 0, queue_size: 4, buffer_size_bytes: connected ? 0 : 65536 });
+        return Response.json({
+          status: connected ? "ok" : "degraded",
+          connected_transports: connected ? 1 : 0,
+          queue_size: 4,
+          buffer_size_bytes: connected ? 0 : 65536,
+        });
       }
       if (path === "/api/stats") {
         if (auth && req.headers.get("authorization") !== `Basic ${btoa(`${auth.user}:${auth.pass}`)}`) {
-          return new Response("Unauthorized\n", { status: 401, headers: { "www-authenticate": 'Basic realm="heplify"' } });
+          return new Response("Unauthorized\n", {
+            status: 401,
+            headers: { "www-authenticate": 'Basic realm="heplify"' },
+          });
         }
         // Counters move between polls, so a redraw is visible.
         const p = (stats.packets ?? {}) as Record<string, number>;
-        return new Response(JSON.stringify({ ...stats, packets: { ...p, total: (p.total ?? 0) + n - 1 } }), { headers: { "content-type": "application/json" } });
+        return new Response(JSON.stringify({ ...stats, packets: { ...p, total: (p.total ?? 0) + n - 1 } }), {
+          headers: { "content-type": "application/json" },
+        });
       }
       return new Response("not found", { status: 404 });
     },

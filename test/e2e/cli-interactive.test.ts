@@ -23,7 +23,9 @@ describe("svc search --interactive in tmux", () => {
     [PEERS.tmux],
     async () => {
       await using dir = tempDir("svc-cli-tui-");
-      await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+      await using a = await startTestAppliance(dir.path, {
+        coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      });
       const host = a.app.coordinatorUrl!.replace("http://", "");
       const callId = `tui-${crypto.randomUUID().slice(0, 8)}@pbx`;
       const call: CallParams = { callId, from: "1001", to: "2002", fromTag: "ft", toTag: "tt" };
@@ -50,7 +52,9 @@ describe("svc search --interactive in tmux", () => {
       send(response(200, "OK", "INVITE", call), 2, "ba");
       await waitFor("3 rows stored", async () => {
         await a.app.lake!.sync();
-        const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = '${callId}'`);
+        const r = await a.app.lake!.query(
+          `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = '${callId}'`,
+        );
         return Number(r.rows[0]!.n) === 3;
       });
 
@@ -104,7 +108,10 @@ describe("svc search --interactive in tmux", () => {
             .some((l) => l.includes("\x1b[7m") && / 180 /.test(l)),
         );
         keys("Enter");
-        await see("the call flow of the row", (x) => x.includes(`svc search · call ${callId}`) && x.includes("3 messages, 2 endpoints"));
+        await see(
+          "the call flow of the row",
+          (x) => x.includes(`svc search · call ${callId}`) && x.includes("3 messages, 2 endpoints"),
+        );
         expect(screen()).toMatch(/│─+ INVITE \(SDP\) ─+>│/);
         keys("Escape");
         await see("the table again", (x) => x.includes("svc search · 3 rows · table") && x.includes("Enter call flow"));
@@ -113,7 +120,10 @@ describe("svc search --interactive in tmux", () => {
         keys("f");
         await see("vertical", (x) => x.includes("· 3 rows · vertical") && x.includes("1. row"));
         keys("f");
-        await see("csv", (x) => x.includes("· 3 rows · csv") && /^timestamp,event,caller,callee,session_id,src,dst$/m.test(x));
+        await see(
+          "csv",
+          (x) => x.includes("· 3 rows · csv") && /^timestamp,event,caller,callee,session_id,src,dst$/m.test(x),
+        );
         keys("f");
         await see("json", (x) => x.includes("· 3 rows · json") && x.includes(`"session_id": "${callId}"`));
         keys("f");
@@ -129,16 +139,25 @@ describe("svc search --interactive in tmux", () => {
         send(request("ACK", { ...call, cseq: 1 }), 3, "ab");
         await waitFor("the ACK stored", async () => {
           await a.app.lake!.sync();
-          const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = '${callId}'`);
+          const r = await a.app.lake!.query(
+            `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = '${callId}'`,
+          );
           return Number(r.rows[0]!.n) === 4;
         });
         keys("r");
-        await see("4 rows after r", (x) => x.includes("svc search · 4 rows · callflow") && x.includes("4 messages, 2 endpoints"));
+        await see(
+          "4 rows after r",
+          (x) => x.includes("svc search · 4 rows · callflow") && x.includes("4 messages, 2 endpoints"),
+        );
         expect(screen()).toMatch(/│─+ ACK ─+>│/);
 
         // Esc: back to the form with the values kept; Esc again quits and restores the screen.
         keys("Escape");
-        await see("the form again", (x) => x.includes("svc search · interactive") && x.includes(`Call-ID     ${callId}`) && x.includes("◀ callflow ▶"));
+        await see(
+          "the form again",
+          (x) =>
+            x.includes("svc search · interactive") && x.includes(`Call-ID     ${callId}`) && x.includes("◀ callflow ▶"),
+        );
         keys("Escape");
         await see("the exit code", (x) => x.includes("EXIT=0"));
         expect(screen()).not.toContain("svc search ·");

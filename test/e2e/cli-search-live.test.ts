@@ -25,7 +25,12 @@ let host = "";
 beforeAll(async () => {
   dir = tempDir();
   home = tempDir("svc-home-");
-  a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, allow_payload: true } } });
+  a = await startTestAppliance(dir.path, {
+    coordinator: {
+      auth: { admin_password_hash: sha256Hex(PASSWORD) },
+      hep_stream: { enable: true, allow_payload: true },
+    },
+  });
   host = a.app.coordinatorUrl!.replace(/^http:\/\//, "");
   udp = await udpSender(a.app.ingest!.listeners.udp!.port());
   const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
@@ -35,7 +40,10 @@ beforeAll(async () => {
   });
   const token = ((await r.json()) as { token: string }).token;
   // Keeps capture on in the ingest thread for the whole file (the CLI connects later).
-  sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
+  sentinel = await captureOn(
+    `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`,
+    udp.send,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -49,24 +57,68 @@ afterAll(async () => {
 /** Starts `svc search --live …`, waits until it subscribed, sends `packets`, returns what it printed. */
 async function live(args: string[], packets: Uint8Array[]) {
   const subscribed = series(a.app.metrics.render(), "svc_stream_subscribers");
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "search", "--live", "--host", host, "--user", "admin", "--pass", PASSWORD, ...args], {
-    cwd: ROOT,
-    env: cliEnv(home.path),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  await waitFor("the CLI to subscribe", () => series(a.app.metrics.render(), "svc_stream_subscribers") > subscribed, 20_000);
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      "src/main.ts",
+      "search",
+      "--live",
+      "--host",
+      host,
+      "--user",
+      "admin",
+      "--pass",
+      PASSWORD,
+      ...args,
+    ],
+    {
+      cwd: ROOT,
+      env: cliEnv(home.path),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  await waitFor(
+    "the CLI to subscribe",
+    () => series(a.app.metrics.render(), "svc_stream_subscribers") > subscribed,
+    20_000,
+  );
   udp.send(packets);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { stdout, stderr, code };
 }
 
 const traffic = [
-  hep({ srcIp: "10.0.0.1", srcPort: 5060, dstIp: "10.0.0.2", dstPort: 5080, tsUs: T0_MS * 1000, payload: invite(call) }),
+  hep({
+    srcIp: "10.0.0.1",
+    srcPort: 5060,
+    dstIp: "10.0.0.2",
+    dstPort: 5080,
+    tsUs: T0_MS * 1000,
+    payload: invite(call),
+  }),
   hep({ proto: 5, srcPort: 7000, tsUs: T0_MS * 1000 + 1000, payload: new Uint8Array([0x80, 0xc8, 0, 1, 0, 0, 0, 0]) }),
-  hep({ srcIp: "10.0.0.2", srcPort: 5080, dstIp: "10.0.0.1", dstPort: 5060, tsUs: T0_MS * 1000 + 2000, payload: response(180, "Ringing", "INVITE", call) }),
-  hep({ srcIp: "10.0.0.2", srcPort: 5080, dstIp: "10.0.0.1", dstPort: 5060, tsUs: T0_MS * 1000 + 3000, payload: response(200, "OK", "INVITE", call) }),
+  hep({
+    srcIp: "10.0.0.2",
+    srcPort: 5080,
+    dstIp: "10.0.0.1",
+    dstPort: 5060,
+    tsUs: T0_MS * 1000 + 2000,
+    payload: response(180, "Ringing", "INVITE", call),
+  }),
+  hep({
+    srcIp: "10.0.0.2",
+    srcPort: 5080,
+    dstIp: "10.0.0.1",
+    dstPort: 5060,
+    tsUs: T0_MS * 1000 + 3000,
+    payload: response(200, "OK", "INVITE", call),
+  }),
 ];
 
 const utc = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
@@ -84,7 +136,10 @@ describe("svc search --live", () => {
   }, 60_000);
 
   test("--format json prints the frames; --only-requests and --include-payload reach the server", async () => {
-    const r = await live(["--proto", "sip,rtcp", "--only-requests", "--include-payload", "--format", "json", "--count", "2"], traffic);
+    const r = await live(
+      ["--proto", "sip,rtcp", "--only-requests", "--include-payload", "--format", "json", "--count", "2"],
+      traffic,
+    );
     const frames = r.stdout
       .split("\n")
       .filter(Boolean)
@@ -110,8 +165,13 @@ describe("svc search --live", () => {
       expect(r.stderr).toMatch(message);
     }
     await using other = tempDir();
-    await using off = await startTestAppliance(other.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
-    const r = await runCli(["search", "--live", "--host", off.app.coordinatorUrl!, "--user", "admin", "--pass", PASSWORD], env);
+    await using off = await startTestAppliance(other.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
+    const r = await runCli(
+      ["search", "--live", "--host", off.app.coordinatorUrl!, "--user", "admin", "--pass", PASSWORD],
+      env,
+    );
     expect(r.stderr).toBe("svc: the live stream is off on this coordinator (coordinator.hep_stream.enable)\n");
     expect(r.code).toBe(1);
   }, 60_000);

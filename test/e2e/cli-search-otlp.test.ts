@@ -16,13 +16,19 @@ describe("svc search over the OTLP tables", () => {
   test("--proto otlp_traces/otlp_metrics/otlp_logs with --call-id, --payload, --user-agent", async () => {
     await using dir = tempDir("svc-cli-otlp-");
     await using home = tempDir("svc-cli-otlp-home-");
-    await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } }, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { otlp: { enable: true } },
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const sent = await sendAll("http-json", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!);
     await sendAll("grpc", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!); // another service, other trace
     await a.app.lake!.sync();
     const host = a.app.coordinatorUrl!.replace("http://", "");
     const search = async (args: string[]) => {
-      const r = await runCli(["search", "--host", host, "--user", "admin", "--from", "1h", "--format", "json", ...args], cliEnv(home.path, { SVC_PASSWORD: PASSWORD }));
+      const r = await runCli(
+        ["search", "--host", host, "--user", "admin", "--from", "1h", "--format", "json", ...args],
+        cliEnv(home.path, { SVC_PASSWORD: PASSWORD }),
+      );
       expect(r.code).toBe(0);
       return { rows: JSON.parse(r.stdout) as Array<Record<string, unknown>>, stderr: r.stderr };
     };
@@ -31,7 +37,16 @@ describe("svc search over the OTLP tables", () => {
     expect(byTrace.rows.map((r) => r.name).sort()).toEqual(["INVITE", "route lookup"]);
     expect(byTrace.rows.every((r) => r.trace_id === sent.traceId && r.service_name === sent.service)).toBe(true);
 
-    const byService = await search(["--proto", "otlp-traces", "--user-agent", "http-json", "--payload", "route", "--from-user", "1001"]);
+    const byService = await search([
+      "--proto",
+      "otlp-traces",
+      "--user-agent",
+      "http-json",
+      "--payload",
+      "route",
+      "--from-user",
+      "1001",
+    ]);
     expect(byService.rows.map((r) => r.span_id)).toEqual([sent.childSpanId]);
     expect(byService.stderr).toContain("--from-user");
 

@@ -36,7 +36,14 @@ const sent: Sent[] = [];
 function add(src: Ep, dst: Ep, payload: string): void {
   sent.push({ src, dst, payload, us: T0_MS * 1000 + sent.length * 10_000 + 7 });
 }
-const a: CallParams = { callId: CALL_A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta", extraHeaders: ['Subject: hello, "world"'] };
+const a: CallParams = {
+  callId: CALL_A,
+  from: "1001",
+  to: "2002",
+  fromTag: "fa",
+  toTag: "ta",
+  extraHeaders: ['Subject: hello, "world"'],
+};
 const a2: CallParams = { callId: CALL_A2, from: "1001", to: "2002", fromTag: "fa2", toTag: "ta2" };
 const b: CallParams = { callId: CALL_B, from: "3003", to: "2002", fromTag: "fb", toTag: "tb" };
 add(A, B, invite({ ...a, mediaPort: 40000 }));
@@ -64,23 +71,40 @@ async function apiItems(filter: Record<string, unknown>, limit = 100): Promise<A
   const r = await fetch(`http://${host}/api/v4/transactions/search`, {
     method: "POST",
     headers: { authorization: `Bearer ${apiToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: { from: T0_MS - 60_000, to: Date.now() } }),
+    body: JSON.stringify({
+      filter: { proto_type: 1, event_type: "call", ...filter },
+      param: { limit },
+      timestamp: { from: T0_MS - 60_000, to: Date.now() },
+    }),
   });
   expect(r.status).toBe(200);
   return ((await r.json()) as { data: { items: Array<Record<string, unknown>> } }).data.items;
 }
 
-const search = (args: string[], env: Record<string, string> = {}) => runCli(["search", "--host", host, "--from", FROM, ...args], cliEnv(home.path, env));
+const search = (args: string[], env: Record<string, string> = {}) =>
+  runCli(["search", "--host", host, "--from", FROM, ...args], cliEnv(home.path, env));
 
 beforeAll(async () => {
   dir = tempDir("svc-cli-search-");
   home = tempDir("svc-cli-home-");
-  appliance = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, api_settings: { enable_token_access: true } } });
+  appliance = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, api_settings: { enable_token_access: true } },
+  });
   host = appliance.app.coordinatorUrl!.replace("http://", "");
   const udp = await Bun.udpSocket({});
   for (const m of sent) {
     udp.send(
-      encodeHep3({ srcIp: m.src.ip, dstIp: m.dst.ip, srcPort: m.src.port, dstPort: m.dst.port, timestampUs: m.us, protoType: 1, captureId: 9, nodeName: "edge-9", payload: m.payload }),
+      encodeHep3({
+        srcIp: m.src.ip,
+        dstIp: m.dst.ip,
+        srcPort: m.src.port,
+        dstPort: m.dst.port,
+        timestampUs: m.us,
+        protoType: 1,
+        captureId: 9,
+        nodeName: "edge-9",
+        payload: m.payload,
+      }),
       appliance.app.ingest!.listeners.udp!.port(),
       "127.0.0.1",
     );
@@ -115,7 +139,9 @@ describe("svc search against a running appliance", () => {
     expect(first.code).toBe(0);
     const cache = join(home.path, ".svc_token");
     expect(statSync(cache).mode & 0o777).toBe(0o600);
-    const entry = (JSON.parse(readFileSync(cache, "utf8")) as Record<string, { user: string; token: string }>)[`http://${host}/api/v4`]!;
+    const entry = (JSON.parse(readFileSync(cache, "utf8")) as Record<string, { user: string; token: string }>)[
+      `http://${host}/api/v4`
+    ]!;
     expect(entry.user).toBe("admin");
     // Reused without credentials.
     const again = await search(["--format", "json", "--limit", "1"]);
@@ -133,16 +159,29 @@ describe("svc search against a running appliance", () => {
   test("csv and table default to the columns an engineer reads; --fields all shows every column", async () => {
     const items = await apiItems({ call_id: CALL_A });
     const ep = (ip: unknown, port: unknown) => `${String(ip)}:${String(port)}`;
-    const expected = items.map((i) => [String(i.timestamp), String(i.event), String(i.caller), String(i.callee), String(i.session_id), ep(i.src_ip, i.src_port), ep(i.dst_ip, i.dst_port)]);
+    const expected = items.map((i) => [
+      String(i.timestamp),
+      String(i.event),
+      String(i.caller),
+      String(i.callee),
+      String(i.session_id),
+      ep(i.src_ip, i.src_port),
+      ep(i.dst_ip, i.dst_port),
+    ]);
     const csv = await search(["--format", "csv", "--call-id", CALL_A]);
-    expect(parseCsv(csv.stdout)).toEqual([["timestamp", "event", "caller", "callee", "session_id", "src", "dst"], ...expected]);
+    expect(parseCsv(csv.stdout)).toEqual([
+      ["timestamp", "event", "caller", "callee", "session_id", "src", "dst"],
+      ...expected,
+    ]);
     const table = await search(["--call-id", CALL_A], { COLUMNS: "250" });
     const lines = table.stdout.trimEnd().split("\n");
     expect(lines[0]!.split(/\s+/)).toEqual(["timestamp", "event", "caller", "callee", "session_id", "src", "dst"]);
     expect(lines.slice(2, -1).map((l) => l.split(/\s+/))).toEqual(expected);
     // --fields picks the derived src/dst too; json keeps every column the API sent.
     const picked = await search(["--format", "csv", "--fields", "session_id,src", "--call-id", CALL_A]);
-    expect(parseCsv(picked.stdout).slice(1)).toEqual(items.map((i) => [String(i.session_id), ep(i.src_ip, i.src_port)]));
+    expect(parseCsv(picked.stdout).slice(1)).toEqual(
+      items.map((i) => [String(i.session_id), ep(i.src_ip, i.src_port)]),
+    );
   });
 
   test("csv: RFC 4180 (CRLF, quoted commas, quotes and line breaks) with the API's values", async () => {
@@ -150,9 +189,12 @@ describe("svc search against a running appliance", () => {
     const records = parseCsv(r.stdout);
     const items = await apiItems({ call_id: CALL_A });
     expect(records[0]).toEqual(Object.keys(items[0]!));
-    const text = (v: unknown) => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
+    const text = (v: unknown) =>
+      v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
     expect(records.slice(1)).toEqual(items.map((i) => Object.values(i).map(text)));
-    expect(records.slice(1).map((rec) => rec[records[0]!.indexOf("payload")])).toContainEqual(expect.stringContaining('Subject: hello, "world"\r\n'));
+    expect(records.slice(1).map((rec) => rec[records[0]!.indexOf("payload")])).toContainEqual(
+      expect.stringContaining('Subject: hello, "world"\r\n'),
+    );
     expect(r.stderr).toBe("7 rows\n");
     expect(r.code).toBe(0);
   });
@@ -163,7 +205,9 @@ describe("svc search against a running appliance", () => {
     const items = await apiItems({ call_id: `${CALL_A};${CALL_B}` });
     expect(lines[0]).toMatch(/^timestamp +event +caller +callee +session_id/);
     expect(lines[1]).toMatch(/^-+ +-+ /);
-    expect(lines.slice(2, -1).map((l) => l.split(/\s+/).slice(0, 3))).toEqual(items.map((i) => [String(i.timestamp), String(i.event), String(i.caller)]));
+    expect(lines.slice(2, -1).map((l) => l.split(/\s+/).slice(0, 3))).toEqual(
+      items.map((i) => [String(i.timestamp), String(i.event), String(i.caller)]),
+    );
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(100);
     expect(lines.slice(2, -1).every((l) => l.endsWith("…"))).toBe(true);
     expect(lines.at(-1)).toBe("10 rows");
@@ -195,24 +239,54 @@ describe("svc search against a running appliance", () => {
     expect([table.stderr, table.code]).toEqual([note, 0]);
     // Filtered: the count is the filter's (7 messages of call A), not the table's.
     const filtered = await search(["--call-id", CALL_A, "--limit", "2", "--format", "csv"]);
-    expect([filtered.stderr, filtered.code]).toEqual(["2 rows (limit 2 reached)\nsvc: showing 2 of 7 matches; raise --limit for more\n", 0]);
+    expect([filtered.stderr, filtered.code]).toEqual([
+      "2 rows (limit 2 reached)\nsvc: showing 2 of 7 matches; raise --limit for more\n",
+      0,
+    ]);
     // Exactly the limit, nothing cut: no note.
     const all = await search(["--format", "json", "--limit", String(sent.length)]);
     expect([all.stderr, all.code]).toEqual([`${sent.length} rows\n`, 0]);
   });
 
   test("fields, post-filters with the stderr summary line", async () => {
-    const r = await search(["--format", "csv", "--fields", "event,src_ip,session_id", "--grep", "method=INVITE,486", "--exclude", `session_id=${CALL_A2}`]);
-    const items = (await apiItems({})).filter((i) => (i.method === "INVITE" || Object.values(i).some((v) => JSON.stringify(v ?? "").includes("486"))) && i.session_id !== CALL_A2);
-    expect(parseCsv(r.stdout)).toEqual([["event", "src_ip", "session_id"], ...items.map((i) => [String(i.event), String(i.src_ip), String(i.session_id)])]);
-    expect(r.stderr).toBe(`Post-filter grep="method=INVITE,486" exclude="session_id=${CALL_A2}": 12 → ${items.length} rows (filtered the 12 rows fetched)\n${items.length} rows\n`);
+    const r = await search([
+      "--format",
+      "csv",
+      "--fields",
+      "event,src_ip,session_id",
+      "--grep",
+      "method=INVITE,486",
+      "--exclude",
+      `session_id=${CALL_A2}`,
+    ]);
+    const items = (await apiItems({})).filter(
+      (i) =>
+        (i.method === "INVITE" || Object.values(i).some((v) => JSON.stringify(v ?? "").includes("486"))) &&
+        i.session_id !== CALL_A2,
+    );
+    expect(parseCsv(r.stdout)).toEqual([
+      ["event", "src_ip", "session_id"],
+      ...items.map((i) => [String(i.event), String(i.src_ip), String(i.session_id)]),
+    ]);
+    expect(r.stderr).toBe(
+      `Post-filter grep="method=INVITE,486" exclude="session_id=${CALL_A2}": 12 → ${items.length} rows (filtered the 12 rows fetched)\n${items.length} rows\n`,
+    );
     // The two INVITEs of A and B and the 486 of B; a random UUID or timestamp containing "486"
     // may add a row to both sides (the grep matches any field), so count the intended ones.
     expect(items.filter((i) => i.method === "INVITE" || i.response_code === 486).length).toBe(3);
   });
 
   test("--response-code finds the answers (an INVITE has no status code); --cseq-method narrows to the ones to INVITE", async () => {
-    const r = await search(["--format", "csv", "--fields", "session_id,response_code,cseq_method", "--response-code", "486", "--cseq-method", "invite"]);
+    const r = await search([
+      "--format",
+      "csv",
+      "--fields",
+      "session_id,response_code,cseq_method",
+      "--response-code",
+      "486",
+      "--cseq-method",
+      "invite",
+    ]);
     const items = await apiItems({ response_code: 486, cseq_method: "INVITE" });
     expect(items.map((i) => i.session_id)).toEqual([CALL_B]);
     expect(parseCsv(r.stdout)).toEqual([
@@ -221,9 +295,13 @@ describe("svc search against a running appliance", () => {
     ]);
     expect(r.code).toBe(0);
     const several = await search(["--format", "json", "--response-code", "486;180"]);
-    expect((JSON.parse(several.stdout) as Array<{ response_code: number }>).map((i) => i.response_code).sort()).toEqual([180, 486]);
+    expect((JSON.parse(several.stdout) as Array<{ response_code: number }>).map((i) => i.response_code).sort()).toEqual(
+      [180, 486],
+    );
     const bad = await search(["--response-code", "busy"]);
-    expect(bad.stderr.trim()).toBe('svc: --response-code "busy" is not a SIP status code (486) or a ;-separated list (486;600;603)');
+    expect(bad.stderr.trim()).toBe(
+      'svc: --response-code "busy" is not a SIP status code (486) or a ;-separated list (486;600;603)',
+    );
     expect(bad.code).toBe(2);
   });
 
@@ -243,12 +321,24 @@ describe("svc search against a running appliance", () => {
       ["--pass-stdin", {}, `${PASSWORD}\n`, ["--pass-stdin"]],
     ] as const) {
       await using fresh = tempDir("svc-cli-home-");
-      const r = await runCli(["search", "--host", host, "--from", FROM, "--user", "admin", "--format", "json", "--limit", "1", ...extra], cliEnv(fresh.path, env), stdin);
+      const r = await runCli(
+        ["search", "--host", host, "--from", FROM, "--user", "admin", "--format", "json", "--limit", "1", ...extra],
+        cliEnv(fresh.path, env),
+        stdin,
+      );
       expect({ how, code: r.code }).toEqual({ how, code: 0 });
-      expect({ how, stderr: r.stderr }).toEqual({ how, stderr: expect.stringMatching(/^1 row \(limit 1 reached\)\nsvc: showing 1 of \d+ matches; raise --limit for more\n$/) });
+      expect({ how, stderr: r.stderr }).toEqual({
+        how,
+        stderr: expect.stringMatching(
+          /^1 row \(limit 1 reached\)\nsvc: showing 1 of \d+ matches; raise --limit for more\n$/,
+        ),
+      });
     }
     await using fresh = tempDir("svc-cli-home-");
-    const wrong = await runCli(["search", "--host", host, "--user", "admin"], cliEnv(fresh.path, { SVC_PASSWORD: "not-it" }));
+    const wrong = await runCli(
+      ["search", "--host", host, "--user", "admin"],
+      cliEnv(fresh.path, { SVC_PASSWORD: "not-it" }),
+    );
     expect(wrong.stderr).toContain("login as admin failed: HTTP 401");
     expect(wrong.code).toBe(1);
     const noUser = await runCli(["search", "--host", host, "--pass-stdin"], cliEnv(fresh.path), "x\n");
@@ -258,7 +348,10 @@ describe("svc search against a running appliance", () => {
 
   test("SVC_HOST stands in for --host and SVC_TOKEN for --token; --user on the command line wins over SVC_TOKEN", async () => {
     await using fresh = tempDir("svc-cli-home-");
-    const r = await runCli(["search", "--from", FROM, "--format", "json", "--limit", "1"], cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: apiToken }));
+    const r = await runCli(
+      ["search", "--from", FROM, "--format", "json", "--limit", "1"],
+      cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: apiToken }),
+    );
     expect([r.code, JSON.parse(r.stdout).length]).toEqual([0, 1]);
     const noHost = await runCli(["search", "--from", FROM], cliEnv(fresh.path, { SVC_TOKEN: apiToken }));
     expect([noHost.stderr.trim(), noHost.code]).toEqual(["svc: --host is required (host:port of the coordinator)", 2]);
@@ -268,12 +361,22 @@ describe("svc search against a running appliance", () => {
       cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: "not.a.jwt", SVC_PASSWORD: PASSWORD }),
     );
     expect([login.code, JSON.parse(login.stdout).length]).toEqual([0, 1]);
-    const wrong = await runCli(["search", "--from", FROM], cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: "not.a.jwt" }));
+    const wrong = await runCli(
+      ["search", "--from", FROM],
+      cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: "not.a.jwt" }),
+    );
     expect(wrong.code).toBe(1);
   });
 
   test("chart: the server's counts over the searched range add up to the messages (test/e2e/cli-chart.test.ts has more)", async () => {
-    const r = await search(["--format", "chart", "--from", new Date(T0_MS - 30_000).toISOString(), "--to", new Date(T0_MS + 30_000).toISOString()]);
+    const r = await search([
+      "--format",
+      "chart",
+      "--from",
+      new Date(T0_MS - 30_000).toISOString(),
+      "--to",
+      new Date(T0_MS + 30_000).toISOString(),
+    ]);
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/bucket 1s, 12 events \(whole range\)$/);
     const counts = lines.slice(1).map((l) => Number(/│ +(\d+)/.exec(l)?.[1] ?? NaN));
@@ -290,10 +393,24 @@ describe("svc search against a running appliance", () => {
     const key = (e: Ep) => `${e.ip}:${e.port}`;
     expect(endpoints).toEqual([key(A), key(B), key(C)]);
     expect(r.stdout).toContain("(pbx-b)");
-    const expected = sent.filter((m) => m.payload.includes(`Call-ID: ${CALL_A}\r\n`) || m.payload.includes(`Call-ID: ${CALL_A2}\r\n`));
+    const expected = sent.filter(
+      (m) => m.payload.includes(`Call-ID: ${CALL_A}\r\n`) || m.payload.includes(`Call-ID: ${CALL_A2}\r\n`),
+    );
     expect(arrows.map((x) => `${x.from}>${x.to}`)).toEqual(expected.map((m) => `${key(m.src)}>${key(m.dst)}`));
-    expect(arrows.map((x) => x.label.replace(/ \[\d\]$/, ""))).toEqual(["INVITE (SDP)", "100 Trying", "INVITE (SDP)", "200 OK", "180 Ringing", "200 OK", "ACK", "BYE", "200 OK"]);
-    expect(arrows.map((x) => x.time)).toEqual(expected.map((m) => new Date(m.us / 1000).toISOString().slice(11, 23) + String(m.us % 1000).padStart(3, "0")));
+    expect(arrows.map((x) => x.label.replace(/ \[\d\]$/, ""))).toEqual([
+      "INVITE (SDP)",
+      "100 Trying",
+      "INVITE (SDP)",
+      "200 OK",
+      "180 Ringing",
+      "200 OK",
+      "ACK",
+      "BYE",
+      "200 OK",
+    ]);
+    expect(arrows.map((x) => x.time)).toEqual(
+      expected.map((m) => new Date(m.us / 1000).toISOString().slice(11, 23) + String(m.us % 1000).padStart(3, "0")),
+    );
     expect(r.stdout).toContain("\n9 messages, 3 endpoints\n");
     expect(r.stdout).toContain(`Call-IDs: [1] ${CALL_A}, [2] ${CALL_A2}`);
     expect(r.code).toBe(0);
@@ -305,9 +422,9 @@ describe("svc search against a running appliance", () => {
     expect([r.stdout, r.stderr, r.code]).toEqual(["", `wrote 3 frames of 1 call to ${out}\n`, 0]);
     const frames = extractSipMessages(new Uint8Array(readFileSync(out))).messages;
     const expected = sent.filter((m) => m.payload.includes(`Call-ID: ${CALL_B}\r\n`));
-    expect(frames.map((f) => [f.timestampUs, f.srcIp, f.srcPort, f.dstIp, f.dstPort, new TextDecoder().decode(f.payload)])).toEqual(
-      expected.map((m) => [m.us, m.src.ip, m.src.port, m.dst.ip, m.dst.port, m.payload]),
-    );
+    expect(
+      frames.map((f) => [f.timestampUs, f.srcIp, f.srcPort, f.dstIp, f.dstPort, new TextDecoder().decode(f.payload)]),
+    ).toEqual(expected.map((m) => [m.us, m.src.ip, m.src.port, m.dst.ip, m.dst.port, m.payload]));
   });
 
   test("pcap holds whole calls: a BYE match brings every message of its call and its correlated leg", async () => {
@@ -315,8 +432,12 @@ describe("svc search against a running appliance", () => {
     const r = await search(["--format", "pcap", "-o", out, "--method", "BYE"]);
     expect([r.stdout, r.stderr, r.code]).toEqual(["", `wrote 9 frames of 1 call to ${out}\n`, 0]);
     const frames = extractSipMessages(new Uint8Array(readFileSync(out))).messages;
-    const expected = sent.filter((m) => m.payload.includes(`Call-ID: ${CALL_A}\r\n`) || m.payload.includes(`Call-ID: ${CALL_A2}\r\n`));
-    expect(frames.map((f) => [f.timestampUs, new TextDecoder().decode(f.payload)])).toEqual(expected.map((m) => [m.us, m.payload]));
+    const expected = sent.filter(
+      (m) => m.payload.includes(`Call-ID: ${CALL_A}\r\n`) || m.payload.includes(`Call-ID: ${CALL_A2}\r\n`),
+    );
+    expect(frames.map((f) => [f.timestampUs, new TextDecoder().decode(f.payload)])).toEqual(
+      expected.map((m) => [m.us, m.payload]),
+    );
     // The default --limit 50 of the screen formats does not apply: --limit 1 takes the calls of the newest match only.
     const one = await search(["--format", "pcap", "-o", out, "--limit", "1"]);
     expect(one.stderr.split("\n")[0]).toBe(`wrote 9 frames of 1 call to ${out}`);
@@ -365,8 +486,11 @@ describe("svc search against a running appliance", () => {
         .trim()
         .split("\n")
         .map((l) => l.split("|"));
-      const epochUs = (s: string) => Number(s.split(".")[0]) * 1_000_000 + Number((s.split(".")[1] ?? "").padEnd(6, "0").slice(0, 6));
-      expect(rows.map((x) => [epochUs(x[0]!), x[1], Number(x[2]), x[3], Number(x[4]), x[5], x[6] || Number(x[7])])).toEqual(
+      const epochUs = (s: string) =>
+        Number(s.split(".")[0]) * 1_000_000 + Number((s.split(".")[1] ?? "").padEnd(6, "0").slice(0, 6));
+      expect(
+        rows.map((x) => [epochUs(x[0]!), x[1], Number(x[2]), x[3], Number(x[4]), x[5], x[6] || Number(x[7])]),
+      ).toEqual(
         sent.map((m) => [
           m.us,
           m.src.ip,
@@ -385,7 +509,11 @@ describe("svc search against a running appliance", () => {
 
   test("pcap rules: --output required, SIP only, not interactive (exit 2); no SIP payload (exit 1)", async () => {
     const noOut = await search(["--format", "pcap"]);
-    expect([noOut.stdout, noOut.stderr, noOut.code]).toEqual(["", "svc: --format pcap needs --output <file> (binary is never written to stdout)\n", 2]);
+    expect([noOut.stdout, noOut.stderr, noOut.code]).toEqual([
+      "",
+      "svc: --format pcap needs --output <file> (binary is never written to stdout)\n",
+      2,
+    ]);
     expect((await search(["--format", "pcap", "-o", "x.pcap", "--proto", "rtcp"])).code).toBe(2);
     expect((await search(["--format", "pcap", "-o", "x.pcap", "--interactive"])).stderr).toContain("--interactive");
     const none = await search(["--format", "pcap", "-o", join(home.path, "none.pcap"), "--call-id", "no-such-call"]);
@@ -393,7 +521,12 @@ describe("svc search against a running appliance", () => {
   });
 
   test("--sql goes to POST /query; its columns and rows print like a search", async () => {
-    const r = await search(["--sql", `SELECT session_id, count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%${RUN}%' GROUP BY session_id ORDER BY n DESC`, "--format", "csv"]);
+    const r = await search([
+      "--sql",
+      `SELECT session_id, count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%${RUN}%' GROUP BY session_id ORDER BY n DESC`,
+      "--format",
+      "csv",
+    ]);
     expect(parseCsv(r.stdout)).toEqual([
       ["session_id", "n"],
       [CALL_A, "7"],
@@ -413,8 +546,22 @@ describe("svc search against a running appliance", () => {
   });
 
   test("OTLP: --call-id is a trace_id, SIP-only flags are named as ignored (--debug shows the body)", async () => {
-    const r = await search(["--proto", "OTLP-Traces", "--call-id", "4bf92f35", "--payload", "GET", "--method", "INVITE", "--format", "json", "--debug"]);
-    expect(r.stderr).toContain('> {"filter":{"proto_type":200,"event_type":"default","trace_id":"4bf92f35","name":"%GET%","raw":"%GET%"}');
+    const r = await search([
+      "--proto",
+      "OTLP-Traces",
+      "--call-id",
+      "4bf92f35",
+      "--payload",
+      "GET",
+      "--method",
+      "INVITE",
+      "--format",
+      "json",
+      "--debug",
+    ]);
+    expect(r.stderr).toContain(
+      '> {"filter":{"proto_type":200,"event_type":"default","trace_id":"4bf92f35","name":"%GET%","raw":"%GET%"}',
+    );
     expect(r.stderr).toContain("ignored for proto 200: --method\n");
     expect(r.stderr).toContain("> authorization: Bearer ***\n");
     expect(r.stderr).not.toContain(apiToken);
@@ -424,16 +571,22 @@ describe("svc search against a running appliance", () => {
   test("401 with a cached token: re-login when --user/--pass are given, otherwise a one-line error", async () => {
     const cache = join(home.path, ".svc_token");
     const key = `http://${host}/api/v4`;
-    writeFileSync(cache, JSON.stringify({ [key]: { user: "admin", token: "expired.jwt.token", expires_at: "" } }), { mode: 0o600 });
+    writeFileSync(cache, JSON.stringify({ [key]: { user: "admin", token: "expired.jwt.token", expires_at: "" } }), {
+      mode: 0o600,
+    });
     const relogin = await search(["--user", "admin", "--pass", PASSWORD, "--limit", "1", "--format", "json"]);
     expect(relogin.code).toBe(0);
     const fresh = (JSON.parse(readFileSync(cache, "utf8")) as Record<string, { token: string }>)[key]!.token;
     expect(fresh).not.toBe("expired.jwt.token");
     expect((await search(["--limit", "1", "--format", "json"])).code).toBe(0);
 
-    writeFileSync(cache, JSON.stringify({ [key]: { user: "admin", token: "expired.jwt.token", expires_at: "" } }), { mode: 0o600 });
+    writeFileSync(cache, JSON.stringify({ [key]: { user: "admin", token: "expired.jwt.token", expires_at: "" } }), {
+      mode: 0o600,
+    });
     const denied = await search(["--limit", "1"]);
-    expect(denied.stderr).toMatch(/^svc: the cached token was rejected \(UNAUTHORIZED: .*\); log in again with --user and --pass\n$/);
+    expect(denied.stderr).toMatch(
+      /^svc: the cached token was rejected \(UNAUTHORIZED: .*\); log in again with --user and --pass\n$/,
+    );
     expect(denied.code).toBe(1);
   });
 
@@ -445,7 +598,17 @@ describe("svc search against a running appliance", () => {
     });
     expect(created.status).toBe(201);
     const secret = ((await created.json()) as { data: { token: string } }).data.token;
-    const r = await search(["--token", secret, "--token-header", "Auth-Token", "--format", "json", "--limit", "2", "--debug"]);
+    const r = await search([
+      "--token",
+      secret,
+      "--token-header",
+      "Auth-Token",
+      "--format",
+      "json",
+      "--limit",
+      "2",
+      "--debug",
+    ]);
     expect(JSON.parse(r.stdout)).toEqual(await apiItems({}, 2));
     expect(r.stderr).toContain("> Auth-Token: ***\n");
     expect(r.stderr).not.toContain(secret);
@@ -471,7 +634,10 @@ describe("svc search against a running appliance", () => {
       expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
     }
     const down = await runCli(["search", "--host", "127.0.0.1:1", "--token", "x"], cliEnv(home.path));
-    expect([down.stderr.trim(), down.code]).toEqual(["svc: POST http://127.0.0.1:1/api/v4/transactions/search: connection refused (is the service running on that address?)", 1]);
+    expect([down.stderr.trim(), down.code]).toEqual([
+      "svc: POST http://127.0.0.1:1/api/v4/transactions/search: connection refused (is the service running on that address?)",
+      1,
+    ]);
     const noHost = await runCli(["search"], cliEnv(home.path));
     expect([noHost.stderr, noHost.code]).toEqual(["svc: --host is required (host:port of the coordinator)\n", 2]);
     const help = await runCli(["search", "--help"], cliEnv(home.path));

@@ -8,7 +8,12 @@ import { expect, test } from "bun:test";
 import { tempDir } from "../harness.ts";
 import { ROOT } from "./cli-harness.ts";
 
-type Message = { jsonrpc: string; id: number | string | null; result?: { tools?: Array<{ name: string }> }; error?: { code: number; message: string } };
+type Message = {
+  jsonrpc: string;
+  id: number | string | null;
+  result?: { tools?: Array<{ name: string }> };
+  error?: { code: number; message: string };
+};
 
 /** The JSON lines of a stream, one message at a time; undefined once it ends. */
 function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<Message | undefined> {
@@ -30,13 +35,26 @@ function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<Message |
   };
 }
 
-const request = (id: number, method: string, params: Record<string, unknown> = {}) => `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
+const request = (id: number, method: string, params: Record<string, unknown> = {}) =>
+  `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
 
 test("a 20 MB request line and a line that is not JSON get JSON-RPC errors; the next request is served", async () => {
   await using dir = tempDir();
   const config = `${dir.path}/mcp.json`;
-  await Bun.write(config, JSON.stringify({ log: { level: "warn" }, mcp: { svc_base_url: "http://127.0.0.1:9", svc_token: "not-used-by-tools-list" } }));
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "mcp", "--config-path", config], { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });
+  await Bun.write(
+    config,
+    JSON.stringify({
+      log: { level: "warn" },
+      mcp: { svc_base_url: "http://127.0.0.1:9", svc_token: "not-used-by-tools-list" },
+    }),
+  );
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "mcp", "--config-path", config], {
+    cwd: ROOT,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "" },
+  });
   const next = lineReader(proc.stdout);
   // A process that quit (the SDK transport closes on an over-long line) fails below, on its answers.
   const send = async (text: string) => {
@@ -46,7 +64,13 @@ test("a 20 MB request line and a line that is not JSON get JSON-RPC errors; the 
     } catch {}
   };
   try {
-    await send(request(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "svc-test", version: "1.0.0" } }));
+    await send(
+      request(1, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "svc-test", version: "1.0.0" },
+      }),
+    );
     expect((await next())?.id).toBe(1);
     await send(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
     // A request of 20 MB: a JSON-RPC message the SDK would parse, but longer than the line limit.
@@ -64,7 +88,11 @@ test("a 20 MB request line and a line that is not JSON get JSON-RPC errors; the 
       [3, "result"],
     ]);
     expect(answers[0]!.error!.message).toContain("request line longer than the 1048576 byte limit");
-    expect(answers[2]!.result!.tools!.map((t) => t.name).sort()).toEqual(["svc_query", "svc_query_sql", "svc_search_transactions"]);
+    expect(answers[2]!.result!.tools!.map((t) => t.name).sort()).toEqual([
+      "svc_query",
+      "svc_query_sql",
+      "svc_search_transactions",
+    ]);
     proc.stdin.end();
     expect(await proc.exited).toBe(0);
   } finally {

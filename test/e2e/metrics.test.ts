@@ -10,8 +10,16 @@ import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { isolatedServeEnv } from "./serve-env.ts";
 
 async function promtoolCheck(exposition: string): Promise<{ code: number; output: string }> {
-  const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([exposition]), stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["promtool", "check", "metrics"], {
+    stdin: new Blob([exposition]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, output: (out + err).trim() };
 }
 

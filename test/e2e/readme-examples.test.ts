@@ -68,16 +68,32 @@ beforeAll(async () => {
   const bin = await binaryUnderTest();
   const base: Record<string, string> = {};
   // INVOCATION_ID: a runner under systemd must not make the banner's hint say `sudo -u`.
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_") && !["COLUMNS", "TMUX", "INVOCATION_ID"].includes(k)) base[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith("SVC_") && !["COLUMNS", "TMUX", "INVOCATION_ID"].includes(k)) base[k] = v;
   // What the service runs with; the README's commands get the same (reset-admin-password reads it).
-  const serveEnv = { ...base, ...isolatedServeEnv(join(work.path, "data")), SVC_RUNTIME_CACHE_DIR: join(work.path, "cache"), SVC_LOG_FORMAT: "json" };
+  const serveEnv = {
+    ...base,
+    ...isolatedServeEnv(join(work.path, "data")),
+    SVC_RUNTIME_CACHE_DIR: join(work.path, "cache"),
+    SVC_LOG_FORMAT: "json",
+  };
   served = await serveAndWait([bin.path, "serve"], work.path, serveEnv);
   password = served.banner.password;
   const udp = await Bun.udpSocket({});
   const t0Us = (Date.now() - 10 * 60_000) * 1000;
   calls().forEach((m, i) =>
     udp.send(
-      encodeHep3({ srcIp: m.src, dstIp: m.dst, srcPort: 5060, dstPort: 5060, timestampUs: t0Us + i * 20_000, protoType: 1, captureId: 7, nodeName: "readme", payload: m.payload }),
+      encodeHep3({
+        srcIp: m.src,
+        dstIp: m.dst,
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: t0Us + i * 20_000,
+        protoType: 1,
+        captureId: 7,
+        nodeName: "readme",
+        payload: m.payload,
+      }),
       served!.hepUdpPort,
       "127.0.0.1",
     ),
@@ -85,7 +101,11 @@ beforeAll(async () => {
   udp.close();
   const token = (
     (await (
-      await fetch(`http://${served.address}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password }) })
+      await fetch(`http://${served.address}/api/v4/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password }),
+      })
     ).json()) as { token: string }
   ).token;
   await waitFor(
@@ -94,7 +114,11 @@ beforeAll(async () => {
       const r = await fetch(`http://${served!.address}/api/v4/transactions/search`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ filter: { proto_type: 1, event_type: "call" }, param: { limit: 100 }, timestamp: { from: Date.now() - 3_600_000, to: Date.now() } }),
+        body: JSON.stringify({
+          filter: { proto_type: 1, event_type: "call" },
+          param: { limit: 100 },
+          timestamp: { from: Date.now() - 3_600_000, to: Date.now() },
+        }),
       });
       return ((await r.json()) as { data: { items: unknown[] } }).data.items.length === MESSAGES;
     },
@@ -113,19 +137,32 @@ afterAll(async () => {
 
 /** bash -c, in the work dir, with what the block exported so far. */
 async function sh(script: string, extraEnv: Record<string, string> = {}, cwd = join(work.path, "cwd")) {
-  const proc = Bun.spawn(["bash", "-c", script], { cwd, env: { ...env, ...extraEnv }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["bash", "-c", script], {
+    cwd,
+    env: { ...env, ...extraEnv },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { stdout, stderr, code };
 }
 type Ran = Awaited<ReturnType<typeof sh>>;
 
 /** Lines that do not run here, each with the place that runs or checks it. */
 const ELSEWHERE: Record<string, string> = {
-  "npm ci && npm start": "npm ci would replace the node_modules this run uses (.ci/run runs it); `npm start` is the next test",
+  "npm ci && npm start":
+    "npm ci would replace the node_modules this run uses (.ci/run runs it); `npm start` is the next test",
   "npm test": "this suite",
-  "make build && sudo install -m 0755 dist/svc /usr/local/bin/svc": "binary-under-test.ts runs `make build` (BIN= a temp path) and every svc line here runs that executable; sudo install is a copy",
+  "make build && sudo install -m 0755 dist/svc /usr/local/bin/svc":
+    "binary-under-test.ts runs `make build` (BIN= a temp path) and every svc line here runs that executable; sudo install is a copy",
   "make build": "binary-under-test.ts (the executable every line here runs)",
-  "sudo appliance/install.sh [--no-start]": ".ci/run installs into a staging DESTDIR and loads the shipped config with the binary",
+  "sudo appliance/install.sh [--no-start]":
+    ".ci/run installs into a staging DESTDIR and loads the shipped config with the binary",
 };
 
 /** The check of each line that runs, keyed by the command (its `# comment` cut off). */
@@ -174,7 +211,9 @@ const CHECKS: Record<string, (r: Ran) => Promise<void> | void> = {
     );
     expect(r.code).toBe(0);
   },
-  'svc search --host 127.0.0.1:8080 --sql "SELECT method, count(*) FROM svc_lake.main.hep_proto_1_call GROUP BY 1"': (r) => {
+  'svc search --host 127.0.0.1:8080 --sql "SELECT method, count(*) FROM svc_lake.main.hep_proto_1_call GROUP BY 1"': (
+    r,
+  ) => {
     const invites = r.stdout.split("\n").find((l) => /\bINVITE\b/.test(l));
     expect(invites?.split(/[\s│|]+/).filter((x) => x !== "")).toEqual(["INVITE", "3"]);
     expect(r.code).toBe(0);
@@ -191,7 +230,11 @@ describe("README.md", () => {
     [PEERS.tmux],
     async () => {
       await using agent = fakeAgent({ user: "u", pass: "p" });
-      const sub = (line: string) => line.replaceAll("127.0.0.1:8080", served!.address).replaceAll("127.0.0.1:8008", agent.url.replace("http://", "")).replaceAll("<the admin password>", password);
+      const sub = (line: string) =>
+        line
+          .replaceAll("127.0.0.1:8080", served!.address)
+          .replaceAll("127.0.0.1:8008", agent.url.replace("http://", ""))
+          .replaceAll("<the admin password>", password);
       const seen: string[] = [];
       for (const block of readmeCommands(readFileSync(join(ROOT, "README.md"), "utf8"))) {
         const exported: string[] = [];
@@ -201,7 +244,9 @@ describe("README.md", () => {
           if (command.startsWith("journalctl -u svc | ")) {
             // The journal holds the service's stderr: the same pipe over the stderr of this serve.
             writeFileSync(join(work.path, "journal.txt"), served!.stderr());
-            const r = await sh(`cat ${join(work.path, "journal.txt")} | ${command.slice("journalctl -u svc | ".length)}`);
+            const r = await sh(
+              `cat ${join(work.path, "journal.txt")} | ${command.slice("journalctl -u svc | ".length)}`,
+            );
             expect(r.stdout).toContain(`   password:  ${served!.banner.password}\n`);
             expect(r.stdout).toContain(`   URL:       http://${served!.address}/\n`);
             continue;
@@ -212,11 +257,17 @@ describe("README.md", () => {
           }
           const check = CHECKS[command];
           if (!check) throw new Error(`README line without a check or a reason in ELSEWHERE: ${command}`);
-          const r = await sh(sub([...exported, line].join("\n")), {}, command.startsWith("npx ") ? ROOT : join(work.path, "cwd"));
+          const r = await sh(
+            sub([...exported, line].join("\n")),
+            {},
+            command.startsWith("npx ") ? ROOT : join(work.path, "cwd"),
+          );
           try {
             await check(r);
           } catch (e) {
-            throw new Error(`README line: ${line}\nstdout: ${r.stdout}\nstderr: ${r.stderr}\nexit ${r.code}\n${(e as Error).message}`);
+            throw new Error(
+              `README line: ${line}\nstdout: ${r.stdout}\nstderr: ${r.stderr}\nexit ${r.code}\n${(e as Error).message}`,
+            );
           }
           if (command.startsWith("export ")) exported.push(line);
         }
@@ -260,7 +311,10 @@ async function interactive(script: string): Promise<void> {
     });
   tmux("new-session", "-d", "-s", "readme", "-x", "160", "-y", "48", `bash ${file}`);
   try {
-    await see("the form with the host", (s) => s.includes("svc search · interactive") && s.includes(`Host        ${served!.address}`));
+    await see(
+      "the form with the host",
+      (s) => s.includes("svc search · interactive") && s.includes(`Host        ${served!.address}`),
+    );
     tmux("send-keys", "-t", "readme", "Enter");
     await see(`the ${MESSAGES} rows`, (s) => s.includes(`svc search · ${MESSAGES} rows · table`) && s.includes(ABC));
     tmux("send-keys", "-t", "readme", "Escape");

@@ -58,7 +58,11 @@ export interface Served {
 function descendants(pid: number): number[] {
   let children: number[] = [];
   try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -100,7 +104,12 @@ export async function serveAndWait(cmd: string[], cwd: string, env: Record<strin
     // npm does not pass SIGTERM on to the serve it started: stop the whole tree, deepest first.
     const pids = [...descendants(proc.pid).reverse(), proc.pid];
     for (const p of pids) if (alive(p)) process.kill(p, "SIGTERM");
-    await waitFor("the serve processes to exit", () => pids.every((p) => !alive(p) || p === proc.pid) && (proc.exitCode !== null || proc.signalCode !== null), 30_000, 50);
+    await waitFor(
+      "the serve processes to exit",
+      () => pids.every((p) => !alive(p) || p === proc.pid) && (proc.exitCode !== null || proc.signalCode !== null),
+      30_000,
+      50,
+    );
   };
   try {
     await Promise.race([
@@ -108,7 +117,10 @@ export async function serveAndWait(cmd: string[], cwd: string, env: Record<strin
       // says both phases ran (docs/ARCHITECTURE.md "Start-up").
       waitFor(
         "listening, started and the first-run banner",
-        () => json().some((l) => l.msg === "svc started") && json().some((l) => l.msg === "listening" && l.module === "coordinator-http") && banner("password"),
+        () =>
+          json().some((l) => l.msg === "svc started") &&
+          json().some((l) => l.msg === "listening" && l.module === "coordinator-http") &&
+          banner("password"),
         60_000,
         50,
       ),

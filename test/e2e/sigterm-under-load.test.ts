@@ -14,7 +14,10 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
   const overrides = { log: { level: "info" }, storage: { lakehouse: { batch_size: 2000, flush_interval_sec: 5 } } };
   const cfg = `${dir.path}/svc.json`;
   await Bun.write(cfg, JSON.stringify(testConfigJson(dir.path, overrides)));
-  const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfg], { stderr: "pipe", stdout: "ignore" });
+  const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfg], {
+    stderr: "pipe",
+    stdout: "ignore",
+  });
   const lines: string[] = [];
   const reader = (async () => {
     const dec = new TextDecoder();
@@ -41,7 +44,9 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
       }
     });
   const tcpPort = await waitFor("hep-tcp listening", () => {
-    const l = (logLines() as Array<{ msg?: string; module?: string; address?: string }>).find((j) => j.msg === "listening" && j.module === "hep-tcp");
+    const l = (logLines() as Array<{ msg?: string; module?: string; address?: string }>).find(
+      (j) => j.msg === "listening" && j.module === "hep-tcp",
+    );
     return l?.address ? Number(l.address.split(":").pop()) : undefined;
   });
   const sock = await Bun.connect({ hostname: "127.0.0.1", port: tcpPort, socket: { data() {}, error() {} } });
@@ -84,6 +89,8 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
   expect(stopped!.rows_lost).toBe(0);
   // A fresh start reads exactly the accepted rows back from Parquet, each Call-ID once.
   await using a = await startTestAppliance(dir.path, overrides);
-  const r = await a.app.lake!.query(`SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM svc_lake.main.hep_proto_1_call`);
+  const r = await a.app.lake!.query(
+    `SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM svc_lake.main.hep_proto_1_call`,
+  );
   expect(r.rows[0]).toEqual({ n: accepted, d: accepted });
 }, 60_000);

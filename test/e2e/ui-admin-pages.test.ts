@@ -20,7 +20,14 @@ import { invite, request, response } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-admin-password-1";
 const VIEWER_PASSWORD = "ui-viewer-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const CAPTURE_ID = 3003;
 
 /** The call of the capture file: phone ↔ proxy, INVITE to 200 OK of the BYE, 7 messages. */
@@ -52,7 +59,13 @@ function hepCall(callId: string, t0Us: number): Uint8Array[] {
   const p = { callId, from: "3001", to: "4002", fromTag: "hc-1" };
   const A = "10.32.0.11";
   const B = "10.32.0.52";
-  const hep = (payload: string, ms: number, src: string, dst: string, o: { proto?: number; sport?: number; dport?: number } = {}) =>
+  const hep = (
+    payload: string,
+    ms: number,
+    src: string,
+    dst: string,
+    o: { proto?: number; sport?: number; dport?: number } = {},
+  ) =>
     encodeHep3({
       srcIp: src,
       dstIp: dst,
@@ -66,11 +79,22 @@ function hepCall(callId: string, t0Us: number): Uint8Array[] {
       payload,
     });
   const rtcp = (ms: number, src: string, dst: string, sport: number, dport: number, jitter: number, fl: number) =>
-    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }], mos: 4.3 }), ms, src, dst, {
-      proto: 5,
-      sport,
-      dport,
-    });
+    hep(
+      JSON.stringify({
+        type: 200,
+        ssrc: sport,
+        report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }],
+        mos: 4.3,
+      }),
+      ms,
+      src,
+      dst,
+      {
+        proto: 5,
+        sport,
+        dport,
+      },
+    );
   return [
     hep(invite({ ...p, srcIp: A, mediaPort: 40000 }), 0, A, B),
     hep(response(200, "OK", "INVITE", { ...p, toTag: "ht" }), 1_000, B, A),
@@ -90,24 +114,39 @@ peerTest(
     await buildUi();
     await using dir = tempDir("svc-ui-admin-");
     // Token access is left at its default (disabled).
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
     const base = coordinatorUrl!;
     const api = `${base}/api/v4`;
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
-    const bearer = { authorization: `Bearer ${((await login.json()) as { token: string }).token}`, "content-type": "application/json" };
-    const viewerUser = await fetch(`${api}/users`, { method: "POST", headers: bearer, body: JSON.stringify({ username: "viewer", password: VIEWER_PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
+    const bearer = {
+      authorization: `Bearer ${((await login.json()) as { token: string }).token}`,
+      "content-type": "application/json",
+    };
+    const viewerUser = await fetch(`${api}/users`, {
+      method: "POST",
+      headers: bearer,
+      body: JSON.stringify({ username: "viewer", password: VIEWER_PASSWORD }),
+    });
     expect(viewerUser.status).toBe(201);
 
     const hepCallId = `hep-${crypto.randomUUID()}`;
     const udp = await Bun.udpSocket({});
-    for (const p of hepCall(hepCallId, (Date.now() - 120_000) * 1000)) udp.send(p, ingest!.listeners.udp!.port(), "127.0.0.1");
+    for (const p of hepCall(hepCallId, (Date.now() - 120_000) * 1000))
+      udp.send(p, ingest!.listeners.udp!.port(), "127.0.0.1");
     udp.close();
     await waitFor("the HEP call and its RTCP in the lake", async () => {
       await lake!.sync();
-      const r = await lake!.query(`SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) + (SELECT count(*) FROM svc_lake.main.hep_proto_5_default WHERE cid = $1) AS n`, [
-        hepCallId,
-      ]);
+      const r = await lake!.query(
+        `SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) + (SELECT count(*) FROM svc_lake.main.hep_proto_5_default WHERE cid = $1) AS n`,
+        [hepCallId],
+      );
       return Number(r.rows[0]!.n) === 8;
     });
     const pcapCallId = `pcap-${crypto.randomUUID()}`;
@@ -121,7 +160,8 @@ peerTest(
       page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
       page.on("pageerror", (e) => consoleErrors.push(String(e)));
       // SVC_UPDATE_SCREENSHOTS=1 writes them to docs/screenshots/ (commit them), as ui-dashboard does.
-      const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+      const shots =
+        process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
       const shot = (p: Page, name: string) => p.screenshot({ path: join(shots, name) });
       const signIn = async (p: Page, user: string, password: string) => {
         await p.goto(`${base}/`);
@@ -148,7 +188,13 @@ peerTest(
       const stream = dialog.getByRole("region", { name: "Stream 10.32.0.11:40001 to 10.32.0.52:42001" });
       await stream.getByText("SSRC 0x00009c41").waitFor(); // 40001
       // ia_jitter 31 at the SDP's 8 kHz (PCMU) is 3.875 ms; fraction lost 64/256 is 25 %.
-      expect(await stream.getByRole("definition").allInnerTexts()).toEqual(["3", "3.88 ms", "25.0 %", "64", "4.30 / 4.30"]);
+      expect(await stream.getByRole("definition").allInnerTexts()).toEqual([
+        "3",
+        "3.88 ms",
+        "25.0 %",
+        "64",
+        "4.30 / 4.30",
+      ]);
       await stream.getByText("jitter converted at the SDP codec's 8 kHz clock").waitFor();
       const jitter = dialog.getByRole("img", { name: /^Jitter \(ms\): / });
       expect(await jitter.getAttribute("aria-label")).toBe(
@@ -168,10 +214,21 @@ peerTest(
       await page.getByRole("link", { name: "Import PCAP" }).click();
       const form = page.getByRole("form", { name: "Import PCAP" });
       const fileInput = form.getByLabel("Capture file (.pcap, .pcapng)");
-      await fileInput.setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("this is not a capture\n") });
+      await fileInput.setInputFiles({
+        name: "notes.txt",
+        mimeType: "text/plain",
+        buffer: Buffer.from("this is not a capture\n"),
+      });
       await form.getByRole("button", { name: "Import" }).click();
-      await page.getByRole("alert").filter({ hasText: "Import failed: file: notes.txt is not a pcap or pcapng capture (unknown magic number)" }).waitFor();
-      await fileInput.setInputFiles({ name: "call.pcap", mimeType: "application/vnd.tcpdump.pcap", buffer: Buffer.from(pcap) });
+      await page
+        .getByRole("alert")
+        .filter({ hasText: "Import failed: file: notes.txt is not a pcap or pcapng capture (unknown magic number)" })
+        .waitFor();
+      await fileInput.setInputFiles({
+        name: "call.pcap",
+        mimeType: "application/vnd.tcpdump.pcap",
+        buffer: Buffer.from(pcap),
+      });
       await form.getByRole("button", { name: "Import" }).click();
       const result = page.getByRole("region", { name: "Import result" });
       await result.getByText("imported 7 of 7 SIP messages from call.pcap").waitFor();
@@ -216,13 +273,19 @@ peerTest(
       const subs = page.getByRole("table", { name: "HEP subscriptions" });
       await subs.getByRole("row", { name: /^5 default RTCP 1 correlation/ }).waitFor();
       const dup = await newSub("{}");
-      await dup.getByRole("alert").filter({ hasText: 'a HEP subscription for hepid 5 profile "default" already exists' }).waitFor();
+      await dup
+        .getByRole("alert")
+        .filter({ hasText: 'a HEP subscription for hepid 5 profile "default" already exists' })
+        .waitFor();
       await dup.getByRole("button", { name: "Cancel" }).click();
       await shot(page, "hepsubs.png");
       page.once("dialog", (d) => void d.accept());
       await subs.getByRole("button", { name: "Delete 5 default" }).click();
       await page.getByText("No HEP subscriptions yet.").waitFor();
-      expect(((await (await fetch(`${api}/hepsubs`, { headers: bearer })).json()) as { data: { items: unknown[] } }).data.items).toEqual([]);
+      expect(
+        ((await (await fetch(`${api}/hepsubs`, { headers: bearer })).json()) as { data: { items: unknown[] } }).data
+          .items,
+      ).toEqual([]);
 
       // 4. Capture agents: the agent that sent the HEP call (recorded every 10 s).
       await page.getByRole("link", { name: "Agents" }).click();
@@ -231,7 +294,11 @@ peerTest(
         "the capture agent listed",
         async () => {
           await page.getByRole("button", { name: "Refresh" }).click();
-          return (await agents.getByRole("row", { name: new RegExp(`^${CAPTURE_ID} edge-admin 127\\.0\\.0\\.1 `) }).count()) === 1;
+          return (
+            (await agents
+              .getByRole("row", { name: new RegExp(`^${CAPTURE_ID} edge-admin 127\\.0\\.0\\.1 `) })
+              .count()) === 1
+          );
         },
         20_000,
         500,
@@ -261,11 +328,17 @@ peerTest(
       await aliasForm.getByLabel("Name").fill("proxy-sip");
       await aliasForm.getByLabel("Port (optional)").fill("70000");
       await aliasForm.getByRole("button", { name: "Save alias" }).click();
-      await aliasForm.getByRole("alert").filter({ hasText: "Port: a whole number from 1 to 65535, or empty for every port" }).waitFor();
+      await aliasForm
+        .getByRole("alert")
+        .filter({ hasText: "Port: a whole number from 1 to 65535, or empty for every port" })
+        .waitFor();
       await aliasForm.getByLabel("Port (optional)").fill("5060");
       await aliasForm.getByLabel("Capture ID (optional)").fill("3003");
       await aliasForm.getByRole("button", { name: "Save alias" }).click();
-      await page.getByRole("table", { name: "IP aliases" }).getByRole("row", { name: "proxy-sip 10.31.0.1 5060 3003 — yes Edit proxy-sip Delete proxy-sip" }).waitFor();
+      await page
+        .getByRole("table", { name: "IP aliases" })
+        .getByRole("row", { name: "proxy-sip 10.31.0.1 5060 3003 — yes Edit proxy-sip Delete proxy-sip" })
+        .waitFor();
 
       // 7. A non-admin: no admin links, and the pages say admins only.
       const viewer = await context.browser()!.newContext({ viewport: { width: 1280, height: 800 } });

@@ -10,7 +10,14 @@ import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { applianceConfig, ingestCalls, PASSWORD } from "../integration/mcp-harness.ts";
 
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 peerTest(
   "Ask widget: understood/ignored line, filters, parser, generated SQL, answer rows; empty, not understood and refused questions",
@@ -63,14 +70,19 @@ peerTest(
       await ask.getByRole("button", { name: "Ask", exact: true }).click();
       const understood = ask.getByLabel("Understood").filter({ hasText: "Ignored" });
       await understood.waitFor();
-      expect(await understood.textContent()).toBe("Understood: method INVITE, from user 1001, last 1 h (default) · Ignored: 'bad', 'audio'");
+      expect(await understood.textContent()).toBe(
+        "Understood: method INVITE, from user 1001, last 1 h (default) · Ignored: 'bad', 'audio'",
+      );
       const invites = ask.getByRole("table", { name: "Answer" }).getByRole("row");
       expect(await invites.count()).toBe(2); // header + 1001's INVITE
       expect(await invites.nth(1).textContent()).toContain(calls.invite);
 
       await ask.getByLabel("Question").fill("how is the weather");
       await ask.getByRole("button", { name: "Ask", exact: true }).click();
-      await ask.getByLabel("Understood").filter({ hasText: "Not understood: no word maps to a filter (ignored: 'weather'); nothing was searched." }).waitFor();
+      await ask
+        .getByLabel("Understood")
+        .filter({ hasText: "Not understood: no word maps to a filter (ignored: 'weather'); nothing was searched." })
+        .waitFor();
       expect(await ask.getByRole("table", { name: "Answer" }).count()).toBe(0);
       expect(await ask.getByText("No messages match these filters.").count()).toBe(0);
 

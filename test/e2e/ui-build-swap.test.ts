@@ -16,7 +16,14 @@ test("a reader polling ui-dist while it is rebuilt 20 times always finds every f
   const out = join(dir.path, "ui-dist");
   const built = await buildUi({ outdir: out });
   const paths = built.files.map((f) => join(out, f.path));
-  const child = Bun.spawn(["sh", "-c", `for i in $(seq 20); do "${process.execPath}" "${BUILD}" --outdir "${out}" --no-minify > /dev/null || exit 1; done`], { stdout: "ignore", stderr: "pipe" });
+  const child = Bun.spawn(
+    [
+      "sh",
+      "-c",
+      `for i in $(seq 20); do "${process.execPath}" "${BUILD}" --outdir "${out}" --no-minify > /dev/null || exit 1; done`,
+    ],
+    { stdout: "ignore", stderr: "pipe" },
+  );
   let polls = 0;
   let missing = 0;
   while (child.exitCode === null) {

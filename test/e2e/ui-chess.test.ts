@@ -13,7 +13,14 @@ import { buildUi } from "../../ui/build.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { ChessClient, netchessUrl, PASSWORD, players, startChessAppliance } from "../integration/netchess-helpers.ts";
 
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 async function signIn(page: Page, base: string): Promise<void> {
   await page.goto(`${base}/`);
@@ -31,7 +38,10 @@ peerTest(
     await using dir = tempDir("svc-ui-chess-");
     await using a = await startChessAppliance(dir.path);
     // Screenshots on every run; with SVC_UPDATE_SCREENSHOTS=1 into docs/screenshots/ (as ui-dashboard.test.ts).
-    const shotDir = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : join(dir.path, "shots");
+    const shotDir =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1"
+        ? resolve(import.meta.dir, "../../docs/screenshots")
+        : join(dir.path, "shots");
     mkdirSync(shotDir, { recursive: true });
     const shot = async (p: Page, name: string) => {
       await p.screenshot({ path: join(shotDir, name) });
@@ -70,7 +80,9 @@ peerTest(
       await chess.getByText(/^Opponent played a5 \(fallback/).waitFor();
       await board.getByRole("gridcell", { name: "a5 black pawn" }).waitFor();
       await chess.getByRole("status").filter({ hasText: "Your move (white)" }).waitFor();
-      expect(await chess.getByRole("list", { name: "Moves" }).getByRole("listitem").allTextContents()).toEqual(["e4 a5"]);
+      expect(await chess.getByRole("list", { name: "Moves" }).getByRole("listitem").allTextContents()).toEqual([
+        "e4 a5",
+      ]);
       await board.getByRole("gridcell", { name: "g1 white knight" }).click();
       await shot(page, "games-chess.png");
 
@@ -120,7 +132,10 @@ peerTest(
       bot.send({ type: "takeback_request" });
       await net.getByRole("alertdialog", { name: "Black asks to take back a move." }).waitFor();
       await shot(page, "netgames-netchess.png");
-      await net.getByRole("alertdialog", { name: "Black asks to take back a move." }).getByRole("button", { name: "Decline" }).click();
+      await net
+        .getByRole("alertdialog", { name: "Black asks to take back a move." })
+        .getByRole("button", { name: "Decline" })
+        .click();
       expect(await bot.next("takeback_declined")).toMatchObject({ from: "white" });
 
       // Resign through the confirmation prompt.
@@ -132,7 +147,15 @@ peerTest(
       bot.close();
 
       // Promotion: the bot opens a room at a position where Black (the browser) can promote.
-      using host = await ChessClient.open(netchessUrl(a, token, { mode: "room", room: "ui-promo", color: "white", fen: "k7/8/8/8/8/8/6p1/K7 w - - 0 1", display: "Host" }));
+      using host = await ChessClient.open(
+        netchessUrl(a, token, {
+          mode: "room",
+          room: "ui-promo",
+          color: "white",
+          fen: "k7/8/8/8/8/8/6p1/K7 w - - 0 1",
+          display: "Host",
+        }),
+      );
       await host.next("waiting");
       await lobby.getByRole("radio", { name: /^Room/ }).check();
       await lobby.getByLabel("Room code").fill("ui-promo");

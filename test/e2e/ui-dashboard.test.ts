@@ -20,7 +20,14 @@ import { invite, request, response } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-e2e-password-1";
 const ROOT = resolve(import.meta.dir, "../..");
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 const CALLER = "10.20.0.11";
 const PROXY = "10.20.0.1";
@@ -28,10 +35,22 @@ const CALLEE = "10.20.0.52";
 
 /** An SDP answer in a response (the shared fixtures send responses without a body). */
 function withSdp(msg: string, ip: string, port: number): string {
-  const body = ["v=0", `o=- 2 2 IN IP4 ${ip}`, "s=-", `c=IN IP4 ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP 0 101`, "a=rtpmap:0 PCMU/8000", "a=rtpmap:101 telephone-event/8000", "a=sendrecv", ""].join(
-    "\r\n",
+  const body = [
+    "v=0",
+    `o=- 2 2 IN IP4 ${ip}`,
+    "s=-",
+    `c=IN IP4 ${ip}`,
+    "t=0 0",
+    `m=audio ${port} RTP/AVP 0 101`,
+    "a=rtpmap:0 PCMU/8000",
+    "a=rtpmap:101 telephone-event/8000",
+    "a=sendrecv",
+    "",
+  ].join("\r\n");
+  return msg.replace(
+    "Content-Length: 0\r\n\r\n",
+    `Content-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
   );
-  return msg.replace("Content-Length: 0\r\n\r\n", `Content-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
 }
 
 /**
@@ -40,7 +59,13 @@ function withSdp(msg: string, ip: string, port: number): string {
  */
 function callPackets(callId: string, t0Us: number): Uint8Array[] {
   const p = { callId, from: "1001", to: "2002", fromTag: "f-1" };
-  const hep = (payload: string, atMs: number, src: string, dst: string, o: { proto?: number; sport?: number; dport?: number; cid?: string } = {}) =>
+  const hep = (
+    payload: string,
+    atMs: number,
+    src: string,
+    dst: string,
+    o: { proto?: number; sport?: number; dport?: number; cid?: string } = {},
+  ) =>
     encodeHep3({
       srcIp: src,
       dstIp: dst,
@@ -53,13 +78,33 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
       ...(o.cid ? { correlationId: o.cid } : {}),
       payload,
     });
-  const rtcp = (atMs: number, src: string, dst: string, sport: number, dport: number, jitter: number, fl: number, lost: number) =>
-    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: lost, ia_jitter: jitter }], mos: 4.2 - fl / 40 }), atMs, src, dst, {
-      proto: 5,
-      sport,
-      dport,
-      cid: callId,
-    });
+  const rtcp = (
+    atMs: number,
+    src: string,
+    dst: string,
+    sport: number,
+    dport: number,
+    jitter: number,
+    fl: number,
+    lost: number,
+  ) =>
+    hep(
+      JSON.stringify({
+        type: 200,
+        ssrc: sport,
+        report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: lost, ia_jitter: jitter }],
+        mos: 4.2 - fl / 40,
+      }),
+      atMs,
+      src,
+      dst,
+      {
+        proto: 5,
+        sport,
+        dport,
+        cid: callId,
+      },
+    );
   const ok = response(200, "OK", "INVITE", { ...p, toTag: "t-1" });
   return [
     hep(invite({ ...p, srcIp: CALLER, mediaPort: 40000 }), 0, CALLER, PROXY),
@@ -85,7 +130,22 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
   ];
 }
 
-const EXPECTED_FLOW = ["INVITE (SDP)", "100 Trying", "INVITE (SDP)", "100 Trying", "180 Ringing", "180 Ringing", "200 OK (SDP)", "200 OK (SDP)", "ACK", "ACK", "BYE", "BYE", "200 OK", "200 OK"];
+const EXPECTED_FLOW = [
+  "INVITE (SDP)",
+  "100 Trying",
+  "INVITE (SDP)",
+  "100 Trying",
+  "180 Ringing",
+  "180 Ringing",
+  "200 OK (SDP)",
+  "200 OK (SDP)",
+  "ACK",
+  "ACK",
+  "BYE",
+  "BYE",
+  "200 OK",
+  "200 OK",
+];
 const SIP_MESSAGES = EXPECTED_FLOW.length;
 
 peerTest(
@@ -121,7 +181,11 @@ peerTest(
     });
 
     // An alias, so the ladder names the proxy (set through the API as an operator would).
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const bearer = ((await login.json()) as { token: string }).token;
     const alias = await fetch(`${api}/aliases`, {
       method: "POST",
@@ -199,13 +263,37 @@ peerTest(
         .waitFor();
 
       // 4. PCAP export through the browser's download, checked by tshark.
-      const [download] = await Promise.all([page.waitForEvent("download"), dialog.getByRole("button", { name: "Download PCAP" }).first().click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        dialog.getByRole("button", { name: "Download PCAP" }).first().click(),
+      ]);
       const pcap = join(dir.path, "call.pcap");
       await download.saveAs(pcap);
-      const ts = Bun.spawnSync(["tshark", "-r", pcap, "-T", "fields", "-E", "separator=|", "-e", "sip.Method", "-e", "sip.Status-Code", "-e", "sip.Call-ID", "-e", "ip.src", "-e", "ip.dst"], {
-        stdout: "pipe",
-        stderr: "pipe",
-      });
+      const ts = Bun.spawnSync(
+        [
+          "tshark",
+          "-r",
+          pcap,
+          "-T",
+          "fields",
+          "-E",
+          "separator=|",
+          "-e",
+          "sip.Method",
+          "-e",
+          "sip.Status-Code",
+          "-e",
+          "sip.Call-ID",
+          "-e",
+          "ip.src",
+          "-e",
+          "ip.dst",
+        ],
+        {
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
       // tshark warns on stderr when run as root (CI); only real errors matter.
       expect(ts.stderr.toString().replace(/^Running as user "root".*\n?/m, "")).toBe("");
       expect(ts.exitCode).toBe(0);
@@ -227,7 +315,11 @@ peerTest(
       await dialog.getByRole("tab", { name: "QoS" }).click();
       const stream = dialog.getByRole("region", { name: `Stream ${CALLER}:40001 to ${CALLEE}:42001` });
       await stream.getByText("Max jitter").waitFor();
-      expect(await dialog.getByRole("img", { name: /^Jitter \(ms\): 0x00009c41 10\.20\.0\.11:40001 → 10\.20\.0\.52:42001: 3 values/ }).count()).toBe(1);
+      expect(
+        await dialog
+          .getByRole("img", { name: /^Jitter \(ms\): 0x00009c41 10\.20\.0\.11:40001 → 10\.20\.0\.52:42001: 3 values/ })
+          .count(),
+      ).toBe(1);
       expect(await dialog.getByRole("region", { name: /^Stream / }).count()).toBe(2);
       await shot(page, "qos.png");
       await dialog.getByRole("tab", { name: "Messages" }).click();
@@ -278,7 +370,11 @@ peerTest(
       // 7. Dashboards: add a widget, rename, drag a widget; the layout is saved through the API.
       const dashboards = async () => {
         const r = await fetch(`${api}/dashboards?sort=position`, { headers: { authorization: `Bearer ${bearer}` } });
-        return ((await r.json()) as { data: { items: Array<{ name: string; layout: Array<{ id: string; type: string; x: number; y: number }> }> } }).data.items;
+        return (
+          (await r.json()) as {
+            data: { items: Array<{ name: string; layout: Array<{ id: string; type: string; x: number; y: number }> }> };
+          }
+        ).data.items;
       };
       await page.getByRole("link", { name: "Dashboards" }).click();
       await page.getByRole("tab", { name: "Smart Search" }).click();
@@ -292,7 +388,9 @@ peerTest(
       await page.getByRole("img", { name: /^6 events in / }).waitFor();
       await shot(page, "smart-search.png");
       await page.getByLabel("Add widget").selectOption({ label: "Clock" });
-      await waitFor("the clock saved on Smart Search", async () => (await dashboards()).find((d) => d.name === "Smart Search")?.layout.some((w) => w.type === "clock"));
+      await waitFor("the clock saved on Smart Search", async () =>
+        (await dashboards()).find((d) => d.name === "Smart Search")?.layout.some((w) => w.type === "clock"),
+      );
       await page.getByRole("button", { name: "Rename" }).click();
       const renameDialog = page.getByRole("dialog", { name: "Rename dashboard" });
       await renameDialog.getByLabel("Name").fill("Protocols");
@@ -308,7 +406,11 @@ peerTest(
       await page.mouse.down();
       await page.mouse.move(box.x - 800, box.y + 5, { steps: 8 });
       await page.mouse.up();
-      await waitFor("the dragged clock saved at x 0", async () => (await dashboards()).find((d) => d.name === "Home")?.layout.find((w) => w.type === "clock")?.x === 0);
+      await waitFor(
+        "the dragged clock saved at x 0",
+        async () =>
+          (await dashboards()).find((d) => d.name === "Home")?.layout.find((w) => w.type === "clock")?.x === 0,
+      );
 
       // 8. Deep link: the search opens with results; then the same at tablet width.
       const link = `${base}/?call_id=${encodeURIComponent(callId)}&from=${Math.floor(t0Us / 1000) - 60_000}&to=${Date.now()}`;

@@ -14,7 +14,9 @@ peerTest(
     await using dir = tempDir("svc-ui-deep-");
     const a = `deep-a-${crypto.randomUUID()}`;
     const b = `deep-b-${crypto.randomUUID()}`;
-    await using h = await startHabits(dir.path, { calls: { [a]: ["10.40.0.11", "10.40.0.1"], [b]: ["10.40.0.12", "10.40.0.1"] } });
+    await using h = await startHabits(dir.path, {
+      calls: { [a]: ["10.40.0.11", "10.40.0.1"], [b]: ["10.40.0.12", "10.40.0.1"] },
+    });
     const { page, base } = h;
     await page.goto(`${base}/?call_id=${encodeURIComponent(a)}`);
     const view = page.getByRole("dialog", { name: `Call ${a}` });

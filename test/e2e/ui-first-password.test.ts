@@ -15,13 +15,23 @@ import { buildUi } from "../../ui/build.ts";
 import { testConfig } from "../appliance.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const NEW_PASSWORD = "my-own-admin-pw-1";
 
 async function start(dir: string, require: boolean) {
   let admin: FirstRunAdmin | undefined;
   const app = await startAppliance(
-    testConfig(dir, { coordinator: { auth: { admin_password_hash: "", require_first_password_change: require } }, storage: { lakehouse: { enable: false } } }),
+    testConfig(dir, {
+      coordinator: { auth: { admin_password_hash: "", require_first_password_change: require } },
+      storage: { lakehouse: { enable: false } },
+    }),
     createLogger({ test: true }),
     { onFirstRunAdmin: (a) => (admin = a) },
   );
@@ -59,7 +69,8 @@ peerTest(
       expect(await dialog.getAttribute("aria-modal")).toBe("true");
       expect(await dialog.getByRole("button", { name: "Later" }).count()).toBe(0);
       expect(await page.evaluate(() => document.activeElement?.id)).toBe("first-pw-current");
-      if (process.env.SVC_UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: resolve(import.meta.dir, "../../docs/screenshots/first-password.png") });
+      if (process.env.SVC_UPDATE_SCREENSHOTS === "1")
+        await page.screenshot({ path: resolve(import.meta.dir, "../../docs/screenshots/first-password.png") });
 
       // Esc does not dismiss it; Tab from the last control wraps to the first, Shift+Tab back.
       await page.keyboard.press("Escape");
@@ -69,7 +80,9 @@ peerTest(
       await page.keyboard.press("Tab");
       expect(await page.evaluate(() => document.activeElement?.id)).toBe("first-pw-current");
       for (let i = 0; i < 6; i++) await page.keyboard.press("Tab");
-      expect(await page.evaluate(() => document.querySelector('[role="dialog"]')!.contains(document.activeElement))).toBe(true);
+      expect(
+        await page.evaluate(() => document.querySelector('[role="dialog"]')!.contains(document.activeElement)),
+      ).toBe(true);
 
       // A wrong confirmation is refused in the dialog.
       await dialog.getByLabel("Current password").fill(a.admin.password);

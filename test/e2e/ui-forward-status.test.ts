@@ -13,10 +13,14 @@ peerTest(
   async () => {
     await using dir = tempDir("svc-ui-forward-");
     // Port 9 (discard) on loopback: nothing answers, every batch fails.
-    await using h = await startHabits(dir.path, { config: { ingest: { forward: { enable: true, url: "http://127.0.0.1:9", timeout_sec: 1 } } } });
+    await using h = await startHabits(dir.path, {
+      config: { ingest: { forward: { enable: true, url: "http://127.0.0.1:9", timeout_sec: 1 } } },
+    });
     const { page, base, appliance } = h;
     const parts = Array.from({ length: 20 }, (_, i) => forwardPacket(`ui-fwd-${i}`, i));
-    expect((await fetch(`${appliance.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(parts) })).status).toBe(202);
+    expect(
+      (await fetch(`${appliance.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(parts) })).status,
+    ).toBe(202);
     const table = page.getByRole("table", { name: "Forwarding to the central" });
     // The page reads /health every 5 s: reload until the first failed batch is reported.
     await page.goto(`${base}/#/admin/agents`);

@@ -17,12 +17,20 @@ const FREEDOOM: Peer = { install: "apt-get install freedoom", probe: () => exist
 
 /** A dashboard "Doom" with the widget, made through the API as the user would with "+ New". */
 async function doomDashboard(base: string): Promise<void> {
-  const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${base}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await login.json()) as { token: string }).token;
   const r = await fetch(`${base}/api/v4/dashboards`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "Doom", position: 9, layout: [{ id: "doom", type: "game-doom", x: 0, y: 0, w: 8, h: 12, config: {} }] }),
+    body: JSON.stringify({
+      name: "Doom",
+      position: 9,
+      layout: [{ id: "doom", type: "game-doom", x: 0, y: 0, w: 8, h: 12, config: {} }],
+    }),
   });
   expect(r.status).toBe(201);
 }
@@ -62,7 +70,10 @@ peerTest(
     expect(await frame()).not.toBe(before);
     const moved = await position(page);
     await page.keyboard.down("ArrowLeft");
-    await waitFor("the player turned", async () => !(await position(page)).endsWith(moved.replace(/^.*facing /, "facing ")));
+    await waitFor(
+      "the player turned",
+      async () => !(await position(page)).endsWith(moved.replace(/^.*facing /, "facing ")),
+    );
     await page.keyboard.up("ArrowLeft");
 
     await page.keyboard.press("Tab");
@@ -75,20 +86,36 @@ peerTest(
     // No doom1.wad: the widget says where to put it.
     await using dir2 = tempDir("svc-doom-e2e-");
     mkdirSync(join(dir2.path, "gamedata"));
-    await using g2 = await startGamesBrowser({ coordinator: { http_server: { gamedata_dir: join(dir2.path, "gamedata") } } }, dir2.path);
+    await using g2 = await startGamesBrowser(
+      { coordinator: { http_server: { gamedata_dir: join(dir2.path, "gamedata") } } },
+      dir2.path,
+    );
     await doomDashboard(g2.a.app.coordinatorUrl!);
     const empty = await g2.open("admin");
     await empty.getByRole("tab", { name: "Doom" }).click();
-    await doom(empty).getByRole("status").filter({ hasText: "put doom1.wad into the game data directory (coordinator.http_server.gamedata_dir" }).waitFor();
+    await doom(empty)
+      .getByRole("status")
+      .filter({ hasText: "put doom1.wad into the game data directory (coordinator.http_server.gamedata_dir" })
+      .waitFor();
     await doom(empty).getByRole("button", { name: "Try again" }).waitFor();
     // Games off: /gamedata/ is not registered, and the widget says so instead of asking for the file.
     await using dir3 = tempDir("svc-doom-e2e-");
-    await using g3 = await startGamesBrowser({ coordinator: { widgets: { control: { games: false } }, http_server: { gamedata_dir: data } } }, dir3.path);
+    await using g3 = await startGamesBrowser(
+      { coordinator: { widgets: { control: { games: false } }, http_server: { gamedata_dir: data } } },
+      dir3.path,
+    );
     await doomDashboard(g3.a.app.coordinatorUrl!);
     const off = await g3.open("admin");
-    await doom(off).getByRole("alert").filter({ hasText: "This server does not serve game data: games are off (coordinator.widgets.control.games)" }).waitFor();
+    await doom(off)
+      .getByRole("alert")
+      .filter({ hasText: "This server does not serve game data: games are off (coordinator.widgets.control.games)" })
+      .waitFor();
     // The browser may log the 404 of the missing file (when it comes after sign-in); nothing else.
-    expect(g2.consoleErrors.filter((e) => e !== "admin: Failed to load resource: the server responded with a status of 404 (Not Found)")).toEqual([]);
+    expect(
+      g2.consoleErrors.filter(
+        (e) => e !== "admin: Failed to load resource: the server responded with a status of 404 (Not Found)",
+      ),
+    ).toEqual([]);
   },
   240_000,
 );

@@ -24,12 +24,19 @@ export async function startGamesBrowser(overrides: Record<string, unknown>, dir:
   const a = await startTestAppliance(dir, {
     storage: { lakehouse: { enable: false } },
     ...overrides,
-    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, ...(overrides.coordinator as Record<string, unknown> | undefined) },
+    coordinator: {
+      auth: { admin_password_hash: sha256Hex(PASSWORD) },
+      ...(overrides.coordinator as Record<string, unknown> | undefined),
+    },
   });
   const base = a.app.coordinatorUrl!;
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
   const consoleErrors: string[] = [];
-  const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${base}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const admin = ((await login.json()) as { token: string }).token;
   return {
     a,

@@ -36,7 +36,17 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
       payload,
     });
   const rtcp = (atMs: number, jitter: number) =>
-    hep(JSON.stringify({ type: 200, ssrc: 1, report_blocks: [{ source_ssrc: 2, fraction_lost: 0, packets_lost: 0, ia_jitter: jitter }] }), atMs, CALLER, CALLEE, 5);
+    hep(
+      JSON.stringify({
+        type: 200,
+        ssrc: 1,
+        report_blocks: [{ source_ssrc: 2, fraction_lost: 0, packets_lost: 0, ia_jitter: jitter }],
+      }),
+      atMs,
+      CALLER,
+      CALLEE,
+      5,
+    );
   return [
     hep(invite({ ...p, srcIp: CALLER, mediaPort: 40000 }), 0, CALLER, CALLEE),
     hep(response(100, "Trying", "INVITE", p), 20, CALLEE, CALLER),
@@ -85,11 +95,14 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-games-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake } = a.app;
     const callId = `games-${crypto.randomUUID()}@pbx.example.com`;
     const udp = await Bun.udpSocket({});
-    for (const pkt of callPackets(callId, (Date.now() - 60_000) * 1000)) udp.send(pkt, ingest!.listeners.udp!.port(), "127.0.0.1");
+    for (const pkt of callPackets(callId, (Date.now() - 60_000) * 1000))
+      udp.send(pkt, ingest!.listeners.udp!.port(), "127.0.0.1");
     udp.close();
     await waitFor("the call and its RTCP in the lake", async () => {
       await lake!.sync();
@@ -110,8 +123,12 @@ peerTest(
       const question = sdm.getByRole("region", { name: "Question" });
       await question.getByText("After INVITE (CSeq 1 INVITE), which message must follow?").waitFor();
       expect(await score.innerText()).toBe("Score 0 · 0/0 right · question 1 of 6");
-      expect(await sdm.getByLabel("Flow").locator("option:checked").innerText()).toBe(`1001 → 2002 · ${callId.slice(0, 27)}…`);
-      expect(await sdm.getByRole("list", { name: "Messages shown" }).getByRole("listitem").allInnerTexts()).toEqual(["1. A→B INVITE CSeq 1 INVITE"]);
+      expect(await sdm.getByLabel("Flow").locator("option:checked").innerText()).toBe(
+        `1001 → 2002 · ${callId.slice(0, 27)}…`,
+      );
+      expect(await sdm.getByRole("list", { name: "Messages shown" }).getByRole("listitem").allInnerTexts()).toEqual([
+        "1. A→B INVITE CSeq 1 INVITE",
+      ]);
       await expectFits(sdm);
       // Right by mouse: 10 points, the next message is revealed.
       await question.getByRole("button", { name: /^\d\. 100 Trying$/ }).click();
@@ -197,7 +214,9 @@ peerTest(
       const final = await scoreOf(jScore);
       expect(final).toBeGreaterThan(0);
       await jbh.getByText(/Phase 6\/6 · jitter 8 ms \(synthetic\)/).waitFor();
-      await jbh.getByText(/^Best fixed buffer per phase: 30 ms jitter → \d+ ms, 50 ms jitter → \d+ ms, 45 ms jitter/).waitFor();
+      await jbh
+        .getByText(/^Best fixed buffer per phase: 30 ms jitter → \d+ ms, 50 ms jitter → \d+ ms, 45 ms jitter/)
+        .waitFor();
       await jbh.getByRole("button", { name: "New round" }).waitFor();
       await expectFits(jbh);
 
@@ -215,7 +234,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-games-empty-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
       const { page, errors } = await openGames(browser, a);
@@ -225,12 +246,17 @@ peerTest(
         .getByRole("status")
         .filter({ hasText: /^No SIP calls captured in the last 24 hours\. Send HEP .* UDP\/TCP port 9060/ })
         .waitFor();
-      expect(await sdm.getByLabel("Flow").locator("option").allInnerTexts()).toEqual(["Textbook: call with a reliable 180 (RFC 3262)", "Textbook: call cancelled while ringing"]);
+      expect(await sdm.getByLabel("Flow").locator("option").allInnerTexts()).toEqual([
+        "Textbook: call with a reliable 180 (RFC 3262)",
+        "Textbook: call cancelled while ringing",
+      ]);
       await sdm.getByLabel("Flow").selectOption({ label: "Textbook: call cancelled while ringing" });
       const question = sdm.getByRole("region", { name: "Question" });
       await question.getByText("After INVITE (CSeq 314159 INVITE), which message must follow?").waitFor();
       await question.getByRole("button", { name: /^\d\. 100 Trying$/ }).click();
-      expect(await sdm.getByRole("status", { name: "Score" }).innerText()).toBe("Score 10 · 1/1 right · question 1 of 7");
+      expect(await sdm.getByRole("status", { name: "Score" }).innerText()).toBe(
+        "Score 10 · 1/1 right · question 1 of 7",
+      );
       await expectFits(sdm);
 
       const jbh = page.getByRole("region", { name: "Jitter Buffer Hero" });

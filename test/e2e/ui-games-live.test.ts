@@ -22,7 +22,10 @@ peerTest(
   [PEERS.chromium],
   async () => {
     await using dir = tempDir("svc-games-live-e2e-");
-    await using g = await startGamesBrowser({ coordinator: { hep_stream: { enable: true } }, storage: { lakehouse: { enable: true } } }, dir.path);
+    await using g = await startGamesBrowser(
+      { coordinator: { hep_stream: { enable: true } }, storage: { lakehouse: { enable: true } } },
+      dir.path,
+    );
     const page = await g.open("admin");
     await page.getByRole("tab", { name: "Games", exact: true }).click();
     const sip = region(page, "SIPetris");
@@ -42,8 +45,18 @@ peerTest(
       300,
     );
     expect(Number(await stat(page, "SIPetris", "From SIP"))).toBeGreaterThanOrEqual(1);
-    udp.send([hep({ srcIp: "10.0.0.2", dstIp: "10.0.0.1", payload: response(486, "Busy Here", "INVITE", { ...call, toTag: "t-1" }) })]);
-    await sip.getByRole("list", { name: "Latest SIP messages" }).getByText("486 Busy Here → garbage row").first().waitFor();
+    udp.send([
+      hep({
+        srcIp: "10.0.0.2",
+        dstIp: "10.0.0.1",
+        payload: response(486, "Busy Here", "INVITE", { ...call, toTag: "t-1" }),
+      }),
+    ]);
+    await sip
+      .getByRole("list", { name: "Latest SIP messages" })
+      .getByText("486 Busy Here → garbage row")
+      .first()
+      .waitFor();
 
     // SIPetris waits for focus (nothing falls on a dashboard left open); Space drops the piece.
     await sip.getByText("Paused: click the board to play").waitFor();
@@ -87,7 +100,10 @@ peerTest(
     await p2.getByRole("tab", { name: "Games", exact: true }).click();
     await region(p2, "SIPetris")
       .getByRole("status")
-      .filter({ hasText: "Live capture: off (The live stream is off on this server (coordinator.hep_stream.enable).) · pieces from a shuffled bag" })
+      .filter({
+        hasText:
+          "Live capture: off (The live stream is off on this server (coordinator.hep_stream.enable).) · pieces from a shuffled bag",
+      })
       .waitFor();
     await region(p2, "Packet Defender").getByRole("status").filter({ hasText: "practice traffic" }).waitFor();
     // Paused until the field has focus; then practice packets arrive.
@@ -95,7 +111,11 @@ peerTest(
     await region(p2, "Packet Defender")
       .getByRole("group", { name: /^Packet Defender field/ })
       .click();
-    await region(p2, "Packet Defender").getByRole("list", { name: "Packets in flight" }).getByRole("listitem").first().waitFor();
+    await region(p2, "Packet Defender")
+      .getByRole("list", { name: "Packets in flight" })
+      .getByRole("listitem")
+      .first()
+      .waitFor();
     expect(await region(p2, "Packet Defender").getByText("Paused: click the field to play").count()).toBe(0);
     // The browser logs the preflight's 404 of the disabled stream; nothing else.
     expect(off.consoleErrors.filter((e) => !e.endsWith("status of 404 (Not Found)"))).toEqual([]);

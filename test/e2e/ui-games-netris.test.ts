@@ -13,7 +13,12 @@ import { PASSWORD, canvasColours, startGamesBrowser } from "./ui-games-harness.t
 
 const netris = (page: Page) => page.getByRole("region", { name: "Netris" });
 const status = async (page: Page, term: string) =>
-  Number(await netris(page).getByRole("definition").nth(["Pieces", "Lines", "Garbage sent", "Garbage received", "Incoming", "Next"].indexOf(term)).textContent());
+  Number(
+    await netris(page)
+      .getByRole("definition")
+      .nth(["Pieces", "Lines", "Garbage sent", "Garbage received", "Incoming", "Next"].indexOf(term))
+      .textContent(),
+  );
 
 peerTest(
   "Netris widget: join a room, Ready, play with the keyboard against a second browser, top out and lose",
@@ -76,11 +81,16 @@ peerTest(
       await alice.keyboard.press("Space").catch(() => {});
     }
     await netris(alice).getByRole("status").filter({ hasText: "You lose: your stack reached the top." }).waitFor();
-    await netris(bob).getByRole("status").filter({ hasText: "You win: your opponent's stack reached the top." }).waitFor();
+    await netris(bob)
+      .getByRole("status")
+      .filter({ hasText: "You win: your opponent's stack reached the top." })
+      .waitFor();
     await netris(bob).getByRole("button", { name: "Play again" }).click();
     await netris(bob).getByRole("button", { name: "Quick match" }).waitFor();
     // Only the refused room code's 400 (the browser logs every failed request).
-    expect(g.consoleErrors).toEqual(["admin: Failed to load resource: the server responded with a status of 400 (Bad Request)"]);
+    expect(g.consoleErrors).toEqual([
+      "admin: Failed to load resource: the server responded with a status of 400 (Bad Request)",
+    ]);
   },
   180_000,
 );
@@ -94,13 +104,19 @@ peerTest(
     const alice = await g.open("admin");
     await g.open("bob");
     const base = g.a.app.coordinatorUrl!;
-    const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "bob", password: PASSWORD }) });
+    const login = await fetch(`${base}/api/v4/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "bob", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     await alice.getByRole("tab", { name: "NetGames" }).click();
     await netris(alice).getByLabel("Room code").fill("scripted");
     await netris(alice).getByRole("button", { name: "Join room" }).click();
     await netris(alice).getByRole("status").filter({ hasText: "Waiting for an opponent" }).waitFor();
-    using bob = connectPlayer(`${base.replace(/^http/, "ws")}/api/v4/games/netris?room=scripted&display=Script&access_token=${token}`);
+    using bob = connectPlayer(
+      `${base.replace(/^http/, "ws")}/api/v4/games/netris?room=scripted&display=Script&access_token=${token}`,
+    );
     await bob.next("matched");
     bob.send({ type: "ready" });
     await netris(alice).getByText("Script is ready.").waitFor();
@@ -126,10 +142,16 @@ peerTest(
 
     // The opponent's board in the mini-board, then their top-out: Alice wins.
     expect(await canvasColours(alice, "Board of Script")).toBe(1);
-    bob.send({ type: "board", rows: [...Array.from({ length: 17 }, () => ".........."), "#########.", "#########.", "#########."] });
+    bob.send({
+      type: "board",
+      rows: [...Array.from({ length: 17 }, () => ".........."), "#########.", "#########.", "#########."],
+    });
     await waitFor("the opponent's board drawn", async () => (await canvasColours(alice, "Board of Script")) > 1);
     bob.send({ type: "top_out" });
-    await netris(alice).getByRole("status").filter({ hasText: "You win: your opponent's stack reached the top." }).waitFor();
+    await netris(alice)
+      .getByRole("status")
+      .filter({ hasText: "You win: your opponent's stack reached the top." })
+      .waitFor();
     expect(g.consoleErrors).toEqual([]);
   },
   180_000,

@@ -17,7 +17,14 @@ import { callsOverTime, expectedBuckets } from "../fixtures/calls-over-time.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 
 const PASSWORD = "ui-histogram-password";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const MIN = 60_000;
 const GRID_LIMIT = 200;
 const ROOT = resolve(import.meta.dir, "../..");
@@ -36,7 +43,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-hist-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
     // Calls start 55 to 10 minutes ago; the last BYE is at least 8 minutes old: all inside "Last hour".
     const sent = callsOverTime({ calls: 120, fromMs: Date.now() - 55 * MIN, spanMs: 45 * MIN, seed: 21, tag: "ui" });
@@ -46,7 +55,10 @@ peerTest(
     udp.close();
     await waitFor("every message stored", async () => {
       await lake!.sync();
-      return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === sent.length;
+      return (
+        Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) ===
+        sent.length
+      );
     });
 
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
@@ -65,14 +77,24 @@ peerTest(
       // "Last hour" (the default range), no filter: the grid holds its limit, the chart every message.
       const asked = page.waitForRequest((r) => r.url().endsWith("/transactions/histogram"));
       await page.getByRole("form", { name: "Search call" }).getByRole("button", { name: "Search" }).click();
-      const body = JSON.parse((await asked).postData() ?? "{}") as { timestamp: { from: number; to: number }; group_by: string; filter: Record<string, unknown> };
-      expect([body.group_by, body.filter.proto_type, body.timestamp.to - body.timestamp.from]).toEqual(["method", 1, 60 * MIN]);
+      const body = JSON.parse((await asked).postData() ?? "{}") as {
+        timestamp: { from: number; to: number };
+        group_by: string;
+        filter: Record<string, unknown>;
+      };
+      expect([body.group_by, body.filter.proto_type, body.timestamp.to - body.timestamp.from]).toEqual([
+        "method",
+        1,
+        60 * MIN,
+      ]);
       const results = page.getByRole("table", { name: "Search results" });
       await results
         .getByRole("row", { name: /^Open call/ })
         .first()
         .waitFor();
-      const chart = chartRegion.getByRole("img", { name: new RegExp(`^${fmt(sent.length)} events in .+ \\(30 s buckets\\)$`) });
+      const chart = chartRegion.getByRole("img", {
+        name: new RegExp(`^${fmt(sent.length)} events in .+ \\(30 s buckets\\)$`),
+      });
       await chart.waitFor();
 
       // Keyboard: every bucket's tooltip, left to right, equals the count made here.
@@ -89,7 +111,8 @@ peerTest(
           return t.startsWith(localTime(want[i]!.start_ms)) ? t : undefined;
         });
         seen.push(Number(/^([\d,]+) events?$/m.exec(text)![1]!.replace(/,/g, "")));
-        if (want[i]!.count > 0) for (const [k, n] of Object.entries(want[i]!.groups)) expect(text).toContain(`${k} ${fmt(n)}`);
+        if (want[i]!.count > 0)
+          for (const [k, n] of Object.entries(want[i]!.groups)) expect(text).toContain(`${k} ${fmt(n)}`);
       }
       expect(seen).toEqual(want.map((b) => b.count));
       await page.keyboard.press("Escape");
@@ -117,7 +140,10 @@ peerTest(
       await page.keyboard.press("End");
       for (let i = 0; i < 20; i++) await page.keyboard.press("ArrowLeft");
       await tip.waitFor();
-      const shot = join(process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : dir.path, "events-over-time.png");
+      const shot = join(
+        process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : dir.path,
+        "events-over-time.png",
+      );
       await chartRegion.screenshot({ path: shot });
       expect(statSync(shot).size).toBeGreaterThan(5_000);
       await page.keyboard.press("Escape");

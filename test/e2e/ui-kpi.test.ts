@@ -16,12 +16,26 @@ import { callMessages, rtcpReport, type KpiCall, type Outcome } from "../fixture
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 
 const PASSWORD = "ui-kpi-password";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const MIN = 60_000;
 const NOW = Date.now();
 const ROOT = resolve(import.meta.dir, "../..");
 
-const call = (id: string, agoMin: number, to: string, outcome: Outcome, code: number | null, t: Partial<KpiCall> = {}): KpiCall => ({
+const call = (
+  id: string,
+  agoMin: number,
+  to: string,
+  outcome: Outcome,
+  code: number | null,
+  t: Partial<KpiCall> = {},
+): KpiCall => ({
   callId: `${id}@ui-kpi.test`,
   to,
   t0: NOW - agoMin * MIN,
@@ -56,15 +70,21 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-kpi-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
-    const packets = [...CALLS.flatMap((c) => callMessages(c)), rtcpReport(NOW - 41 * MIN + 10_000, 7, 160, 0, "a2@ui-kpi.test")];
+    const packets = [
+      ...CALLS.flatMap((c) => callMessages(c)),
+      rtcpReport(NOW - 41 * MIN + 10_000, 7, 160, 0, "a2@ui-kpi.test"),
+    ];
     const udp = await Bun.udpSocket({});
     for (const m of packets) udp.send(m.packet, ingest!.listeners.udp!.port(), "127.0.0.1");
     udp.close();
     await waitFor("every message stored", async () => {
       await lake!.sync();
-      const n = async (t: string) => Number((await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.${t}`)).rows[0]!.n);
+      const n = async (t: string) =>
+        Number((await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.${t}`)).rows[0]!.n);
       return (await n("hep_proto_1_call")) + (await n("hep_proto_5_default")) === packets.length;
     });
     const answered = CALLS.filter((c) => c.outcome === "answered").length;
@@ -93,14 +113,19 @@ peerTest(
       await chartRegion.getByRole("img", { name: new RegExp(`^ASR ${pct(asr)} in .+ \\(1 min steps\\)$`) }).waitFor();
 
       // Call attempts: the tooltip of every step equals the calls counted here per minute.
-      await chartRegion.getByRole("combobox", { name: "KPI shown by Call KPIs over time" }).selectOption({ label: "Call attempts" });
+      await chartRegion
+        .getByRole("combobox", { name: "KPI shown by Call KPIs over time" })
+        .selectOption({ label: "Call attempts" });
       const chart = chartRegion.getByRole("img", { name: new RegExp(`^Call attempts ${CALLS.length} in `) });
       await chart.waitFor();
       const from = Number(q.get("from"));
       const to = Number(q.get("to"));
       const origin = Math.floor(from / MIN) * MIN;
       const steps = Math.ceil((to - origin) / MIN);
-      const want = Array.from({ length: steps }, (_x, i) => CALLS.filter((c) => Math.min(steps - 1, Math.floor((c.t0 - origin) / MIN)) === i).length);
+      const want = Array.from(
+        { length: steps },
+        (_x, i) => CALLS.filter((c) => Math.min(steps - 1, Math.floor((c.t0 - origin) / MIN)) === i).length,
+      );
       await chart.focus();
       await page.keyboard.press("Home");
       const tip = chartRegion.getByRole("tooltip");
@@ -118,12 +143,16 @@ peerTest(
       await tip.waitFor({ state: "hidden" });
 
       // ACD, then node 8 only.
-      await chartRegion.getByRole("combobox", { name: "KPI shown by Call KPIs over time" }).selectOption({ label: "ACD" });
+      await chartRegion
+        .getByRole("combobox", { name: "KPI shown by Call KPIs over time" })
+        .selectOption({ label: "ACD" });
       await chartRegion.getByRole("img", { name: new RegExp(`^ACD ${acd.toFixed(1)} s in `) }).waitFor();
       await chartRegion.getByLabel("Capture node of Call KPIs over time").fill("8");
       await chartRegion.getByLabel("Capture node of Call KPIs over time").press("Enter");
       const m1 = CALLS.find((c) => c.node === 8)!;
-      await chartRegion.getByRole("img", { name: new RegExp(`^ACD ${((m1.byeMs! - m1.answerMs!) / 1000).toFixed(1)} s in `) }).waitFor();
+      await chartRegion
+        .getByRole("img", { name: new RegExp(`^ACD ${((m1.byeMs! - m1.answerMs!) / 1000).toFixed(1)} s in `) })
+        .waitFor();
       // A node without calls: said in words.
       await chartRegion.getByLabel("Capture node of Call KPIs over time").fill("999");
       await chartRegion.getByLabel("Capture node of Call KPIs over time").press("Enter");
@@ -138,7 +167,9 @@ peerTest(
           .getByRole("row", { name: new RegExp(`^${row.replace(/[()]/g, "\\$&")} `) })
           .getByRole("cell")
           .first();
-      await waitFor("the ASR cell", async () => ((await cell(kpis, "ASR").innerText()) === pct(asr) ? true : undefined));
+      await waitFor("the ASR cell", async () =>
+        (await cell(kpis, "ASR").innerText()) === pct(asr) ? true : undefined,
+      );
       expect(await cell(kpis, "NER").innerText()).toBe(pct(ner));
       expect(await cell(kpis, "Call attempts").innerText()).toBe(String(CALLS.length));
       expect(await cell(kpis, "ACD").innerText()).toBe(`${acd.toFixed(1)} s`);
@@ -146,23 +177,33 @@ peerTest(
       // With SVC_UPDATE_SCREENSHOTS=1 the widgets go to docs/screenshots/ (as ui-histogram.test.ts does).
       await chartRegion.getByLabel("Capture node of Call KPIs over time").fill("");
       await chartRegion.getByLabel("Capture node of Call KPIs over time").press("Enter");
-      await chartRegion.getByRole("combobox", { name: "KPI shown by Call KPIs over time" }).selectOption({ label: "ASR" });
+      await chartRegion
+        .getByRole("combobox", { name: "KPI shown by Call KPIs over time" })
+        .selectOption({ label: "ASR" });
       await chartRegion.getByRole("img", { name: new RegExp(`^ASR ${pct(asr)} in `) }).waitFor();
       const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : dir.path;
       await chartRegion.screenshot({ path: join(shots, "kpi-chart.png") });
       await tableRegion.screenshot({ path: join(shots, "kpi-table.png") });
       expect(statSync(join(shots, "kpi-table.png")).size).toBeGreaterThan(5_000);
-      await tableRegion.getByRole("combobox", { name: "View of Call KPI table" }).selectOption({ label: "Response codes" });
+      await tableRegion
+        .getByRole("combobox", { name: "View of Call KPI table" })
+        .selectOption({ label: "Response codes" });
       const codes = tableRegion.getByRole("table", { name: "Response codes" });
       await codes.waitFor();
       const byCode = new Map<number, number>();
       for (const c of CALLS) byCode.set(c.code!, (byCode.get(c.code!) ?? 0) + 1);
       const rows = await codes.getByRole("row").allInnerTexts();
-      expect(rows.slice(1).map((r) => r.split(/\t/).map((x) => x.trim()))).toEqual([...byCode].sort(([x], [y]) => x - y).map(([code, n]) => [String(code), String(n), pct(n / CALLS.length)]));
-      await tableRegion.getByRole("combobox", { name: "View of Call KPI table" }).selectOption({ label: "Failing destinations" });
+      expect(rows.slice(1).map((r) => r.split(/\t/).map((x) => x.trim()))).toEqual(
+        [...byCode].sort(([x], [y]) => x - y).map(([code, n]) => [String(code), String(n), pct(n / CALLS.length)]),
+      );
+      await tableRegion
+        .getByRole("combobox", { name: "View of Call KPI table" })
+        .selectOption({ label: "Failing destinations" });
       const dests = tableRegion.getByRole("table", { name: "Failing destinations" });
       await dests.waitFor();
-      const destRows = (await dests.getByRole("row").allInnerTexts()).slice(1).map((r) => r.split(/\t/).map((x) => x.trim()));
+      const destRows = (await dests.getByRole("row").allInnerTexts())
+        .slice(1)
+        .map((r) => r.split(/\t/).map((x) => x.trim()));
       const fails = (to: string) => CALLS.filter((c) => c.to === to && c.outcome === "failed");
       expect(destRows).toEqual([
         ["5555", String(fails("5555").length), String(fails("5555").length), "100.0 %", "503"],

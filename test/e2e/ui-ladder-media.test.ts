@@ -16,7 +16,14 @@ import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { invite, request, response, withSdp } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-ladder-media-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const A_IP = "10.41.0.1";
 const B_IP = "10.41.0.2";
 const ANSWER_SDP = `v=0\r\no=- 1 1 IN IP4 ${B_IP}\r\ns=-\r\nc=IN IP4 ${B_IP}\r\nt=0 0\r\nm=audio 42000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n`;
@@ -25,7 +32,13 @@ const SYNTHETIC = "Media report (synthetic, no RTP measured) · MOS 4.41 · 0 lo
 
 function callPackets(callId: string, t0Ms: number): Uint8Array[] {
   const p = { callId, from: "1001", to: "1002" };
-  const hep = (payload: string, atMs: number, src: [string, number], dst: [string, number], o: { proto?: number; cid?: string } = {}) =>
+  const hep = (
+    payload: string,
+    atMs: number,
+    src: [string, number],
+    dst: [string, number],
+    o: { proto?: number; cid?: string } = {},
+  ) =>
     encodeHep3({
       srcIp: src[0],
       srcPort: src[1],
@@ -40,18 +53,40 @@ function callPackets(callId: string, t0Ms: number): Uint8Array[] {
     });
   const A: [string, number] = [A_IP, 5060];
   const B: [string, number] = [B_IP, 5060];
-  const agent = JSON.stringify({ TYPE: "INTERIM", CODEC_NAME: "PCMU", MOS: 3.87, PACKET_LOSS: 12, packets_lost: 12, JITTER: 4.5 });
+  const agent = JSON.stringify({
+    TYPE: "INTERIM",
+    CODEC_NAME: "PCMU",
+    MOS: 3.87,
+    PACKET_LOSS: 12,
+    packets_lost: 12,
+    JITTER: 4.5,
+  });
   return [
     hep(invite({ ...p, srcIp: A_IP, mediaPort: 40000 }), 0, A, B),
     hep(withSdp(response(200, "OK", "INVITE", { ...p, toTag: "t-1" }), B_IP, 42000), 500, B, A),
     hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 520, A, B),
-    hep(JSON.stringify({ type: 200, ssrc: 1, report_blocks: [{ source_ssrc: 2, fraction_lost: 0, packets_lost: 0, ia_jitter: 8 }] }), 4_000, [A_IP, 40001], [B_IP, 42001], { proto: 5, cid: callId }),
+    hep(
+      JSON.stringify({
+        type: 200,
+        ssrc: 1,
+        report_blocks: [{ source_ssrc: 2, fraction_lost: 0, packets_lost: 0, ia_jitter: 8 }],
+      }),
+      4_000,
+      [A_IP, 40001],
+      [B_IP, 42001],
+      { proto: 5, cid: callId },
+    ),
     // An RTP agent's report without correlation id, on the offer's and answer's RTP addresses.
     hep(agent, 5_000, [B_IP, 42000], [A_IP, 40000], { proto: 34 }),
     hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 9_000, A, B),
     hep(response(200, "OK", "BYE", { ...p, toTag: "t-1", cseq: 2 }), 9_020, B, A),
     // What loadgen sends when the call has ended: one synthetic report per direction.
-    ...mediaReportPackets(callId, { local: { ip: A_IP, port: 40000 }, remote: { ip: B_IP, port: 42000 }, answerSdp: ANSWER_SDP, mediaMs: 8_480 }, { captureId: 2001, authKey: "" }, t0Ms + 9_100),
+    ...mediaReportPackets(
+      callId,
+      { local: { ip: A_IP, port: 40000 }, remote: { ip: B_IP, port: 42000 }, answerSdp: ANSWER_SDP, mediaMs: 8_480 },
+      { captureId: 2001, authKey: "" },
+      t0Ms + 9_100,
+    ),
   ];
 }
 
@@ -74,7 +109,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-ladder-media-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
     const callId = `media-${crypto.randomUUID()}@phones.example.com`;
     const packets = callPackets(callId, Date.now() - 60_000);
@@ -89,7 +126,10 @@ peerTest(
       return Number(r.rows[0]!.n) === packets.length;
     });
 
-    const browser: Browser = await chromium.launch({ executablePath: Bun.which("chromium") ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const browser: Browser = await chromium.launch({
+      executablePath: Bun.which("chromium") ?? "/usr/bin/chromium",
+      args: CHROMIUM_ARGS,
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       const pageErrors: string[] = [];
@@ -111,16 +151,28 @@ peerTest(
       await dialog.getByText("5 messages").waitFor();
 
       // 1. Four markers counted in the toolbar: one RTCP, three media reports, in time order.
-      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("4 (1 RTCP, 3 media)", { exact: true }).waitFor();
+      await dialog
+        .getByRole("status", { name: "RTCP, media and log events" })
+        .getByText("4 (1 RTCP, 3 media)", { exact: true })
+        .waitFor();
       const events = dialog.getByRole("group", { name: /^RTCP, media and log events/ });
       const markers = events.getByRole("button");
       expect(await markers.count()).toBe(4);
       const names = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
-      expect(names[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 8 · loss 0\.0 % · 0 lost · MOS 4\.41 · 10\.41\.0\.1:40001 → 10\.41\.0\.2:42001$/);
-      expect(names[1]).toMatch(new RegExp(`^Media report at [\\d:.]+: ${AGENT.replace(/\./g, "\\.")} · 10\\.41\\.0\\.2:42000 → 10\\.41\\.0\\.1:40000$`));
+      expect(names[0]).toMatch(
+        /^RTCP report at [\d:.]+: RTCP SR · jitter 8 · loss 0\.0 % · 0 lost · MOS 4\.41 · 10\.41\.0\.1:40001 → 10\.41\.0\.2:42001$/,
+      );
+      expect(names[1]).toMatch(
+        new RegExp(
+          `^Media report at [\\d:.]+: ${AGENT.replace(/\./g, "\\.")} · 10\\.41\\.0\\.2:42000 → 10\\.41\\.0\\.1:40000$`,
+        ),
+      );
       // loadgen's two reports carry one time: either may come first.
       const synthetic = names.slice(2).map((n) => n.replace(/ at [\d:.]+:/, ":"));
-      expect(synthetic.toSorted()).toEqual([`Media report: ${SYNTHETIC} · ${A_IP}:40000 → ${B_IP}:42000`, `Media report: ${SYNTHETIC} · ${B_IP}:42000 → ${A_IP}:40000`]);
+      expect(synthetic.toSorted()).toEqual([
+        `Media report: ${SYNTHETIC} · ${A_IP}:40000 → ${B_IP}:42000`,
+        `Media report: ${SYNTHETIC} · ${B_IP}:42000 → ${A_IP}:40000`,
+      ]);
 
       // 2. Each marker's tag and band: MEDIA apart from RTCP, whole text inside the band, tag readable.
       const shapes = await markers.evaluateAll((els) =>
@@ -132,7 +184,13 @@ peerTest(
           return {
             tag: tag.textContent,
             text: Array.from(text.querySelectorAll("tspan"), (s) => s.textContent).join(" "),
-            inside: x.left >= b.left && x.right <= b.right && x.top >= b.top && x.bottom <= b.bottom && t.right < x.left && t.left >= b.left,
+            inside:
+              x.left >= b.left &&
+              x.right <= b.right &&
+              x.top >= b.top &&
+              x.bottom <= b.bottom &&
+              t.right < x.left &&
+              t.left >= b.left,
             tagColour: getComputedStyle(tag).fill,
             bandColour: getComputedStyle(band).fill,
           };

@@ -37,7 +37,9 @@ peerTest(
     await using dir = tempDir("svc-ui-ladder2-");
     const a = `two-a-${crypto.randomUUID()}`;
     const b = `two-b-${crypto.randomUUID()}`;
-    await using h = await startHabits(dir.path, { calls: { [a]: ["10.70.0.11", "10.70.0.1"], [b]: ["10.70.0.12", "10.70.0.2"] } });
+    await using h = await startHabits(dir.path, {
+      calls: { [a]: ["10.70.0.11", "10.70.0.1"], [b]: ["10.70.0.12", "10.70.0.2"] },
+    });
     const { page, base } = h;
     for (const width of [1280, 1000]) {
       await page.setViewportSize({ width, height: 800 });
@@ -49,7 +51,9 @@ peerTest(
         return wrap.scrollWidth <= wrap.clientWidth + 1;
       });
       expect({ width, fit }).toEqual({ width, fit: true });
-      expect(await columnsWhole(page)).toEqual(["10.70.0.11", "10.70.0.1", "10.70.0.12", "10.70.0.2"].map((host) => ({ host, whole: true })));
+      expect(await columnsWhole(page)).toEqual(
+        ["10.70.0.11", "10.70.0.1", "10.70.0.12", "10.70.0.2"].map((host) => ({ host, whole: true })),
+      );
     }
     expect(h.errors).toEqual([]);
   },

@@ -16,7 +16,14 @@ import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-ladder-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const HOST = "10.40.0.7"; // both phones
 const PROXY = "10.40.0.1";
 const LONG_183 = "183 Session Progress Early Media From The Announcement Server";
@@ -24,7 +31,13 @@ const LOG_TEXT = "WARN dialog 7f3a: callee answered on a second fork, the first 
 
 function callPackets(callId: string, t0Us: number): Uint8Array[] {
   const p = { callId, from: "1001", to: "1002", fromTag: "f-1" };
-  const hep = (payload: string, atMs: number, src: [string, number], dst: [string, number], o: { proto?: number; capture?: number; node?: string; cid?: string } = {}) =>
+  const hep = (
+    payload: string,
+    atMs: number,
+    src: [string, number],
+    dst: [string, number],
+    o: { proto?: number; capture?: number; node?: string; cid?: string } = {},
+  ) =>
     encodeHep3({
       srcIp: src[0],
       srcPort: src[1],
@@ -41,7 +54,10 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
   const B: [string, number] = [HOST, 5064];
   const P: [string, number] = [PROXY, 5060];
   const ok = response(200, "OK", "INVITE", { ...p, toTag: "t-1" });
-  const progress = response(183, "Session Progress Early Media From The Announcement Server", "INVITE", { ...p, toTag: "t-1" });
+  const progress = response(183, "Session Progress Early Media From The Announcement Server", "INVITE", {
+    ...p,
+    toTag: "t-1",
+  });
   const inv = invite({ ...p, srcIp: HOST, mediaPort: 40000 });
   return [
     hep(inv, 0, A, P),
@@ -54,10 +70,20 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
     hep(ok, 2_010, P, A),
     hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 2_030, A, P),
     hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 2_040, P, B),
-    hep(JSON.stringify({ type: 200, ssrc: 1, report_blocks: [{ source_ssrc: 2, fraction_lost: 13, packets_lost: 4, ia_jitter: 31 }] }), 5_000, [HOST, 40001], [HOST, 42001], {
-      proto: 5,
-      cid: callId,
-    }),
+    hep(
+      JSON.stringify({
+        type: 200,
+        ssrc: 1,
+        report_blocks: [{ source_ssrc: 2, fraction_lost: 13, packets_lost: 4, ia_jitter: 31 }],
+      }),
+      5_000,
+      [HOST, 40001],
+      [HOST, 42001],
+      {
+        proto: 5,
+        cid: callId,
+      },
+    ),
     hep(LOG_TEXT, 6_000, P, P, { proto: 100, cid: callId }),
     hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 9_000, A, P),
     hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 9_010, P, B),
@@ -87,13 +113,17 @@ peerTest(
     await buildUi();
     await using dir = tempDir("svc-ui-ladder-");
     // SVC_UPDATE_SCREENSHOTS=1 writes the screenshot to docs/screenshots/ (commit it), as ui-dashboard does.
-    const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    const shots =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
     const base = coordinatorUrl!;
     const callId = `ladder-${crypto.randomUUID()}@phones.example.com`;
     const udp = await Bun.udpSocket({});
-    for (const pk of callPackets(callId, (Date.now() - 60_000) * 1000)) udp.send(pk, ingest!.listeners.udp!.port(), "127.0.0.1");
+    for (const pk of callPackets(callId, (Date.now() - 60_000) * 1000))
+      udp.send(pk, ingest!.listeners.udp!.port(), "127.0.0.1");
     udp.close();
     await waitFor("the call's rows in the lake", async () => {
       await lake!.sync();
@@ -103,7 +133,11 @@ peerTest(
       );
       return Number(r.rows[0]!.sip) === SIP_ROWS && Number(r.rows[0]!.other) === 2;
     });
-    const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${base}/api/v4/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const { token } = (await login.json()) as { token: string };
     const alias = await fetch(`${base}/api/v4/aliases`, {
       method: "POST",
@@ -112,7 +146,10 @@ peerTest(
     });
     expect(alias.status).toBe(201);
 
-    const browser: Browser = await chromium.launch({ executablePath: Bun.which("chromium") ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const browser: Browser = await chromium.launch({
+      executablePath: Bun.which("chromium") ?? "/usr/bin/chromium",
+      args: CHROMIUM_ARGS,
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       const consoleErrors: string[] = [];
@@ -168,10 +205,15 @@ peerTest(
       // 5. RTCP and log markers on the timeline, with their summaries; the log opens in the detail pane.
       const events = dialog.getByRole("group", { name: /^RTCP, media and log events/ });
       const markers = events.getByRole("button");
-      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("2 (1 RTCP, 1 log)", { exact: true }).waitFor();
+      await dialog
+        .getByRole("status", { name: "RTCP, media and log events" })
+        .getByText("2 (1 RTCP, 1 log)", { exact: true })
+        .waitFor();
       expect(await markers.count()).toBe(2);
       const markerNames = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
-      expect(markerNames[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · MOS 3\.91 · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/);
+      expect(markerNames[0]).toMatch(
+        /^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · MOS 3\.91 · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/,
+      );
       expect(markerNames[1]).toMatch(new RegExp(`^Log event at [\\d:.]+: ${LOG_TEXT}$`));
       for (const line of await events
         .getByRole("button", { name: /^Log event/ })

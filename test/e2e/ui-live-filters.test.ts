@@ -21,7 +21,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-live-filters-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } },
+    });
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     const login = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
       method: "POST",
@@ -29,7 +31,10 @@ peerTest(
       body: JSON.stringify({ username: "admin", password: PASSWORD }),
     });
     const token = ((await login.json()) as { token: string }).token;
-    using _sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
+    using _sentinel = await captureOn(
+      `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`,
+      udp.send,
+    );
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -49,15 +54,45 @@ peerTest(
       const theirs = { callId: `live-f-3003-${crypto.randomUUID()}@pbx`, from: "3003", to: "2002", toTag: "t2" };
       const t0 = Date.now() * 1000;
       udp.send([
-        hep({ srcIp: "10.30.0.2", dstIp: "10.30.0.1", srcPort: 5060, dstPort: 5060, tsUs: t0, payload: invite(theirs) }),
-        hep({ srcIp: "10.30.0.1", dstIp: "10.30.0.2", srcPort: 5060, dstPort: 5060, tsUs: t0 + 1000, payload: invite(ours) }),
-        hep({ srcIp: "10.30.0.2", dstIp: "10.30.0.1", srcPort: 5060, dstPort: 5060, tsUs: t0 + 2000, payload: response(180, "Ringing", "INVITE", theirs) }),
+        hep({
+          srcIp: "10.30.0.2",
+          dstIp: "10.30.0.1",
+          srcPort: 5060,
+          dstPort: 5060,
+          tsUs: t0,
+          payload: invite(theirs),
+        }),
+        hep({
+          srcIp: "10.30.0.1",
+          dstIp: "10.30.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          tsUs: t0 + 1000,
+          payload: invite(ours),
+        }),
+        hep({
+          srcIp: "10.30.0.2",
+          dstIp: "10.30.0.1",
+          srcPort: 5060,
+          dstPort: 5060,
+          tsUs: t0 + 2000,
+          payload: response(180, "Ringing", "INVITE", theirs),
+        }),
       ]);
       const table = page.getByRole("table", { name: "Live messages" });
       await table.getByRole("row", { name: `Open call ${ours.callId}` }).waitFor();
       // A marker after the others: once it is shown, the 3003 messages had their chance to appear.
       const marker = { ...ours, callId: `live-f-marker-${crypto.randomUUID()}@pbx` };
-      udp.send([hep({ srcIp: "10.30.0.1", dstIp: "10.30.0.2", srcPort: 5060, dstPort: 5060, tsUs: t0 + 3000, payload: invite(marker) })]);
+      udp.send([
+        hep({
+          srcIp: "10.30.0.1",
+          dstIp: "10.30.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          tsUs: t0 + 3000,
+          payload: invite(marker),
+        }),
+      ]);
       await table.getByRole("row", { name: `Open call ${marker.callId}` }).waitFor();
       const labels = await table
         .locator("tbody")

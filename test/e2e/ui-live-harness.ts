@@ -7,7 +7,14 @@
 import type { Page } from "playwright-core";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 
-export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 export async function signIn(page: Page, a: TestAppliance, password: string): Promise<void> {
   await page.goto(`${a.app.coordinatorUrl}/`);
@@ -21,8 +28,15 @@ export async function signIn(page: Page, a: TestAppliance, password: string): Pr
  * Stops `a` and starts it again from the same directory (lake, settings, JWT secret) on the same
  * coordinator port, so the page's origin and session stay valid. Other listeners get new ports.
  */
-export async function restartOnSamePort(a: TestAppliance, dir: string, overrides: { coordinator?: Record<string, unknown> } & Record<string, unknown>): Promise<TestAppliance> {
+export async function restartOnSamePort(
+  a: TestAppliance,
+  dir: string,
+  overrides: { coordinator?: Record<string, unknown> } & Record<string, unknown>,
+): Promise<TestAppliance> {
   const listen = new URL(a.app.coordinatorUrl!).host;
   await a[Symbol.asyncDispose]();
-  return await startTestAppliance(dir, { ...overrides, coordinator: { ...overrides.coordinator, http_server: { listen } } });
+  return await startTestAppliance(dir, {
+    ...overrides,
+    coordinator: { ...overrides.coordinator, http_server: { listen } },
+  });
 }

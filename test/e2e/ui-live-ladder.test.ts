@@ -28,13 +28,24 @@ peerTest(
     await buildUi();
     await using dir = tempDir("svc-ui-live-ladder-");
     // The ring fills with nobody subscribed (ingest.hep_stream.enable): Live's history replays the stored messages too.
-    const overrides = { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } }, ingest: { hep_stream: { enable: true } } };
+    const overrides = {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } },
+      ingest: { hep_stream: { enable: true } },
+    };
     let a: TestAppliance = await startTestAppliance(dir.path, overrides);
     let udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-    const call: CallParams = { callId: `live-ladder-${crypto.randomUUID()}@pbx`, from: "1001", to: "2002", fromTag: "f-1", toTag: "t-1" };
+    const call: CallParams = {
+      callId: `live-ladder-${crypto.randomUUID()}@pbx`,
+      from: "1001",
+      to: "2002",
+      fromTag: "f-1",
+      toTag: "t-1",
+    };
     const t0Us = (Date.now() - 20_000) * 1000;
-    const out = (payload: string, ms: number) => hep({ srcIp: PHONE, dstIp: PROXY, srcPort: 5060, dstPort: 5060, tsUs: t0Us + ms * 1000, payload });
-    const back = (payload: string, ms: number) => hep({ srcIp: PROXY, dstIp: PHONE, srcPort: 5060, dstPort: 5060, tsUs: t0Us + ms * 1000, payload });
+    const out = (payload: string, ms: number) =>
+      hep({ srcIp: PHONE, dstIp: PROXY, srcPort: 5060, dstPort: 5060, tsUs: t0Us + ms * 1000, payload });
+    const back = (payload: string, ms: number) =>
+      hep({ srcIp: PROXY, dstIp: PHONE, srcPort: 5060, dstPort: 5060, tsUs: t0Us + ms * 1000, payload });
     udp.send([
       out(invite({ ...call, srcIp: PHONE }), 0),
       back(response(100, "Trying", "INVITE", call), 10),
@@ -44,11 +55,17 @@ peerTest(
     ]);
     await waitFor("the call's five rows in the lake", async () => {
       await a.app.lake!.sync();
-      const r = await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1", [call.callId]);
+      const r = await a.app.lake!.query(
+        "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1",
+        [call.callId],
+      );
       return Number(r.rows[0]!.n) === 5;
     });
 
-    const browser: Browser = await chromium.launch({ executablePath: Bun.which("chromium") ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const browser: Browser = await chromium.launch({
+      executablePath: Bun.which("chromium") ?? "/usr/bin/chromium",
+      args: CHROMIUM_ARGS,
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       const scriptErrors: string[] = [];
@@ -73,10 +90,15 @@ peerTest(
       await status.getByText("Live · waiting for messages of this call").waitFor();
 
       // The BYE, and in the same breath another call's INVITE: only the BYE joins the ladder.
-      udp.send([out(request("BYE", { ...call, cseq: 2 }), 20_000), out(invite({ ...call, callId: `other-${call.callId}`, srcIp: PHONE }), 20_001)]);
+      udp.send([
+        out(request("BYE", { ...call, cseq: 2 }), 20_000),
+        out(invite({ ...call, callId: `other-${call.callId}`, srcIp: PHONE }), 20_001),
+      ]);
       const bye = arrows.filter({ hasText: "BYE" });
       await bye.waitFor({ timeout: ARRIVAL_MS });
-      expect(await bye.getAttribute("aria-label")).toMatch(new RegExp(`^6\\. BYE from ${PHONE} to ${PROXY} at [\\d:.]+, received live$`));
+      expect(await bye.getAttribute("aria-label")).toMatch(
+        new RegExp(`^6\\. BYE from ${PHONE} to ${PROXY} at [\\d:.]+, received live$`),
+      );
       await status.getByText("Live · 1 new message").waitFor();
 
       // The server restarts: the client reconnects by itself and says what it missed.
@@ -91,13 +113,23 @@ peerTest(
       udp.send([back(response(200, "OK", "BYE", { ...call, cseq: 2 }), 20_050)]);
       const ok = arrows.filter({ hasText: "200 OK" }).last();
       await dialog.getByRole("button", { name: /^7\. 200 OK from / }).waitFor({ timeout: ARRIVAL_MS });
-      expect(await ok.getAttribute("aria-label")).toMatch(new RegExp(`^7\\. 200 OK from ${PROXY} to ${PHONE} at [\\d:.]+, received live$`));
+      expect(await ok.getAttribute("aria-label")).toMatch(
+        new RegExp(`^7\\. 200 OK from ${PROXY} to ${PHONE} at [\\d:.]+, received live$`),
+      );
       await status.getByText("Live · 2 new messages").waitFor();
       await dialog.getByText("5 messages + 2 live · 1 Call-ID").waitFor();
       // Exactly the five stored and the two live ones: the replays (history) were not drawn again.
       expect(await arrows.count()).toBe(7);
       const names = await arrows.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
-      expect(names.map((n) => /^\d+\. (.+?) from /.exec(n)?.[1])).toEqual(["INVITE (SDP)", "100 Trying", "180 Ringing", "200 OK", "ACK", "BYE", "200 OK"]);
+      expect(names.map((n) => /^\d+\. (.+?) from /.exec(n)?.[1])).toEqual([
+        "INVITE (SDP)",
+        "100 Trying",
+        "180 Ringing",
+        "200 OK",
+        "ACK",
+        "BYE",
+        "200 OK",
+      ]);
       expect(names.filter((n) => n.endsWith(", received live")).length).toBe(2);
 
       // A live arrow's pane: not in the lake yet, said so (no payload without allow_payload).

@@ -24,7 +24,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-live-");
-    const overrides = { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } } };
+    const overrides = {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } },
+    };
     let a: TestAppliance = await startTestAppliance(`${dir.path}/on`, overrides);
     let udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     const login = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
@@ -34,7 +36,10 @@ peerTest(
     });
     const token = ((await login.json()) as { token: string }).token;
     // Capture on in the ingest thread before the browser subscribes (it switches on per hand-over).
-    using sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
+    using sentinel = await captureOn(
+      `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`,
+      udp.send,
+    );
 
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
@@ -56,7 +61,16 @@ peerTest(
 
       const call = { callId: `ui-live-${crypto.randomUUID()}@pbx`, from: "1001", to: "2002", toTag: "t-1" };
       const t0 = Date.now();
-      udp.send([hep({ srcIp: "10.20.0.11", dstIp: "10.20.0.1", srcPort: 5060, dstPort: 5070, tsUs: t0 * 1000, payload: invite(call) })]);
+      udp.send([
+        hep({
+          srcIp: "10.20.0.11",
+          dstIp: "10.20.0.1",
+          srcPort: 5060,
+          dstPort: 5070,
+          tsUs: t0 * 1000,
+          payload: invite(call),
+        }),
+      ]);
       const table = page.getByRole("table", { name: "Live messages" });
       const rows = table.getByRole("row", { name: `Open call ${call.callId}` });
       await rows.first().waitFor();
@@ -67,7 +81,16 @@ peerTest(
       // Pause: new messages are held back and counted, the table stays as it was.
       await page.getByRole("button", { name: "Pause" }).click();
       await page.getByRole("button", { name: "Resume", pressed: true }).waitFor();
-      udp.send([hep({ srcIp: "10.20.0.1", dstIp: "10.20.0.11", srcPort: 5070, dstPort: 5060, tsUs: t0 * 1000 + 30_000, payload: response(180, "Ringing", "INVITE", call) })]);
+      udp.send([
+        hep({
+          srcIp: "10.20.0.1",
+          dstIp: "10.20.0.11",
+          srcPort: 5070,
+          dstPort: 5060,
+          tsUs: t0 * 1000 + 30_000,
+          payload: response(180, "Ringing", "INVITE", call),
+        }),
+      ]);
       await page.getByRole("status").filter({ hasText: "Paused · 1 new" }).waitFor();
       expect(await rows.count()).toBe(1);
       await page.getByRole("button", { name: "Resume" }).click();
@@ -81,7 +104,10 @@ peerTest(
       const dialog = page.getByRole("dialog");
       await dialog.getByText("2 messages").waitFor();
       // Its last request answered before the restart below.
-      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("none for this call").waitFor();
+      await dialog
+        .getByRole("status", { name: "RTCP, media and log events" })
+        .getByText("none for this call")
+        .waitFor();
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
       expect(consoleErrors).toEqual([]);
@@ -92,18 +118,28 @@ peerTest(
       udp.close();
       a = await restartOnSamePort(a, `${dir.path}/on`, overrides);
       udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-      const gap = table.getByRole("note").filter({ hasText: /^Connection lost from [\d-]+ [\d:.]+ to [\d-]+ [\d:.]+: messages in between are not shown here \(search for them\)\.$/ });
+      const gap = table.getByRole("note").filter({
+        hasText:
+          /^Connection lost from [\d-]+ [\d:.]+ to [\d-]+ [\d:.]+: messages in between are not shown here \(search for them\)\.$/,
+      });
       await gap.waitFor({ timeout: 40_000 });
       await page.getByRole("status").filter({ hasText: "Live · 2 messages" }).waitFor();
       const after = { ...call, callId: `ui-live-after-${crypto.randomUUID()}@pbx` };
-      udp.send([hep({ srcIp: "10.20.0.12", dstIp: "10.20.0.1", srcPort: 5060, dstPort: 5070, payload: invite(after) })]);
+      udp.send([
+        hep({ srcIp: "10.20.0.12", dstIp: "10.20.0.1", srcPort: 5060, dstPort: 5070, payload: invite(after) }),
+      ]);
       await table.getByRole("row", { name: `Open call ${after.callId}` }).waitFor();
       await page.getByRole("status").filter({ hasText: "Live · 3 messages" }).waitFor();
       const order = await table
         .locator("tbody")
         .getByRole("row")
         .evaluateAll((trs) => trs.map((tr) => tr.getAttribute("aria-label") ?? (tr.textContent ?? "").slice(0, 15)));
-      expect(order).toEqual([`Open call ${after.callId}`, "Connection lost", `Open call ${call.callId}`, `Open call ${call.callId}`]);
+      expect(order).toEqual([
+        `Open call ${after.callId}`,
+        "Connection lost",
+        `Open call ${call.callId}`,
+        `Open call ${call.callId}`,
+      ]);
 
       // Live again: back to the search results.
       await page.getByRole("button", { name: "Live", pressed: true }).click();
@@ -112,11 +148,16 @@ peerTest(
       expect(scriptErrors).toEqual([]);
 
       // A coordinator with the stream off: the widget says so instead of spinning.
-      await using off = await startTestAppliance(`${dir.path}/off`, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+      await using off = await startTestAppliance(`${dir.path}/off`, {
+        coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      });
       const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       await signIn(other, off, PASSWORD);
       await other.getByRole("button", { name: "Live", pressed: false }).click();
-      await other.getByRole("alert").filter({ hasText: "The live stream is off on this server (coordinator.hep_stream.enable)." }).waitFor();
+      await other
+        .getByRole("alert")
+        .filter({ hasText: "The live stream is off on this server (coordinator.hep_stream.enable)." })
+        .waitFor();
     } finally {
       await browser.close();
       udp.close();

@@ -12,8 +12,18 @@ import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { person, SERVICE_DN, SERVICE_PASSWORD, startSlapd, SUFFIX } from "../peers/slapd.ts";
 import { OPENSSL } from "../peers/tls.ts";
 
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
-const LDIF = [`dn: ou=people,${SUFFIX}\nobjectClass: organizationalUnit\nou: people`, person("erin", "erin-pw-5", "Erin", "Engineer")].join("\n\n");
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+const LDIF = [
+  `dn: ou=people,${SUFFIX}\nobjectClass: organizationalUnit\nou: people`,
+  person("erin", "erin-pw-5", "Erin", "Engineer"),
+].join("\n\n");
 
 async function signIn(page: Page, base: string, username: string, password: string): Promise<void> {
   await page.goto(`${base}/`);
@@ -21,7 +31,10 @@ async function signIn(page: Page, base: string, username: string, password: stri
   await form.getByLabel("Username").waitFor();
   // LDAP (position 0) is listed before Internal and preselected
   const radios = form.getByRole("radio");
-  expect(await radios.evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual(["ldap", "internal"]);
+  expect(await radios.evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual([
+    "ldap",
+    "internal",
+  ]);
   expect(await form.getByRole("radio", { name: "LDAP" }).isChecked()).toBe(true);
   await form.getByLabel("Username").fill(username);
   await form.getByLabel("Password").fill(password);
@@ -50,7 +63,9 @@ peerTest(
     await using dir = tempDir("svc-ui-ldap-");
     await using a = await startTestAppliance(dir.path, { coordinator: { auth, ldap } });
     await using dir2 = tempDir("svc-ui-ldap-down-");
-    await using down = await startTestAppliance(dir2.path, { coordinator: { auth, ldap: { ...ldap, host: `127.0.0.2 127.0.0.3` } } });
+    await using down = await startTestAppliance(dir2.path, {
+      coordinator: { auth, ldap: { ...ldap, host: `127.0.0.2 127.0.0.3` } },
+    });
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
@@ -67,7 +82,9 @@ peerTest(
       expect(text).toContain(`ldap://127.0.0.2:${slapd.port} (connection refused)`);
       expect(text).toContain(`ldap://127.0.0.3:${slapd.port} (connection refused)`);
       // the whole message is visible: nothing clipped
-      expect(await alert.evaluate((el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight)).toBe(true);
+      expect(await alert.evaluate((el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight)).toBe(
+        true,
+      );
     } finally {
       await browser.close();
     }

@@ -9,7 +9,14 @@ import { buildUi } from "../../ui/build.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 peerTest(
   "login card: a margin above and beside it at 1280x800, 1280x480 and 390x700",
@@ -17,7 +24,10 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-login-margin-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex("login-margin-pw-1") } }, storage: { lakehouse: { enable: false } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex("login-margin-pw-1") } },
+      storage: { lakehouse: { enable: false } },
+    });
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
       for (const viewport of [
@@ -30,7 +40,12 @@ peerTest(
         const card = page.getByRole("form", { name: "Sign in" });
         await card.getByLabel("Username").waitFor();
         const box = (await card.boundingBox())!;
-        expect({ viewport, top: box.y >= 16, left: box.x >= 16, right: box.x + box.width <= viewport.width - 16 }).toEqual({ viewport, top: true, left: true, right: true });
+        expect({
+          viewport,
+          top: box.y >= 16,
+          left: box.x >= 16,
+          right: box.x + box.width <= viewport.width - 16,
+        }).toEqual({ viewport, top: true, left: true, right: true });
       }
     } finally {
       await browser.close();

@@ -11,7 +11,14 @@ import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 
 const PASSWORD = "login-notice-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 peerTest(
   "login page: no 'session has ended' on a first visit; a revoked session says so",
@@ -19,7 +26,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-login-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const base = a.app.coordinatorUrl!;
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
@@ -39,9 +48,16 @@ peerTest(
       // Revoke this browser's session behind its back, then reload: the next request answers 401.
       const jti = await page.evaluate(() => localStorage.getItem("svc.session.jti"));
       expect(jti).toBeString();
-      const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+      const login = await fetch(`${base}/api/v4/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password: PASSWORD }),
+      });
       const bearer = ((await login.json()) as { token: string }).token;
-      const revoke = await fetch(`${base}/api/v4/auth/sessions/${encodeURIComponent(jti!)}`, { method: "DELETE", headers: { authorization: `Bearer ${bearer}` } });
+      const revoke = await fetch(`${base}/api/v4/auth/sessions/${encodeURIComponent(jti!)}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${bearer}` },
+      });
       expect(revoke.status).toBeLessThan(300);
       await page.reload();
       await page.getByRole("alert").filter({ hasText: "Your session has ended: sign in again." }).waitFor();

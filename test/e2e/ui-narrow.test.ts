@@ -12,7 +12,17 @@ import type { Locator, Page } from "playwright-core";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { expectFullyShown, isFocused, openBrowser, setUp } from "./ui-time-harness.ts";
 
-const PAGES = ["Dashboards", "Users", "API tokens", "IP aliases", "Mappings", "HEP subscriptions", "Agents", "Import PCAP", "Settings"];
+const PAGES = [
+  "Dashboards",
+  "Users",
+  "API tokens",
+  "IP aliases",
+  "Mappings",
+  "HEP subscriptions",
+  "Agents",
+  "Import PCAP",
+  "Settings",
+];
 
 /** The element lies inside the viewport, shows all its content (no cut) and nothing covers its centre. */
 async function expectWhole(page: Page, l: Locator) {
@@ -20,7 +30,13 @@ async function expectWhole(page: Page, l: Locator) {
   const r = await l.evaluate((el) => {
     const b = el.getBoundingClientRect();
     const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
-    return { text: el.textContent, left: b.left, right: b.right, cut: el.scrollWidth > el.clientWidth + 1, covered: !hit || !(el.contains(hit) || hit.contains(el)) };
+    return {
+      text: el.textContent,
+      left: b.left,
+      right: b.right,
+      cut: el.scrollWidth > el.clientWidth + 1,
+      covered: !hit || !(el.contains(hit) || hit.contains(el)),
+    };
   });
   expect(r).toEqual({ text: r.text, left: r.left, right: r.right, cut: false, covered: false });
   expect(r.left >= 0 && r.right <= vp.width + 0.5).toBe(true);
@@ -34,7 +50,8 @@ peerTest(
     const { appliance, base } = await setUp(dir.path);
     await using _a = appliance;
     const { browser, page, errors } = await openBrowser(base);
-    const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+    const shots =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
     try {
       const nav = page.getByRole("navigation", { name: "Main" });
 
@@ -79,11 +96,31 @@ peerTest(
         await form.waitFor({ state: "detached" });
         expect(await isFocused(opener)).toBe(true);
       };
-      await escCloses("Users", page.getByRole("button", { name: "New user" }), page.getByRole("form", { name: "New user" }));
-      await escCloses("Users", page.getByRole("button", { name: "Edit admin" }), page.getByRole("form", { name: "Edit user" }));
-      await escCloses("API tokens", page.getByRole("button", { name: "New token" }), page.getByRole("form", { name: "New API token" }));
-      await escCloses("IP aliases", page.getByRole("button", { name: "New alias" }), page.getByRole("form", { name: "New alias" }));
-      await escCloses("HEP subscriptions", page.getByRole("button", { name: "New subscription" }), page.getByRole("form", { name: "New HEP subscription" }));
+      await escCloses(
+        "Users",
+        page.getByRole("button", { name: "New user" }),
+        page.getByRole("form", { name: "New user" }),
+      );
+      await escCloses(
+        "Users",
+        page.getByRole("button", { name: "Edit admin" }),
+        page.getByRole("form", { name: "Edit user" }),
+      );
+      await escCloses(
+        "API tokens",
+        page.getByRole("button", { name: "New token" }),
+        page.getByRole("form", { name: "New API token" }),
+      );
+      await escCloses(
+        "IP aliases",
+        page.getByRole("button", { name: "New alias" }),
+        page.getByRole("form", { name: "New alias" }),
+      );
+      await escCloses(
+        "HEP subscriptions",
+        page.getByRole("button", { name: "New subscription" }),
+        page.getByRole("form", { name: "New HEP subscription" }),
+      );
 
       // 3. The call window at 400 px: the heading holds the whole Call-ID, wrapped, and as hover text.
       await nav.getByRole("link", { name: "Dashboards" }).click();

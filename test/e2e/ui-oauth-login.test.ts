@@ -20,7 +20,14 @@ import { startIdp, type Idp } from "../integration/oauth2-harness.ts";
 const PASSWORD = "oauth-ui-password-1";
 const ROOT = resolve(import.meta.dir, "../..");
 const LONG_NAME = "Contoso Corporation Entra ID (production tenant, EMEA)";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 async function newContext(browser: Browser): Promise<BrowserContext> {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -38,7 +45,10 @@ async function loginAtProvider(page: Page, idp: Idp, login: string): Promise<voi
   await page.getByRole("button", { name: "Continue" }).click();
 }
 
-const naturalWidth = (page: Page, name: string) => page.getByRole("img", { name }).evaluate((img) => ((img as HTMLImageElement).complete ? (img as HTMLImageElement).naturalWidth : -1));
+const naturalWidth = (page: Page, name: string) =>
+  page
+    .getByRole("img", { name })
+    .evaluate((img) => ((img as HTMLImageElement).complete ? (img as HTMLImageElement).naturalWidth : -1));
 
 peerTest(
   "single sign-on in the browser: provider button by position, login at the provider, photo in the top bar, errors in words",
@@ -56,7 +66,8 @@ peerTest(
     });
     const base = a.app.coordinatorUrl!;
     idp.forwardTo(base);
-    const shotDir = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : join(dir.path, "shots");
+    const shotDir =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : join(dir.path, "shots");
     mkdirSync(shotDir, { recursive: true });
     const shot = async (p: Page, name: string) => {
       const file = join(shotDir, `${name}.png`);
@@ -91,7 +102,13 @@ peerTest(
 
       // A forged callback: 400, forwarded to the login page, which says why in words.
       await page.goto(`${base}/api/v4/auth/oauth2/corp/callback?state=forged&code=abc`);
-      await page.getByRole("alert").filter({ hasText: "Single sign-on failed: the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again" }).waitFor();
+      await page
+        .getByRole("alert")
+        .filter({
+          hasText:
+            "Single sign-on failed: the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again",
+        })
+        .waitFor();
       expect(new URL(page.url()).search).toBe("");
       await shot(page, "login-sso-error");
     } finally {
@@ -111,7 +128,11 @@ peerTest(
     await using a = await startTestAppliance(dir.path, {
       coordinator: {
         auth: { admin_password_hash: sha256Hex(PASSWORD) },
-        oauth2_provider: idp.providerConfig("public", { auto_redirect: true, provider_name: LONG_NAME, provider_image: idp.logoUrl }),
+        oauth2_provider: idp.providerConfig("public", {
+          auto_redirect: true,
+          provider_name: LONG_NAME,
+          provider_image: idp.logoUrl,
+        }),
       },
       storage: { lakehouse: { enable: false } },
     });
@@ -130,7 +151,11 @@ peerTest(
       const sso = form.getByRole("link", { name: `Sign in with ${LONG_NAME}` });
       await sso.waitFor();
       // A long provider name wraps inside the button instead of running out of the card.
-      const fits = await sso.evaluate((a) => a.scrollWidth <= a.clientWidth && a.getBoundingClientRect().right <= a.closest("form")!.getBoundingClientRect().right);
+      const fits = await sso.evaluate(
+        (a) =>
+          a.scrollWidth <= a.clientWidth &&
+          a.getBoundingClientRect().right <= a.closest("form")!.getBoundingClientRect().right,
+      );
       expect(fits).toBe(true);
       // The methods are loaded and no redirect was started (the page says so before it navigates).
       expect(await page.getByRole("status").filter({ hasText: "Redirecting" }).count()).toBe(0);

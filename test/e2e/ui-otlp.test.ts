@@ -15,7 +15,14 @@ import { invite, response } from "../fixtures/sip.ts";
 import { sendAll } from "../integration/otlp-helpers.ts";
 
 const PASSWORD = "ui-otlp-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 peerTest(
   "call view: the OpenTelemetry tab lists the spans and log records carrying the Call-ID",
@@ -23,7 +30,10 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-otlp-");
-    await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } }, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { otlp: { enable: true } },
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const sent = await sendAll("http-proto", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!);
     // A long log body (OTLP/JSON): it must wrap in the tab, never be cut.
     const LONG = Array.from({ length: 30 }, (_v, i) => `hop-${i}:gateway-timeout`).join(" ");
@@ -33,28 +43,72 @@ peerTest(
         {
           resource: { attributes: [{ key: "service.name", value: { stringValue: sent.service } }] },
           scopeLogs: [
-            { logRecords: [{ timeUnixNano: nowNs, severityNumber: 13, severityText: "WARN", body: { stringValue: LONG }, attributes: [{ key: "sip.call_id", value: { stringValue: sent.callId } }] }] },
+            {
+              logRecords: [
+                {
+                  timeUnixNano: nowNs,
+                  severityNumber: 13,
+                  severityText: "WARN",
+                  body: { stringValue: LONG },
+                  attributes: [{ key: "sip.call_id", value: { stringValue: sent.callId } }],
+                },
+              ],
+            },
           ],
         },
       ],
     };
-    expect((await fetch(`${a.app.otlp!.httpUrl()}/v1/logs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(longLog) })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${a.app.otlp!.httpUrl()}/v1/logs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(longLog),
+        })
+      ).status,
+    ).toBe(200);
     const bare = `no-otel-${crypto.randomUUID()}@pbx`;
     const udp = await Bun.udpSocket({});
     const t0 = Date.now() * 1000;
-    const hep = (payload: string, i: number) => encodeHep3({ srcIp: "10.30.0.1", dstIp: "10.30.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 1000, protoType: 1, captureId: 11, payload });
+    const hep = (payload: string, i: number) =>
+      encodeHep3({
+        srcIp: "10.30.0.1",
+        dstIp: "10.30.0.2",
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: t0 + i * 1000,
+        protoType: 1,
+        captureId: 11,
+        payload,
+      });
     for (const [i, id] of [sent.callId, bare].entries()) {
       const p = { callId: id, from: "1001", to: "2002", fromTag: "f" };
       udp.send(hep(invite(p), i * 10), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
-      udp.send(hep(response(200, "OK", "INVITE", { ...p, toTag: "t" }), i * 10 + 1), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+      udp.send(
+        hep(response(200, "OK", "INVITE", { ...p, toTag: "t" }), i * 10 + 1),
+        a.app.ingest!.listeners.udp!.port(),
+        "127.0.0.1",
+      );
     }
     udp.close();
     await waitFor("both calls stored", async () => {
       await a.app.lake!.sync();
-      return Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id IN ($1, $2)", [sent.callId, bare])).rows[0]!.n) === 4;
+      return (
+        Number(
+          (
+            await a.app.lake!.query(
+              "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id IN ($1, $2)",
+              [sent.callId, bare],
+            )
+          ).rows[0]!.n,
+        ) === 4
+      );
     });
 
-    const browser: Browser = await chromium.launch({ executablePath: Bun.which("chromium") ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const browser: Browser = await chromium.launch({
+      executablePath: Bun.which("chromium") ?? "/usr/bin/chromium",
+      args: CHROMIUM_ARGS,
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       const pageErrors: string[] = [];
@@ -94,10 +148,23 @@ peerTest(
         expect.stringMatching(/^unset · [\d.]+ (µs|ms|s)$/),
         sent.traceId,
       ]);
-      expect((await log.getByRole("cell").allInnerTexts()).slice(1)).toEqual(["Log", sent.service, `call ${sent.callId} failed: 503`, "ERROR", sent.traceId]);
-      expect((await rows.nth(3).getByRole("cell").allInnerTexts()).slice(1)).toEqual(["Log", sent.service, LONG, "WARN", ""]);
+      expect((await log.getByRole("cell").allInnerTexts()).slice(1)).toEqual([
+        "Log",
+        sent.service,
+        `call ${sent.callId} failed: 503`,
+        "ERROR",
+        sent.traceId,
+      ]);
+      expect((await rows.nth(3).getByRole("cell").allInnerTexts()).slice(1)).toEqual([
+        "Log",
+        sent.service,
+        LONG,
+        "WARN",
+        "",
+      ]);
       // Nothing cut: every cell shows its whole text.
-      for (const cell of await table.getByRole("cell").all()) expect(await cell.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
+      for (const cell of await table.getByRole("cell").all())
+        expect(await cell.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
       // A row opens its attributes; again closes them.
       await span.click();
       await expect(table.getByLabel("Attributes").innerText()).resolves.toContain(`"sip.call_id": "${sent.callId}"`);
@@ -113,7 +180,9 @@ peerTest(
       const otlpForm = page.getByRole("form", { name: "Search default" });
       await otlpForm.getByLabel("Trace ID").fill(sent.traceId);
       await otlpForm.getByRole("button", { name: "Search" }).click();
-      const spanRow = page.getByRole("table", { name: "Search results" }).getByRole("row", { name: `Open call ${sent.callId}` });
+      const spanRow = page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("row", { name: `Open call ${sent.callId}` });
       await spanRow.waitFor();
       expect(
         await page

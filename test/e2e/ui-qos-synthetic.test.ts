@@ -14,7 +14,14 @@ import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { opts, startUas } from "../integration/loadgen-harness.ts";
 
 const PASSWORD = "ui-qos-synthetic-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 peerTest(
   "QoS tab: a loadgen call's media reports show as synthetic, with their MOS and loss",
@@ -22,12 +29,23 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-qos-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const hep = { hep_addr: `127.0.0.1:${a.app.ingest!.listeners.udp!.port()}`, send_media_report: true };
     const uas = await startUas({ ...hep, local_ip: "127.0.0.2" });
     let callId = "";
     try {
-      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.2:${uas.binds[0]!.port}`, total_calls: 1, pause_ms: 200, ...hep }), mode: "load" });
+      const uac = new Engine({
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.2:${uas.binds[0]!.port}`,
+          total_calls: 1,
+          pause_ms: 200,
+          ...hep,
+        }),
+        mode: "load",
+      });
       await uac.start();
       const origSend = uac.legs[0]!.send;
       (uac.legs[0] as { send: typeof origSend }).send = (text, host, port) => {
@@ -43,7 +61,9 @@ peerTest(
     await waitFor("the call and its four reports stored", async () => {
       await lake.sync();
       if (!lake.table("main.hep_proto_34_default")) return false;
-      const r = await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_34_default WHERE cid = $1", [callId]);
+      const r = await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_34_default WHERE cid = $1", [
+        callId,
+      ]);
       return Number(r.rows[0]!.n) === 4;
     });
 

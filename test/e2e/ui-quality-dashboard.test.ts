@@ -12,9 +12,17 @@ peerTest(
   [PEERS.chromium],
   async () => {
     await using dir = tempDir("svc-ui-quality-");
-    await using h = await startHabits(dir.path, { calls: { [`q-${crypto.randomUUID()}`]: ["10.60.0.11", "10.60.0.1"] } });
+    await using h = await startHabits(dir.path, {
+      calls: { [`q-${crypto.randomUUID()}`]: ["10.60.0.11", "10.60.0.1"] },
+    });
     const { page } = h;
-    expect(await page.getByRole("tablist", { name: "Dashboards" }).getByRole("tab").allInnerTexts()).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
+    expect(await page.getByRole("tablist", { name: "Dashboards" }).getByRole("tab").allInnerTexts()).toEqual([
+      "Home",
+      "Smart Search",
+      "Quality",
+      "Games",
+      "NetGames",
+    ]);
     await page.getByRole("tab", { name: "Quality" }).click();
     await page.getByRole("tab", { name: "Quality", selected: true }).waitFor();
     const panel = page.getByRole("tabpanel", { name: "Quality" });

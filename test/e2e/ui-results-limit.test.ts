@@ -16,7 +16,14 @@ import { invite } from "../fixtures/sip.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 
 const PASSWORD = "ui-limit-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const CALLS = 130;
 const BIG_FROM = 110; // calls 110..129 (the oldest) carry a 15 KB header
 const RUN = crypto.randomUUID().slice(0, 8);
@@ -37,9 +44,24 @@ peerTest(
     const nowMs = Date.now();
     const udp = await Bun.udpSocket({});
     for (let i = 0; i < CALLS; i++) {
-      const payload = invite({ callId: callId(i), from: caller(i), to: "3000", fromTag: `f${i}`, extraHeaders: i >= BIG_FROM ? [`X-Pad: ${"x".repeat(15_000)}`] : [] });
+      const payload = invite({
+        callId: callId(i),
+        from: caller(i),
+        to: "3000",
+        fromTag: `f${i}`,
+        extraHeaders: i >= BIG_FROM ? [`X-Pad: ${"x".repeat(15_000)}`] : [],
+      });
       udp.send(
-        encodeHep3({ srcIp: "10.8.0.1", dstIp: "10.8.0.2", srcPort: 5060, dstPort: 5060, timestampUs: (nowMs - 60_000 - i * 5_000) * 1000, protoType: 1, captureId: 3, payload }),
+        encodeHep3({
+          srcIp: "10.8.0.1",
+          dstIp: "10.8.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: (nowMs - 60_000 - i * 5_000) * 1000,
+          protoType: 1,
+          captureId: 3,
+          payload,
+        }),
         ingest!.listeners.udp!.port(),
         "127.0.0.1",
       );
@@ -47,7 +69,15 @@ peerTest(
     udp.close();
     await waitFor("130 calls in the lake", async () => {
       await lake!.sync();
-      return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1", [`lim-${RUN}-%`])).rows[0]!.n) === CALLS;
+      return (
+        Number(
+          (
+            await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1", [
+              `lim-${RUN}-%`,
+            ])
+          ).rows[0]!.n,
+        ) === CALLS
+      );
     });
 
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
@@ -70,7 +100,11 @@ peerTest(
       await page.getByLabel("Rows").selectOption("200");
       const results = page.getByRole("table", { name: "Search results" });
       const shown = async () =>
-        (await results.getByRole("row", { name: /^Open call/ }).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label") ?? ""))).map((l) => l.replace(/^Open call /, ""));
+        (
+          await results
+            .getByRole("row", { name: /^Open call/ })
+            .evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label") ?? ""))
+        ).map((l) => l.replace(/^Open call /, ""));
       const newest = (n: number, keep: (i: number) => boolean = () => true) =>
         Array.from({ length: CALLS }, (_x, i) => i)
           .filter(keep)
@@ -86,7 +120,9 @@ peerTest(
 
       // The third page holds the 15 KB rows: 413, said in words; the rows and the count stay.
       await more.click();
-      const failed = page.getByRole("alert").filter({ hasText: /^Loading more failed: .*max_result_bytes|^Loading more failed: / });
+      const failed = page
+        .getByRole("alert")
+        .filter({ hasText: /^Loading more failed: .*max_result_bytes|^Loading more failed: / });
       await failed.waitFor();
       expect(await failed.textContent()).toMatch(/^Loading more failed: .+/);
       expect(await status.textContent()).toMatch(/^first 100 of 130 messages/);

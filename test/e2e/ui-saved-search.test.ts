@@ -17,16 +17,41 @@ import { invite, request, response } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-saved-password-1";
 const OTHER_PASSWORD = "olga-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const PROXY = "10.30.0.1";
 
 /** A call from `from` at `ip` through the proxy: answered (7 messages) or busy (4 messages). */
 function call(callId: string, from: string, to: string, ip: string, t0Us: number, busy: boolean): Uint8Array[] {
   const p = { callId, from, to, fromTag: `f-${from}`, toTag: `t-${to}` };
   const hep = (payload: string, atMs: number, src: string, dst: string) =>
-    encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: t0Us + atMs * 1000, protoType: 1, captureId: 2001, nodeName: "edge-ui", payload });
-  const head = [hep(invite({ ...p, srcIp: ip }), 0, ip, PROXY), hep(response(100, "Trying", "INVITE", p), 20, PROXY, ip)];
-  if (busy) return [...head, hep(response(486, "Busy Here", "INVITE", p), 900, PROXY, ip), hep(request("ACK", { ...p, cseq: 1 }), 920, ip, PROXY)];
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: t0Us + atMs * 1000,
+      protoType: 1,
+      captureId: 2001,
+      nodeName: "edge-ui",
+      payload,
+    });
+  const head = [
+    hep(invite({ ...p, srcIp: ip }), 0, ip, PROXY),
+    hep(response(100, "Trying", "INVITE", p), 20, PROXY, ip),
+  ];
+  if (busy)
+    return [
+      ...head,
+      hep(response(486, "Busy Here", "INVITE", p), 900, PROXY, ip),
+      hep(request("ACK", { ...p, cseq: 1 }), 920, ip, PROXY),
+    ];
   return [
     ...head,
     hep(response(180, "Ringing", "INVITE", p), 400, PROXY, ip),
@@ -38,8 +63,12 @@ function call(callId: string, from: string, to: string, ip: string, t0Us: number
 }
 
 /** Column titles of the results grid (the sort mark left out; the selection column has none). */
-const headers = async (page: Page) => (await page.getByRole("table", { name: "Search results" }).getByRole("columnheader").allInnerTexts()).map((h) => h.replace(/ [▲▼]$/, "").trim());
-const resultRows = (page: Page) => page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ });
+const headers = async (page: Page) =>
+  (await page.getByRole("table", { name: "Search results" }).getByRole("columnheader").allInnerTexts()).map((h) =>
+    h.replace(/ [▲▼]$/, "").trim(),
+  );
+const resultRows = (page: Page) =>
+  page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ });
 async function rowCount(page: Page, n: number): Promise<void> {
   await waitFor(`${n} result rows`, async () => (await resultRows(page).count()) === n);
 }
@@ -50,7 +79,9 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-saved-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
     const base = coordinatorUrl!;
     const api = `${base}/api/v4`;
@@ -71,12 +102,21 @@ peerTest(
     udp.close();
     await waitFor("the three calls in the lake", async () => {
       await lake!.sync();
-      const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id IN ($1, $2, $3)`, [answered, busy, other]);
+      const r = await lake!.query(
+        `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id IN ($1, $2, $3)`,
+        [answered, busy, other],
+      );
       return Number(r.rows[0]!.n) === 18;
     });
     const login = async (username: string, password: string) =>
       (
-        (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) })).json()) as {
+        (await (
+          await fetch(`${api}/auth/sessions`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ username, password }),
+          })
+        ).json()) as {
           token: string;
         }
       ).token;
@@ -89,20 +129,36 @@ peerTest(
     expect(created.status).toBe(201);
     const savedVia = async (token: string) => {
       const r = await fetch(`${api}/me/settings`, { headers: { authorization: `Bearer ${token}` } });
-      const items = ((await r.json()) as { data: { items: Array<{ category: string; param: string; data: { items: Array<{ name: string; filters: unknown; range: unknown }> } }> } }).data.items;
+      const items = (
+        (await r.json()) as {
+          data: {
+            items: Array<{
+              category: string;
+              param: string;
+              data: { items: Array<{ name: string; filters: unknown; range: unknown }> };
+            }>;
+          };
+        }
+      ).data.items;
       return items.find((s) => s.category === "search" && s.param === "saved")?.data.items ?? [];
     };
 
     /** The `columns` of the Home dashboard's result table, as saved. */
     const homeColumns = async () => {
       const r = await fetch(`${api}/dashboards`, { headers: { authorization: `Bearer ${admin}` } });
-      const home = ((await r.json()) as { data: { items: Array<{ name: string; layout: Array<{ type: string; config?: { columns?: string[] } }> }> } }).data.items.find((d) => d.name === "Home");
+      const home = (
+        (await r.json()) as {
+          data: { items: Array<{ name: string; layout: Array<{ type: string; config?: { columns?: string[] } }> }> };
+        }
+      ).data.items.find((d) => d.name === "Home");
       return home?.layout.find((w) => w.type === "result-table")?.config?.columns;
     };
 
     const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
-      const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 }, acceptDownloads: true })).newPage();
+      const page = await (
+        await browser.newContext({ viewport: { width: 1366, height: 900 }, acceptDownloads: true })
+      ).newPage();
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(String(e)));
       const signIn = async (username: string, password: string) => {
@@ -118,10 +174,14 @@ peerTest(
 
       // 1. A search from user 1001 over the last 6 hours: the answered and the busy call.
       await form.getByLabel("From User").fill("1001");
-      const rangeButton = (label: string) => page.getByRole("button", { name: new RegExp(`^Dashboard time range: ${label}`) });
+      const rangeButton = (label: string) =>
+        page.getByRole("button", { name: new RegExp(`^Dashboard time range: ${label}`) });
       const pickRange = async (label: string) => {
         await page.getByRole("button", { name: /^Dashboard time range:/ }).click();
-        await page.getByRole("dialog", { name: "Dashboard time range" }).getByRole("button", { name: label, exact: true }).click();
+        await page
+          .getByRole("dialog", { name: "Dashboard time range" })
+          .getByRole("button", { name: label, exact: true })
+          .click();
         await rangeButton(label).waitFor();
       };
       await pickRange("Last 6 hours");
@@ -129,7 +189,20 @@ peerTest(
       await rowCount(page, 11);
 
       // 2. Columns: what a HOMER user reads, no internal key; hide Proto, show User-Agent.
-      expect(await headers(page)).toEqual(["", "Date", "Method", "From user", "To user", "R-URI", "Source", "Destination", "Call-ID", "Capture ID", "Node", "Proto"]);
+      expect(await headers(page)).toEqual([
+        "",
+        "Date",
+        "Method",
+        "From user",
+        "To user",
+        "R-URI",
+        "Source",
+        "Destination",
+        "Call-ID",
+        "Capture ID",
+        "Node",
+        "Proto",
+      ]);
       await page.getByRole("button", { name: "Columns…" }).click();
       const chooser = page.getByRole("dialog", { name: "Columns shown" });
       await chooser.getByText("Internal columns (12)").click();
@@ -139,8 +212,25 @@ peerTest(
       await chooser.getByRole("checkbox", { name: /^User-Agent / }).check();
       await page.keyboard.press("Escape");
       await chooser.waitFor({ state: "detached" });
-      expect(await headers(page)).toEqual(["", "Date", "Method", "From user", "To user", "R-URI", "Source", "Destination", "Call-ID", "Capture ID", "Node", "User-Agent"]);
-      await page.getByRole("table", { name: "Search results" }).getByRole("cell", { name: "svc-test/1.0" }).first().waitFor();
+      expect(await headers(page)).toEqual([
+        "",
+        "Date",
+        "Method",
+        "From user",
+        "To user",
+        "R-URI",
+        "Source",
+        "Destination",
+        "Call-ID",
+        "Capture ID",
+        "Node",
+        "User-Agent",
+      ]);
+      await page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("cell", { name: "svc-test/1.0" })
+        .first()
+        .waitFor();
       // The layout is saved 300 ms after the last change: wait for it before the reload below.
       await waitFor("the chosen columns saved", async () => (await homeColumns())?.includes("user_agent"));
 
@@ -152,10 +242,14 @@ peerTest(
       await dialog.waitFor({ state: "detached" });
       await form.getByRole("button", { name: "Save filters…" }).click();
       await dialog.getByLabel("Name").fill("From 1001");
-      expect(await dialog.getByRole("checkbox", { name: "Restore the time range (Last 6 hours)" }).isChecked()).toBe(true);
+      expect(await dialog.getByRole("checkbox", { name: "Restore the time range (Last 6 hours)" }).isChecked()).toBe(
+        true,
+      );
       await dialog.getByRole("button", { name: "Save" }).click();
       await dialog.waitFor({ state: "detached" });
-      expect(await savedVia(admin)).toMatchObject([{ name: "From 1001", filters: { from_user: "1001" }, range: { minutes: 360 } }]);
+      expect(await savedVia(admin)).toMatchObject([
+        { name: "From 1001", filters: { from_user: "1001" }, range: { minutes: 360 } },
+      ]);
 
       // 4. After a reload the form is empty (the dashboard range is kept: set it to another one);
       // loading restores both and searches.
@@ -168,18 +262,25 @@ peerTest(
       expect(await form.getByLabel("From User").inputValue()).toBe("1001");
       await rangeButton("Last 6 hours").waitFor();
       await rowCount(page, 11);
-      expect(new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label"))))).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
+      expect(
+        new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label")))),
+      ).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
       // The chosen columns came back with the dashboard.
       expect(await headers(page)).toContain("User-Agent");
       expect(await headers(page)).not.toContain("Proto");
 
       // 5. Rows 1..5 by click and Shift+click (the busy call's 4, the answered call's newest), opened together.
-      const boxes = page.getByRole("table", { name: "Search results" }).getByRole("checkbox", { name: /^Select .* of call / });
+      const boxes = page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("checkbox", { name: /^Select .* of call / });
       await boxes.nth(0).click();
       await boxes.nth(4).click({ modifiers: ["Shift"] });
       const selection = page.getByRole("group", { name: "Selected rows" });
       await selection.getByText("5 rows · 2 calls selected").waitFor();
-      expect(await boxes.evaluateAll((els) => els.map((e) => (e as HTMLInputElement).checked))).toEqual([...Array(5).fill(true), ...Array(6).fill(false)]);
+      expect(await boxes.evaluateAll((els) => els.map((e) => (e as HTMLInputElement).checked))).toEqual([
+        ...Array(5).fill(true),
+        ...Array(6).fill(false),
+      ]);
       await selection.getByRole("button", { name: "Open 2 calls together" }).click();
       const view = page.getByRole("dialog", { name: "2 calls together" });
       const ids = view.getByRole("region", { name: "Call-IDs in this view" });
@@ -215,7 +316,10 @@ peerTest(
       // Export: the files, the share link and the dashboard link hold both Call-IDs.
       await view.getByRole("tab", { name: "Export" }).click();
       await view.getByText("Downloads and links hold all 2 Call-IDs of this view:").waitFor();
-      const [download] = await Promise.all([page.waitForEvent("download"), view.getByRole("button", { name: "Download PCAP" }).last().click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        view.getByRole("button", { name: "Download PCAP" }).last().click(),
+      ]);
       expect(download.suggestedFilename()).toMatch(/^calls-.+-and-1-more-\d{8}T\d{6}\.pcap$/);
       const pcapText = Buffer.from(await Bun.file((await download.path())!).arrayBuffer()).toString("latin1");
       const inPcap = (id: string) => pcapText.split(`Call-ID: ${id}\r\n`).length - 1;
@@ -230,7 +334,9 @@ peerTest(
       // The dashboard link opens the search of both calls and the view of both (docs/DASHBOARD.md "Deep links").
       await page.goto(deep.href);
       await rowCount(page, 11);
-      expect(new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label"))))).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
+      expect(
+        new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label")))),
+      ).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
       await page.getByRole("dialog", { name: "2 calls together" }).waitFor();
       await page.keyboard.press("Escape");
       await page.getByRole("dialog").waitFor({ state: "detached" });

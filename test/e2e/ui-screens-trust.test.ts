@@ -45,7 +45,18 @@ function oldCall(callId: string): Uint8Array[] {
     [B, A, response(200, "OK", "INVITE", p)],
     [A, B, request("ACK", { ...p, cseq: 1 })],
   ];
-  return msgs.map(([src, dst, payload], i) => encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 100_000, protoType: 1, captureId: 801, payload }));
+  return msgs.map(([src, dst, payload], i) =>
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: t0 + i * 100_000,
+      protoType: 1,
+      captureId: 801,
+      payload,
+    }),
+  );
 }
 
 /** A G.711 call and 200 RTP packets A → B with 6 lost and 0-9 ms arrival jitter, as a PCAP (docs/CALL-VIEW.md "Computed from RTP"). */
@@ -55,7 +66,8 @@ function rtpCapture(callId: string, t0Us: number): Uint8Array {
     { ip: "192.0.2.10", rtp: 40000 },
     { ip: "192.0.2.20", rtp: 50000 },
   ];
-  const sdp = (ip: string, port: number) => `v=0\r\no=- 1 1 IN IP4 ${ip}\r\ns=-\r\nc=IN IP4 ${ip}\r\nt=0 0\r\nm=audio ${port} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n`;
+  const sdp = (ip: string, port: number) =>
+    `v=0\r\no=- 1 1 IN IP4 ${ip}\r\ns=-\r\nc=IN IP4 ${ip}\r\nt=0 0\r\nm=audio ${port} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n`;
   const sip = (start: string, cseq: string, body = "") =>
     enc.encode(
       `${start}\r\nVia: SIP/2.0/UDP ${A.ip}:5060;branch=z9hG4bK-rtp1\r\nFrom: <sip:alice@example.com>;tag=a1\r\nTo: <sip:2002@example.com>${start.startsWith("SIP/") ? ";tag=b1" : ""}\r\n` +
@@ -63,7 +75,14 @@ function rtpCapture(callId: string, t0Us: number): Uint8Array {
     );
   const recs: PcapRecord[] = [];
   const add = (src: typeof A, dst: typeof A, sipPort: boolean, payload: Uint8Array, at: number) =>
-    recs.push({ timestampUs: at, srcIp: src.ip, dstIp: dst.ip, srcPort: sipPort ? 5060 : src.rtp, dstPort: sipPort ? 5060 : dst.rtp, payload });
+    recs.push({
+      timestampUs: at,
+      srcIp: src.ip,
+      dstIp: dst.ip,
+      srcPort: sipPort ? 5060 : src.rtp,
+      dstPort: sipPort ? 5060 : dst.rtp,
+      payload,
+    });
   add(A, B, true, sip("INVITE sip:2002@example.com SIP/2.0", "1 INVITE", sdp(A.ip, A.rtp)), t0Us);
   add(B, A, true, sip("SIP/2.0 200 OK", "1 INVITE", sdp(B.ip, B.rtp)), t0Us + 50_000);
   add(A, B, true, sip("ACK sip:2002@example.com SIP/2.0", "1 ACK"), t0Us + 60_000);
@@ -89,9 +108,13 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-screens-trust-");
-    const out = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+    const out =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
     const base = applianceConfig();
-    await using a = await startTestAppliance(dir.path, { ...base, coordinator: { ...base.coordinator, hep_stream: { enable: true } } });
+    await using a = await startTestAppliance(dir.path, {
+      ...base,
+      coordinator: { ...base.coordinator, hep_stream: { enable: true } },
+    });
     const port = a.app.ingest!.listeners.udp!.port();
     const lake = a.app.lake!;
     const calls = await ingestCalls(a);
@@ -117,7 +140,18 @@ peerTest(
       ] as const) {
         const payload = rtcp(s.ssrc, d.ssrc, at, l, total, jitter);
         reports.push(
-          encodeHep3({ srcIp: s.ip, dstIp: d.ip, srcPort: s.port, dstPort: d.port, ipProtocol: 17, protoType: 5, timestampUs: at * 1000, captureId: 2001, correlationId: calls.invite, payload }),
+          encodeHep3({
+            srcIp: s.ip,
+            dstIp: d.ip,
+            srcPort: s.port,
+            dstPort: d.port,
+            ipProtocol: 17,
+            protoType: 5,
+            timestampUs: at * 1000,
+            captureId: 2001,
+            correlationId: calls.invite,
+            payload,
+          }),
         );
       }
     }
@@ -125,9 +159,10 @@ peerTest(
     await waitFor("the RTCP and the shifted call in the lake", async () => {
       await lake.sync();
       if (!lake.table("main.hep_proto_5_default")) return false;
-      const r = await lake.query("SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_5_default) AS rtcp, (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) AS sip", [
-        shifted,
-      ]);
+      const r = await lake.query(
+        "SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_5_default) AS rtcp, (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) AS sip",
+        [shifted],
+      );
       return Number(r.rows[0]!.rtcp) === reports.length && Number(r.rows[0]!.sip) === 4;
     });
     const { token } = await login(a.app.coordinatorUrl!, "admin", PASSWORD);
@@ -135,9 +170,19 @@ peerTest(
     const rtpCall = `rtp-import-${crypto.randomUUID().slice(0, 8)}@pbx-east`;
     const upload = new FormData();
     upload.append("file", new File([rtpCapture(rtpCall, (Date.now() - 120_000) * 1000).slice()], "call-with-rtp.pcap"));
-    const imported = await fetch(`${a.app.coordinatorUrl}/api/v4/imports/pcap`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: upload });
-    expect({ status: imported.status, body: imported.status === 201 ? "" : await imported.text() }).toEqual({ status: 201, body: "" });
-    using _sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
+    const imported = await fetch(`${a.app.coordinatorUrl}/api/v4/imports/pcap`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: upload,
+    });
+    expect({ status: imported.status, body: imported.status === 201 ? "" : await imported.text() }).toEqual({
+      status: 201,
+      body: "",
+    });
+    using _sentinel = await captureOn(
+      `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`,
+      udp.send,
+    );
 
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
@@ -163,13 +208,33 @@ peerTest(
         .filter({ hasText: /^Live · / })
         .waitFor();
       const t0 = Date.now() * 1000;
-      const live = [1, 2, 3].map((n) => ({ callId: `live-1001-${n}-${crypto.randomUUID().slice(0, 8)}@pbx-east`, from: "1001", to: `200${n}`, toTag: `t${n}` }));
-      const other = { callId: `live-3003-${crypto.randomUUID().slice(0, 8)}@pbx-east`, from: "3003", to: "2002", toTag: "t9" };
+      const live = [1, 2, 3].map((n) => ({
+        callId: `live-1001-${n}-${crypto.randomUUID().slice(0, 8)}@pbx-east`,
+        from: "1001",
+        to: `200${n}`,
+        toTag: `t${n}`,
+      }));
+      const other = {
+        callId: `live-3003-${crypto.randomUUID().slice(0, 8)}@pbx-east`,
+        from: "3003",
+        to: "2002",
+        toTag: "t9",
+      };
       udp.send([
         hep({ srcIp: "10.30.0.2", dstIp: "10.30.0.1", tsUs: t0, payload: invite(other) }),
         ...live.flatMap((c, i) => [
-          hep({ srcIp: "10.30.0.1", dstIp: "10.30.0.2", tsUs: t0 + 1000 + i * 10_000, payload: invite({ ...c, srcIp: "10.30.0.1" }) }),
-          hep({ srcIp: "10.30.0.2", dstIp: "10.30.0.1", tsUs: t0 + 5000 + i * 10_000, payload: response(180, "Ringing", "INVITE", c) }),
+          hep({
+            srcIp: "10.30.0.1",
+            dstIp: "10.30.0.2",
+            tsUs: t0 + 1000 + i * 10_000,
+            payload: invite({ ...c, srcIp: "10.30.0.1" }),
+          }),
+          hep({
+            srcIp: "10.30.0.2",
+            dstIp: "10.30.0.1",
+            tsUs: t0 + 5000 + i * 10_000,
+            payload: response(180, "Ringing", "INVITE", c),
+          }),
         ]),
       ]);
       const table = page.getByRole("table", { name: "Live messages" });
@@ -234,7 +299,9 @@ peerTest(
       dialog = page.getByRole("dialog");
       await dialog.getByText("4 messages").waitFor();
       await dialog.getByText("loading…", { exact: true }).waitFor({ state: "detached" }); // the timeline's events
-      expect(await dialog.getByRole("note").textContent()).toMatch(/^Times shifted by 14 y \d+ d: the agent's clock was outside the accepted window; spacing kept$/);
+      expect(await dialog.getByRole("note").textContent()).toMatch(
+        /^Times shifted by 14 y \d+ d: the agent's clock was outside the accepted window; spacing kept$/,
+      );
       await shot("call-time-shift.png");
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "detached" });
@@ -246,7 +313,9 @@ peerTest(
       await ask.getByRole("button", { name: "Ask", exact: true }).click();
       const answer = ask.getByRole("table", { name: "Answer" });
       await answer.waitFor();
-      expect(await ask.getByLabel("Understood").textContent()).toBe("Understood: method INVITE, from user 1001, last 1 h · Ignored: 'choppy', 'audio'");
+      expect(await ask.getByLabel("Understood").textContent()).toBe(
+        "Understood: method INVITE, from user 1001, last 1 h · Ignored: 'choppy', 'audio'",
+      );
       // 1001's INVITEs: the three live calls, the shifted one and the first one (after the header row).
       const rows = await answer.getByRole("row").allTextContents();
       expect(rows).toHaveLength(6);

@@ -15,10 +15,14 @@ peerTest(
   [PEERS.chromium],
   async () => {
     await using dir = tempDir("svc-ui-screens-");
-    const out = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+    const out =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
     const a = "7f3a91c2@pbx-east";
     const b = "c0ffee77-b2b-1@sbc-west";
-    await using h = await startHabits(dir.path, { calls: { [a]: ["10.70.0.11", "10.70.0.1"], [b]: ["10.70.0.12", "10.70.0.2"] }, viewport: { width: 1100, height: 700 } });
+    await using h = await startHabits(dir.path, {
+      calls: { [a]: ["10.70.0.11", "10.70.0.1"], [b]: ["10.70.0.12", "10.70.0.2"] },
+      viewport: { width: 1100, height: 700 },
+    });
     const { page, base } = h;
     const shot = async (name: string) => {
       const file = join(out, name);
@@ -55,7 +59,10 @@ peerTest(
     await page.keyboard.press("Escape");
     await page.setViewportSize({ width: 390, height: 760 });
     await page.goto(`${base}/`);
-    await page.getByRole("form", { name: "Search call" }).getByRole("button", { name: "Search", exact: true }).waitFor();
+    await page
+      .getByRole("form", { name: "Search call" })
+      .getByRole("button", { name: "Search", exact: true })
+      .waitFor();
     await shot("narrow-search.png");
     // A short window: the login card keeps its margin above (login.png of ui-dashboard is 1280×800).
     await page.setViewportSize({ width: 1100, height: 480 });

@@ -13,7 +13,10 @@ peerTest(
   async () => {
     await using dir = tempDir("svc-ui-search-390-");
     const id = `narrow-${crypto.randomUUID()}`;
-    await using h = await startHabits(dir.path, { calls: { [id]: ["10.50.0.11", "10.50.0.1"] }, viewport: { width: 390, height: 844 } });
+    await using h = await startHabits(dir.path, {
+      calls: { [id]: ["10.50.0.11", "10.50.0.1"] },
+      viewport: { width: 390, height: 844 },
+    });
     const { page } = h;
     const form = page.getByRole("form", { name: "Search call" });
     const button = form.getByRole("button", { name: "Search", exact: true });
@@ -26,10 +29,15 @@ peerTest(
         const st = getComputedStyle(a);
         if (st.overflowX === "visible" && st.overflowY === "visible") continue;
         const r = a.getBoundingClientRect();
-        if (b.top < r.top - 0.5 || b.bottom > r.bottom + 0.5 || b.left < r.left - 0.5 || b.right > r.right + 0.5) clippedBy.push(a.className);
+        if (b.top < r.top - 0.5 || b.bottom > r.bottom + 0.5 || b.left < r.left - 0.5 || b.right > r.right + 0.5)
+          clippedBy.push(a.className);
       }
       const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
-      return { clippedBy, covered: !hit || !el.contains(hit), inViewport: b.left >= 0 && b.right <= innerWidth && b.top >= 0 && b.bottom <= innerHeight };
+      return {
+        clippedBy,
+        covered: !hit || !el.contains(hit),
+        inViewport: b.left >= 0 && b.right <= innerWidth && b.top >= 0 && b.bottom <= innerHeight,
+      };
     });
     expect(where).toEqual({ clippedBy: [], covered: false, inViewport: true });
     await form.getByLabel("Call-ID").fill(id);

@@ -47,7 +47,12 @@ describe("ui plugin", () => {
     expect(await (await get(app, "/assets/app.css")).text()).toBe("/* rebuilt */");
     expect((await get(app, "/index.html")).status).toBe(200);
 
-    for (const bad of ["/assets/nope.js", "/assets/..%2F..%2Fpackage.json", "/assets/%2e%2e/%2e%2e/package.json", "/assets/sub/..%2f..%2f..%2fpackage.json"]) {
+    for (const bad of [
+      "/assets/nope.js",
+      "/assets/..%2F..%2Fpackage.json",
+      "/assets/%2e%2e/%2e%2e/package.json",
+      "/assets/sub/..%2f..%2f..%2fpackage.json",
+    ]) {
       expect((await get(app, bad)).status).toBe(404);
     }
   });

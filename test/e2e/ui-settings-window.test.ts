@@ -29,15 +29,25 @@ peerTest(
     await form.getByRole("button", { name: "Save window" }).click();
     await page.getByText("Transaction window saved").waitFor();
     const r = await fetch(`${base}/api/v4/me/settings`, { headers: { authorization: `Bearer ${bearer}` } });
-    const items = ((await r.json()) as { data: { items: Array<{ category: string; param: string; data: Record<string, number> }> } }).data.items;
-    expect(items.find((s) => s.category === "transaction" && s.param === "range")?.data).toMatchObject({ from: -120_000, to: 300_000, message_from: -300_000, message_to: 90_000 });
+    const items = (
+      (await r.json()) as { data: { items: Array<{ category: string; param: string; data: Record<string, number> }> } }
+    ).data.items;
+    expect(items.find((s) => s.category === "transaction" && s.param === "range")?.data).toMatchObject({
+      from: -120_000,
+      to: 300_000,
+      message_from: -300_000,
+      message_to: 90_000,
+    });
 
     // A reload shows the stored minutes again; a negative or too large value is refused in words.
     await page.reload();
     expect(await before.inputValue()).toBe("2");
     await before.fill("-3");
     await form.getByRole("button", { name: "Save window" }).click();
-    await form.getByRole("alert").filter({ hasText: "Before the first selected message: minutes from 0 to 1440 (one day)" }).waitFor();
+    await form
+      .getByRole("alert")
+      .filter({ hasText: "Before the first selected message: minutes from 0 to 1440 (one day)" })
+      .waitFor();
     expect(h.errors).toEqual([]);
   },
   120_000,

@@ -14,7 +14,14 @@ import { waitFor } from "../harness.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-time-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 export const MIN = 60_000;
 // The browser runs in Tokyo (UTC+09:00, no DST), so the zone label and local wall times are known.
 export const ZONE = "Asia/Tokyo";
@@ -24,7 +31,17 @@ export const ZONE_EAST_MS = 540 * MIN;
 function call(callId: string, t0Ms: number): Uint8Array[] {
   const p = { callId, from: "1001", to: "2002", fromTag: "f-1" };
   const hep = (payload: string, atMs: number, src: string, dst: string) =>
-    encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: (t0Ms + atMs) * 1000, protoType: 1, captureId: 2001, nodeName: "edge-time", payload });
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: (t0Ms + atMs) * 1000,
+      protoType: 1,
+      captureId: 2001,
+      nodeName: "edge-time",
+      payload,
+    });
   return [
     hep(invite({ ...p, srcIp: "10.30.0.11" }), 0, "10.30.0.11", "10.30.0.1"),
     hep(response(200, "OK", "INVITE", { ...p, toTag: "t-1" }), 300, "10.30.0.1", "10.30.0.11"),
@@ -41,11 +58,17 @@ export interface Sent {
 export async function setUp(dir: string) {
   const built = await buildUi();
   expect(built.files.map((f) => f.path)).toContain("assets/app.js");
-  const appliance = await startTestAppliance(dir, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  const appliance = await startTestAppliance(dir, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  });
   const { ingest, lake, coordinatorUrl } = appliance.app;
   const now = Date.now();
   const udp = await Bun.udpSocket({});
-  for (const p of [...call(`near-${crypto.randomUUID()}`, now - MIN), ...call(`far-${crypto.randomUUID()}`, now - 40 * MIN)]) udp.send(p, ingest!.listeners.udp!.port(), "127.0.0.1");
+  for (const p of [
+    ...call(`near-${crypto.randomUUID()}`, now - MIN),
+    ...call(`far-${crypto.randomUUID()}`, now - 40 * MIN),
+  ])
+    udp.send(p, ingest!.listeners.udp!.port(), "127.0.0.1");
   udp.close();
   await waitFor("both calls in the lake", async () => {
     await lake!.sync();
@@ -53,11 +76,21 @@ export async function setUp(dir: string) {
     return Number(r.rows[0]!.n) === 6;
   });
   const base = coordinatorUrl!;
-  const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${base}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const bearer = ((await login.json()) as { token: string }).token;
   const layout = async () => {
-    const r = await fetch(`${base}/api/v4/dashboards?sort=position`, { headers: { authorization: `Bearer ${bearer}` } });
-    const items = ((await r.json()) as { data: { items: Array<{ name: string; layout: Array<{ type: string; config?: Record<string, unknown> }> }> } }).data.items;
+    const r = await fetch(`${base}/api/v4/dashboards?sort=position`, {
+      headers: { authorization: `Bearer ${bearer}` },
+    });
+    const items = (
+      (await r.json()) as {
+        data: { items: Array<{ name: string; layout: Array<{ type: string; config?: Record<string, unknown> }> }> };
+      }
+    ).data.items;
     return items.find((d) => d.name === "Home")!.layout;
   };
   return { appliance, base, layout };
@@ -87,7 +120,8 @@ export async function openBrowser(base: string, viewport = { width: 1280, height
 }
 
 /** The next search body with `limit` sent after `mark` (an index into `sent`). */
-export const nextSearch = (sent: Sent[], mark: number, limit: number) => waitFor(`a search with limit ${limit}`, () => sent.slice(mark).find((s) => s.limit === limit));
+export const nextSearch = (sent: Sent[], mark: number, limit: number) =>
+  waitFor(`a search with limit ${limit}`, () => sent.slice(mark).find((s) => s.limit === limit));
 /** How long a span that search covered. */
 export const spanOf = async (sent: Sent[], mark: number, limit: number) => {
   const s = await nextSearch(sent, mark, limit);
@@ -95,7 +129,8 @@ export const spanOf = async (sent: Sent[], mark: number, limit: number) => {
 };
 
 export const isFocused = (l: Locator) => l.evaluate((el) => el === document.activeElement);
-export const focusInside = (l: Locator) => l.evaluate((el) => el.contains(document.activeElement) && el !== document.activeElement);
+export const focusInside = (l: Locator) =>
+  l.evaluate((el) => el.contains(document.activeElement) && el !== document.activeElement);
 
 /** Tab from the start of the page until `target` has focus: it is reachable by keyboard alone. */
 export async function tabTo(page: Page, target: Locator) {
@@ -111,7 +146,8 @@ export async function tabTo(page: Page, target: Locator) {
 export async function expectFullyShown(page: Page, panel: Locator) {
   const box = (await panel.boundingBox())!;
   const vp = page.viewportSize()!;
-  const inside = box.x >= 0 && box.y >= 0 && box.x + box.width <= vp.width + 0.5 && box.y + box.height <= vp.height + 0.5;
+  const inside =
+    box.x >= 0 && box.y >= 0 && box.x + box.width <= vp.width + 0.5 && box.y + box.height <= vp.height + 0.5;
   expect({ inside, box, vp }).toEqual({ inside: true, box, vp });
   const hidden = await panel.evaluate((el) => {
     const r = el.getBoundingClientRect();
@@ -135,7 +171,13 @@ export async function expectFullyShown(page: Page, panel: Locator) {
  * click outside; then by keyboard alone: Tab to the trigger, open with `opener`, focus is inside,
  * ArrowDown keeps it inside, and `keyboardUse` checks where it went and does the rest (Enter selects).
  */
-export async function checkPopover(page: Page, trigger: Locator, panel: Locator, opener: "Enter" | "ArrowDown", keyboardUse: () => Promise<void>) {
+export async function checkPopover(
+  page: Page,
+  trigger: Locator,
+  panel: Locator,
+  opener: "Enter" | "ArrowDown",
+  keyboardUse: () => Promise<void>,
+) {
   expect(await trigger.getAttribute("aria-haspopup")).toMatch(/^(menu|dialog)$/);
   expect(await trigger.getAttribute("aria-expanded")).toBe("false");
   await trigger.click();

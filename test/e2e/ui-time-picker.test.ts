@@ -16,7 +16,8 @@ peerTest(
     await using _a = appliance;
     const { browser, context, page, errors, sent } = await openBrowser(base);
     try {
-      const header = (name: RegExp) => page.getByRole("button", { name: new RegExp(`^Dashboard time range: ${name.source}`) });
+      const header = (name: RegExp) =>
+        page.getByRole("button", { name: new RegExp(`^Dashboard time range: ${name.source}`) });
       const picker = page.getByRole("dialog", { name: "Dashboard time range" });
       const callSearch = page.getByRole("region", { name: "Call search" });
       const protoSearch = page.getByRole("region", { name: "Protocol search" });
@@ -56,7 +57,10 @@ peerTest(
       await badge.waitFor();
       mark = sent.length;
       await badge.click();
-      await page.getByRole("dialog", { name: "Own time range of Protocol search" }).getByRole("button", { name: "Last 6 hours" }).click();
+      await page
+        .getByRole("dialog", { name: "Own time range of Protocol search" })
+        .getByRole("button", { name: "Last 6 hours" })
+        .click();
       expect(await spanOf(sent, mark, 100)).toBe(360 * MIN);
       await protoSearch.getByRole("button", { name: /^Own time range of Protocol search: Last 6 hours/ }).waitFor();
 
@@ -69,8 +73,14 @@ peerTest(
       expect(sent.slice(mark).filter((s) => s.limit === 100)).toEqual([]);
 
       // Reload: the dashboard range from the address, the widget's own range from the saved layout.
-      await waitFor("the own range saved", async () => (await layout()).find((w) => w.type === "protocol-search")?.config?.time_range);
-      expect((await layout()).find((w) => w.type === "protocol-search")?.config?.time_range).toEqual({ from: "now-6h", to: "now" });
+      await waitFor(
+        "the own range saved",
+        async () => (await layout()).find((w) => w.type === "protocol-search")?.config?.time_range,
+      );
+      expect((await layout()).find((w) => w.type === "protocol-search")?.config?.time_range).toEqual({
+        from: "now-6h",
+        to: "now",
+      });
       await page.reload();
       await header(/Last 5 minutes, UTC\+09:00$/).waitFor();
       await protoSearch.getByRole("button", { name: /^Own time range of Protocol search: Last 6 hours/ }).waitFor();

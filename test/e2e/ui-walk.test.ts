@@ -29,7 +29,14 @@ import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-walk-password-1";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const CALLS = 300;
 const SLOT_MS = 576_000; // 300 slots of 9.6 min: two days
 const PROXY = "10.50.0.1";
@@ -57,7 +64,17 @@ function walkCalls(nowMs: number): Sent[] {
     const p = { callId, from: caller, to: "2000", fromTag: `f${slot}`, toTag: `t${slot}` };
     const add = (payload: string, atMs: number, src: [string, number], dst: [string, number]) =>
       out.push({
-        packet: encodeHep3({ srcIp: src[0], srcPort: src[1], dstIp: dst[0], dstPort: dst[1], timestampUs: (t0 + atMs) * 1000, protoType: 1, captureId: 2001, nodeName: "edge-walk", payload }),
+        packet: encodeHep3({
+          srcIp: src[0],
+          srcPort: src[1],
+          dstIp: dst[0],
+          dstPort: dst[1],
+          timestampUs: (t0 + atMs) * 1000,
+          protoType: 1,
+          captureId: 2001,
+          nodeName: "edge-walk",
+          payload,
+        }),
         ms: t0 + atMs,
         callId,
         caller,
@@ -122,7 +139,14 @@ async function gridRows(page: Page): Promise<string[]> {
   const dateAt = heads.findIndex((h) => h.replace(/ [▲▼]$/, "").trim() === "Date");
   const cells = await table
     .getByRole("row", { name: /^Open call/ })
-    .evaluateAll((rows, i) => rows.map((r) => `${(r.getAttribute("aria-label") ?? "").replace(/^Open call /, "")} | ${(r as HTMLTableRowElement).cells[i as number]?.textContent ?? ""}`), dateAt);
+    .evaluateAll(
+      (rows, i) =>
+        rows.map(
+          (r) =>
+            `${(r.getAttribute("aria-label") ?? "").replace(/^Open call /, "")} | ${(r as HTMLTableRowElement).cells[i as number]?.textContent ?? ""}`,
+        ),
+      dateAt,
+    );
   return cells;
 }
 
@@ -132,7 +156,8 @@ peerTest(
   async () => {
     await buildUi();
     await using dir = tempDir("svc-ui-walk-");
-    const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+    const shots =
+      process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
     await using a = await startTestAppliance(dir.path, {
       coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
       storage: { lakehouse: { flush_interval_sec: 3600 } }, // the test flushes between batches
@@ -147,21 +172,35 @@ peerTest(
       stored += mine.length;
       await waitFor(`batch ${batch} stored`, async () => {
         await lake!.sync();
-        return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === stored;
+        return (
+          Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === stored
+        );
       });
       if (batch < 3) await lake!.flush();
     }
     udp.close();
     expect((await lake!.files("main.hep_proto_1_call")).length).toBeGreaterThanOrEqual(3);
-    expect(Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n)).toBe(sent.filter((m) => m.batch === 3).length);
+    expect(Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n)).toBe(
+      sent.filter((m) => m.batch === 3).length,
+    );
     // The reference: one ordered scan over the same lake.
-    const settings = createSettingsModule({ path: `${dir.path}/settings-full.db`, games: false }, createLogger({ test: true }));
+    const settings = createSettingsModule(
+      { path: `${dir.path}/settings-full.db`, games: false },
+      createLogger({ test: true }),
+    );
     await settings.module.start();
-    const full = new SearchService(lake!, settings.store, { ...config.storage.lakehouse.search, lake_topn_strategy: "full" }, 30_000);
+    const full = new SearchService(
+      lake!,
+      settings.store,
+      { ...config.storage.lakehouse.search, lake_topn_strategy: "full" },
+      30_000,
+    );
 
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
-      const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 }, timezoneId: "UTC" })).newPage();
+      const page = await (
+        await browser.newContext({ viewport: { width: 1366, height: 900 }, timezoneId: "UTC" })
+      ).newPage();
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(String(e)));
       await page.goto(`${coordinatorUrl}/`);
@@ -173,23 +212,42 @@ peerTest(
       // 1. "Last 24 hours", no filter: the newest 200 messages of the window, newest first.
       const rangeButton = page.getByRole("button", { name: /^Dashboard time range:/ });
       await rangeButton.click();
-      await page.getByRole("dialog", { name: "Dashboard time range" }).getByRole("button", { name: "Last 24 hours" }).click();
+      await page
+        .getByRole("dialog", { name: "Dashboard time range" })
+        .getByRole("button", { name: "Last 24 hours" })
+        .click();
       await page.getByRole("button", { name: /^Dashboard time range: Last 24 hours/ }).waitFor();
       const form = page.getByRole("form", { name: "Search call" });
       const asked = page.waitForRequest((r) => r.url().endsWith("/transactions/search"));
       await form.getByRole("button", { name: "Search" }).click();
-      const body = JSON.parse((await asked).postData() ?? "{}") as { param: { limit: number }; timestamp: { from: number; to: number } };
+      const body = JSON.parse((await asked).postData() ?? "{}") as {
+        param: { limit: number };
+        timestamp: { from: number; to: number };
+      };
       expect([body.param.limit, body.timestamp.to - body.timestamp.from]).toEqual([LIMIT, 24 * 3_600_000]);
-      const inWindow = sent.filter((m) => m.ms >= body.timestamp.from && m.ms <= body.timestamp.to).sort((x, y) => y.ms - x.ms);
+      const inWindow = sent
+        .filter((m) => m.ms >= body.timestamp.from && m.ms <= body.timestamp.to)
+        .sort((x, y) => y.ms - x.ms);
       expect(inWindow.length).toBeGreaterThan(2 * LIMIT);
       const want = inWindow.map((m) => `${m.callId} | ${iso(m.ms)}`);
       const status = page.getByRole("status").filter({ hasText: / messages?( ·|$)/ });
       // 2. The limit is said: "first 200 of N messages", N counted here.
-      await status.filter({ hasText: new RegExp(`^first 200 of ${grouped(inWindow.length).replace(/ /g, "\\s")} messages`) }).waitFor();
+      await status
+        .filter({ hasText: new RegExp(`^first 200 of ${grouped(inWindow.length).replace(/ /g, "\\s")} messages`) })
+        .waitFor();
       await page.getByLabel("Rows").selectOption("200");
       expect(await gridRows(page)).toEqual(want.slice(0, LIMIT));
-      const reference = await full.run({ protoType: 1, eventType: "call", filter: {}, fromMs: body.timestamp.from, toMs: body.timestamp.to, limit: LIMIT });
-      expect(reference.items.map((i) => `${String(i.session_id)} | ${iso(Number(i.timestamp_us) / 1000)}`)).toEqual(want.slice(0, LIMIT));
+      const reference = await full.run({
+        protoType: 1,
+        eventType: "call",
+        filter: {},
+        fromMs: body.timestamp.from,
+        toMs: body.timestamp.to,
+        limit: LIMIT,
+      });
+      expect(reference.items.map((i) => `${String(i.session_id)} | ${iso(Number(i.timestamp_us) / 1000)}`)).toEqual(
+        want.slice(0, LIMIT),
+      );
       await page.screenshot({ path: join(shots, "walk-last-24h.png") });
 
       // Load more: the next 200 in the same order (the grid turns to its second page).
@@ -213,8 +271,15 @@ peerTest(
       const columns = await call
         .getByRole("list", { name: "Endpoints" })
         .getByRole("listitem")
-        .evaluateAll((els) => els.map((e) => ({ name: e.getAttribute("aria-label"), whole: e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight })));
-      expect(columns).toEqual([`${PHONES}:5062`, `${PROXY}:5060`, `${PHONES}:5064`].map((name) => ({ name, whole: true })));
+        .evaluateAll((els) =>
+          els.map((e) => ({
+            name: e.getAttribute("aria-label"),
+            whole: e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight,
+          })),
+        );
+      expect(columns).toEqual(
+        [`${PHONES}:5062`, `${PROXY}:5060`, `${PHONES}:5064`].map((name) => ({ name, whole: true })),
+      );
       expect(
         await call
           .getByRole("group", { name: /^Call flow/ })
@@ -230,14 +295,24 @@ peerTest(
       const popovers: Array<[Locator, Locator]> = [
         [rangeButton, page.getByRole("dialog", { name: "Dashboard time range" })],
         [form.getByRole("button", { name: "Fields…" }), page.getByRole("dialog", { name: "Fields shown in the form" })],
-        [form.getByRole("button", { name: "Choose Method values" }), page.getByRole("dialog", { name: "Method values" })],
+        [
+          form.getByRole("button", { name: "Choose Method values" }),
+          page.getByRole("dialog", { name: "Method values" }),
+        ],
         [form.getByRole("button", { name: "Saved filters" }), page.getByRole("dialog", { name: "Saved filters" })],
-        [page.getByRole("button", { name: "Call search widget menu" }), page.getByRole("menu", { name: "Call search widget menu" })],
+        [
+          page.getByRole("button", { name: "Call search widget menu" }),
+          page.getByRole("menu", { name: "Call search widget menu" }),
+        ],
         [results.getByRole("button", { name: "Columns…" }), page.getByRole("dialog", { name: "Columns shown" })],
       ];
       for (const [trigger, panel] of popovers) await escCloses(page, trigger, panel);
       await page.setViewportSize({ width: 400, height: 800 });
-      await escCloses(page, page.getByRole("navigation", { name: "Main" }).getByRole("button", { name: /^Menu/ }), page.getByRole("menu", { name: "Pages" }));
+      await escCloses(
+        page,
+        page.getByRole("navigation", { name: "Main" }).getByRole("button", { name: /^Menu/ }),
+        page.getByRole("menu", { name: "Pages" }),
+      );
       await page.setViewportSize({ width: 1366, height: 900 });
 
       // 5. A saved search survives a reload: saved, page reloaded, loaded, the same rows again.
@@ -275,7 +350,9 @@ peerTest(
       const histCount = sent.filter((m) => m.ms >= hist.timestamp.from && m.ms <= hist.timestamp.to).length;
       const chart = page.getByRole("region", { name: "Events over time" }).getByRole("img", { name: / events in / });
       await chart.waitFor();
-      const chartTotal = Number(/^([\d,]+) events in /.exec((await chart.getAttribute("aria-label")) ?? "")?.[1]?.replace(/,/g, ""));
+      const chartTotal = Number(
+        /^([\d,]+) events in /.exec((await chart.getAttribute("aria-label")) ?? "")?.[1]?.replace(/,/g, ""),
+      );
       expect(chartTotal).toBe(histCount);
       const gridTotal = Number(
         plain((await status.filter({ hasText: /^first 200 of / }).textContent()) ?? "")
@@ -298,7 +375,11 @@ async function escCloses(page: Page, trigger: Locator, panel: Locator) {
   await panel.waitFor();
   await page.keyboard.press("Escape");
   await panel.waitFor({ state: "detached" });
-  expect({ panel: String(panel), focused: await trigger.evaluate((el) => el === document.activeElement), expanded: await trigger.getAttribute("aria-expanded") }).toEqual({
+  expect({
+    panel: String(panel),
+    focused: await trigger.evaluate((el) => el === document.activeElement),
+    expanded: await trigger.getAttribute("aria-expanded"),
+  }).toEqual({
     panel: String(panel),
     focused: true,
     expanded: "false",

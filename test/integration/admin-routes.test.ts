@@ -12,9 +12,17 @@ import { startCore } from "./auth-harness.ts";
 test('a user who is not an administrator gets 403 from every "(admin)" operation, an administrator does not', async () => {
   await using dir = tempDir();
   await using c = await startCore(dir.path);
-  c.core.settings.users.create({ username: "olive", passwordHash: await hashPassword("olive-password"), isAdmin: false });
+  c.core.settings.users.create({
+    username: "olive",
+    passwordHash: await hashPassword("olive-password"),
+    isAdmin: false,
+  });
   const { token } = await c.login("olive", "olive-password");
-  type Op = { summary?: string; requestBody?: unknown; parameters?: Array<{ in: string; name: string; required?: boolean }> };
+  type Op = {
+    summary?: string;
+    requestBody?: unknown;
+    parameters?: Array<{ in: string; name: string; required?: boolean }>;
+  };
   const doc = (await c.call("GET", "/openapi.json", { token })).json as { paths: Record<string, Record<string, Op>> };
   // Required query parameters get a valid value, so validation (which comes first) passes.
   const query = (op: Op) => {
@@ -27,7 +35,11 @@ test('a user who is not an administrator gets 403 from every "(admin)" operation
     if (!path.startsWith(prefix)) continue;
     for (const [method, op] of Object.entries(ops)) {
       if (!op.summary?.includes("(admin)")) continue;
-      admin.push({ method: method.toUpperCase(), path: path.slice(prefix.length).replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000") + query(op), body: op.requestBody !== undefined });
+      admin.push({
+        method: method.toUpperCase(),
+        path: path.slice(prefix.length).replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000") + query(op),
+        body: op.requestBody !== undefined,
+      });
     }
   }
   // The routes this rule covers today: users, aliases, mappings, HEP subscriptions, agents, system.
@@ -41,6 +53,7 @@ test('a user who is not an administrator gets 403 from every "(admin)" operation
   }
   // The administrator passes the check: the same GETs answer 200 or 404 (no such id), never 403.
   const root = await c.login("admin", process.env.SVC_TEST_ADMIN_PASSWORD ?? "admin-pass-for-tests");
-  for (const r of admin.filter((x) => x.method === "GET")) expect((await c.call(r.method, r.path, { token: root.token })).status).not.toBe(403);
+  for (const r of admin.filter((x) => x.method === "GET"))
+    expect((await c.call(r.method, r.path, { token: root.token })).status).not.toBe(403);
   expect(seen.length).toBe(admin.length);
 });

@@ -61,7 +61,10 @@ interface ProxyRun {
  */
 async function proxyCalls(defines: string[], threads = 1): Promise<ProxyRun> {
   await using dir = tempDir("svc-kamailio-");
-  await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(VIEW_PASSWORD) } }, ingest: { hep: { threads } } });
+  await using a = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(VIEW_PASSWORD) } },
+    ingest: { hep: { threads } },
+  });
   const hepOverTcp = defines.includes("WITH_HEP_TCP");
   const hepPort = hepOverTcp ? a.app.ingest!.listeners.tcp!.port() : a.app.ingest!.listeners.udp!.port();
   const [sipPort = 0, uasPort = 0, uacPort = 0] = await freeUdpPorts(3);
@@ -69,7 +72,12 @@ async function proxyCalls(defines: string[], threads = 1): Promise<ProxyRun> {
   // One capture of Kamailio's socket: SIP both ways, and the HEP it sends from that same socket.
   await using capture = await captureLo(dir.path, "kamailio", `udp port ${sipPort}`);
   await using uas = await startSippUas(dir.path, uasPort, CALLS);
-  await using _kamailio = await startKamailio(dir.path, "proxy.cfg", { SIP_PORT: sipPort, HEP_PORT: hepPort, CAPTURE_ID, UAS_PORT: uasPort }, defines);
+  await using _kamailio = await startKamailio(
+    dir.path,
+    "proxy.cfg",
+    { SIP_PORT: sipPort, HEP_PORT: hepPort, CAPTURE_ID, UAS_PORT: uasPort },
+    defines,
+  );
   await using uac = await startSippUac(dir.path, uacPort, `127.0.0.1:${sipPort}`, CALLS, CALLS);
   expect({ uac: await uac.exited(45_000) }).toEqual({ uac: 0 });
   expect({ uas: await uas.exited(10_000) }).toEqual({ uas: 0 });
@@ -78,7 +86,12 @@ async function proxyCalls(defines: string[], threads = 1): Promise<ProxyRun> {
   const wire = sipGroundTruth(pcap, `sip && udp.dstport != ${hepPort}`);
   const hep = hepOverTcp ? [] : hepDatagrams(pcap, hepPort);
   const stored = await settleStored(a.app.lake!, hepOverTcp ? wire.length : hep.length, 15_000);
-  const c = compareWithWire(wire, stored, { nodeId: CAPTURE_ID, toleranceUs: TOLERANCE_US, protocol: () => "UDP", comparePayload: true });
+  const c = compareWithWire(wire, stored, {
+    nodeId: CAPTURE_ID,
+    toleranceUs: TOLERANCE_US,
+    protocol: () => "UDP",
+    comparePayload: true,
+  });
   const roles = new Map([
     [uacPort, "uac"],
     [sipPort, "kamailio"],
@@ -96,16 +109,27 @@ async function proxyCalls(defines: string[], threads = 1): Promise<ProxyRun> {
       items.map((m) => m.timestamp_us),
     );
   }
-  return { wire, hep, roles, c, views, viewTimes, order: sentOrder(hep, wire), threadPackets: metricFamily(a.app.metrics.render(), "svc_hep_thread_packets_total") };
+  return {
+    wire,
+    hep,
+    roles,
+    c,
+    views,
+    viewTimes,
+    order: sentOrder(hep, wire),
+    threadPackets: metricFamily(a.app.metrics.render(), "svc_hep_thread_packets_total"),
+  };
 }
 
 const VIEW_PASSWORD = "kamailio-view-password";
 
 /** "INVITE/INVITE uac>kamailio": method or status, CSeq method, and who sent it to whom. */
-const leg = (w: WireSip, roles: Map<number, string>) => `${w.method ?? w.statusCode}/${w.cseqMethod} ${roles.get(w.srcPort) ?? w.srcPort}>${roles.get(w.dstPort) ?? w.dstPort}`;
+const leg = (w: WireSip, roles: Map<number, string>) =>
+  `${w.method ?? w.statusCode}/${w.cseqMethod} ${roles.get(w.srcPort) ?? w.srcPort}>${roles.get(w.dstPort) ?? w.dstPort}`;
 
 /** A call-view item as a `leg` string. */
-const viewLeg = (m: ViewItem, roles: Map<number, string>) => `${m.event}/${m.cseq_method} ${roles.get(m.src_port) ?? m.src_port}>${roles.get(m.dst_port) ?? m.dst_port}`;
+const viewLeg = (m: ViewItem, roles: Map<number, string>) =>
+  `${m.event}/${m.cseq_method} ${roles.get(m.src_port) ?? m.src_port}>${roles.get(m.dst_port) ?? m.dst_port}`;
 
 /** Each call's legs as one sorted list of `leg` strings. */
 function legsPerCall(messages: WireSip[], roles: Map<number, string>): Map<string, string[]> {
@@ -135,7 +159,8 @@ const BOTH_LEGS = [
 function expectEveryMessageStored({ wire, roles, c, views, viewTimes, order }: ProxyRun): void {
   const calls = legsPerCall(wire, roles);
   expect(calls.size).toBe(CALLS);
-  for (const [id, legs] of calls) expect({ id, missing: BOTH_LEGS.filter((l) => !legs.includes(l)) }).toEqual({ id, missing: [] });
+  for (const [id, legs] of calls)
+    expect({ id, missing: BOTH_LEGS.filter((l) => !legs.includes(l)) }).toEqual({ id, missing: [] });
   expect(c.missing).toEqual([]);
   expect(c.unexpected).toEqual([]);
   expect(c.mismatches).toEqual([]);
@@ -178,7 +203,8 @@ describe("real agent: Kamailio siptrace", () => {
         expect(new Set(run.hep.map((h) => `${h.captureId}/${h.protoType}`))).toEqual(new Set([`${CAPTURE_ID}/1`]));
         // Every thread read its share of the one UDP port (a random pick per datagram).
         expect(run.threadPackets.size).toBe(threads);
-        for (const [thread, n] of run.threadPackets) expect({ thread, received: n > 0 }).toEqual({ thread, received: true });
+        for (const [thread, n] of run.threadPackets)
+          expect({ thread, received: n > 0 }).toEqual({ thread, received: true });
         expect([...run.threadPackets.values()].reduce((x, y) => x + y, 0)).toBe(run.hep.length);
         expectEveryMessageStored(run);
       },

@@ -23,7 +23,13 @@ peerTest(
     await using dir = tempDir("svc-sngrep-clock-");
     await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { retention: { days: 0 } } } });
     const run = crypto.randomUUID().slice(0, 8);
-    const call: CallParams = { callId: `sngrep-clock-${run}@10.3.0.1`, from: "alice", to: "bob", fromTag: "fa", toTag: "tb" };
+    const call: CallParams = {
+      callId: `sngrep-clock-${run}@10.3.0.1`,
+      from: "alice",
+      to: "bob",
+      fromTag: "fa",
+      toTag: "tb",
+    };
     const A = ["10.3.0.1", 5060] as const;
     const B = ["10.3.0.2", 5060] as const;
     const msgs: Array<[readonly [string, number], readonly [string, number], string, string]> = [
@@ -51,13 +57,18 @@ peerTest(
     writeFileSync(rc, "set eep.send.id 2304\n");
     const port = a.app.ingest!.listeners.udp!.port();
     const startedUs = Date.now() * 1000;
-    await using sngrep = spawnPeer("sngrep", ["sngrep", "-N", "-q", "-I", pcap, "-H", `udp:127.0.0.1:${port}`], { dir: dir.path, env: { SNGREPRC: rc, HOME: dir.path, TERM: "dumb" } });
+    await using sngrep = spawnPeer("sngrep", ["sngrep", "-N", "-q", "-I", pcap, "-H", `udp:127.0.0.1:${port}`], {
+      dir: dir.path,
+      env: { SNGREPRC: rc, HOME: dir.path, TERM: "dumb" },
+    });
     expect({ sngrep: await sngrep.exited(20_000), output: sngrep.output() }).toEqual({ sngrep: 0, output: "" });
     const endedUs = Date.now() * 1000;
     const stored = (await settleStored(a.app.lake!, records.length, 15_000)).filter((s) => s.sessionId === call.callId);
     expect(stored.map((s) => s.event)).toEqual(msgs.map((m) => m[3]));
     const shift = stored[0]!.extra.time_shifted_us as number;
-    expect(stored.map((s) => [s.extra.time_source, s.extra.ts_fallback, s.extra.time_shifted_us])).toEqual(stored.map(() => ["shifted", true, shift]));
+    expect(stored.map((s) => [s.extra.time_source, s.extra.ts_fallback, s.extra.time_shifted_us])).toEqual(
+      stored.map(() => ["shifted", true, shift]),
+    );
     // Spacing and order within a millisecond (exact: sngrep sends the frame time to the µs).
     stored.forEach((s, i) => expect(Math.abs(s.tsUs - (t0 + i * 100_000 + shift))).toBeLessThanOrEqual(1000));
     // The first message is anchored at its arrival, while sngrep ran.

@@ -37,19 +37,34 @@ describe("IP aliases with port and capture id", () => {
     }
     expect(itemsOf(await c.call("GET", "/aliases", { token }))).toEqual([]);
 
-    const ok = await c.call("POST", "/aliases", { token, body: { ip: "10.0.0.1", name: "sbc-sip", port: 65535, capture_id: 4294967295 } });
+    const ok = await c.call("POST", "/aliases", {
+      token,
+      body: { ip: "10.0.0.1", name: "sbc-sip", port: 65535, capture_id: 4294967295 },
+    });
     expect(ok.status).toBe(201);
     const id = (dataOf(ok) as { id: string }).id;
-    expect(dataOf(await c.call("GET", `/aliases/${id}`, { token }))).toMatchObject({ ip: "10.0.0.1", name: "sbc-sip", port: 65535, capture_id: 4294967295 });
+    expect(dataOf(await c.call("GET", `/aliases/${id}`, { token }))).toMatchObject({
+      ip: "10.0.0.1",
+      name: "sbc-sip",
+      port: 65535,
+      capture_id: 4294967295,
+    });
     // PUT: a member left out keeps its value, null clears it, a bad one changes nothing.
     expect((await c.call("PUT", `/aliases/${id}`, { token, body: { name: "sbc" } })).status).toBe(200);
-    expect(dataOf(await c.call("GET", `/aliases/${id}`, { token }))).toMatchObject({ name: "sbc", port: 65535, capture_id: 4294967295 });
+    expect(dataOf(await c.call("GET", `/aliases/${id}`, { token }))).toMatchObject({
+      name: "sbc",
+      port: 65535,
+      capture_id: 4294967295,
+    });
     expect((await c.call("PUT", `/aliases/${id}`, { token, body: { port: 70000 } })).status).toBe(400);
     expect((await c.call("PUT", `/aliases/${id}`, { token, body: { port: null, capture_id: 7 } })).status).toBe(200);
     expect(dataOf(await c.call("GET", `/aliases/${id}`, { token }))).toMatchObject({ port: null, capture_id: 7 });
     // Without port and capture id the row is the plain address alias it always was.
     const plain = await c.call("POST", "/aliases", { token, body: { ip: "10.0.0.2", name: "plain" } });
-    expect(dataOf(await c.call("GET", `/aliases/${(dataOf(plain) as { id: string }).id}`, { token }))).toMatchObject({ port: null, capture_id: null });
+    expect(dataOf(await c.call("GET", `/aliases/${(dataOf(plain) as { id: string }).id}`, { token }))).toMatchObject({
+      port: null,
+      capture_id: null,
+    });
     // resolve validates its query the same way
     expect((await c.call("GET", "/aliases/resolve?ip=10.0.0.1&port=0", { token })).status).toBe(400);
     expect((await c.call("GET", "/aliases/resolve?ip=10.0.0.1&capture_id=x", { token })).status).toBe(400);
@@ -61,14 +76,27 @@ describe("IP aliases with port and capture id", () => {
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     for (const r of ALIAS_ROWS) {
       if (r.ip === "not-an-ip") continue; // the API refuses it; the resolver ignores it
-      const body = { ip: r.ip, name: r.name, active: r.active, ...(r.port === null ? {} : { port: r.port }), ...(r.capture_id === null ? {} : { capture_id: r.capture_id }) };
+      const body = {
+        ip: r.ip,
+        name: r.name,
+        active: r.active,
+        ...(r.port === null ? {} : { port: r.port }),
+        ...(r.capture_id === null ? {} : { capture_id: r.capture_id }),
+      };
       expect((await c.call("POST", "/aliases", { token, body })).status).toBe(201);
     }
     for (const [ip, port, captureId, name] of ALIAS_CASES) {
       if (ip === "garbage" || ip.startsWith("::ffff:")) continue; // not in the query's address pattern
-      const q = new URLSearchParams({ ip, ...(port === null ? {} : { port: String(port) }), ...(captureId === null ? {} : { capture_id: String(captureId) }) });
+      const q = new URLSearchParams({
+        ip,
+        ...(port === null ? {} : { port: String(port) }),
+        ...(captureId === null ? {} : { capture_id: String(captureId) }),
+      });
       const r = await c.call("GET", `/aliases/resolve?${q}`, { token });
-      expect({ q: q.toString(), name: (dataOf(r) as { name: string | null }).name }).toEqual({ q: q.toString(), name: name ?? null });
+      expect({ q: q.toString(), name: (dataOf(r) as { name: string | null }).name }).toEqual({
+        q: q.toString(),
+        name: name ?? null,
+      });
     }
   });
 });
@@ -85,7 +113,10 @@ describe("a wrong alias address is named in one line", () => {
     await using c = await startCore(dir.path);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const post = await c.call("POST", "/aliases", { token, body: { ip, name: "edge" } });
-    expect({ status: post.status, json: post.json }).toEqual({ status: 400, json: expect.objectContaining({ error: "VALIDATION", message, fields: ["ip"] }) });
+    expect({ status: post.status, json: post.json }).toEqual({
+      status: 400,
+      json: expect.objectContaining({ error: "VALIDATION", message, fields: ["ip"] }),
+    });
     const created = await c.call("POST", "/aliases", { token, body: { ip: "10.0.0.1", name: "edge" } });
     const put = await c.call("PUT", `/aliases/${String(dataOf(created).id)}`, { token, body: { ip } });
     expect((put.json as { message: string }).message).toBe(message);

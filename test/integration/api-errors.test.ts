@@ -18,7 +18,9 @@ beforeEach(() => {
   logs = [];
   configureLogging({ level: "error", format: "json", sink: { write: (l) => logs.push(l) } });
 });
-afterEach(() => configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } }));
+afterEach(() =>
+  configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } }),
+);
 
 const parquetFiles = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -35,7 +37,15 @@ describe("error answers", () => {
     for (let i = 0; i < 3; i++) {
       const payload = invite({ callId: `leak-${i}`, from: "1001", to: "2002" });
       udp.send(
-        encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: (now - 60_000 + i) * 1000, protoType: 1, payload }),
+        encodeHep3({
+          srcIp: "10.0.0.1",
+          dstIp: "10.0.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: (now - 60_000 + i) * 1000,
+          protoType: 1,
+          payload,
+        }),
         ingest!.listeners.udp!.port(),
         "127.0.0.1",
       );
@@ -50,12 +60,17 @@ describe("error answers", () => {
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) rmSync(f);
 
-    const r = await s.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call" }, param: { limit: 10 }, timestamp: { from: now - 3_600_000, to: now } });
+    const r = await s.api.call("POST", "/transactions/search", {
+      filter: { proto_type: 1, event_type: "call" },
+      param: { limit: 10 },
+      timestamp: { from: now - 3_600_000, to: now },
+    });
     expect(r.status).toBe(500);
     const body = r.json as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(["error", "message", "request_id"]);
     expect(body.error).toBe("QUERY_FAILED");
-    for (const secret of [dir.path, ".parquet", "SELECT", "read_parquet", "svc_lake"]) expect(r.text).not.toContain(secret);
+    for (const secret of [dir.path, ".parquet", "SELECT", "read_parquet", "svc_lake"])
+      expect(r.text).not.toContain(secret);
     const requestId = String(body.request_id);
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(r.headers.get("x-request-id")).toBe(requestId);
@@ -71,7 +86,11 @@ describe("error answers", () => {
   test("4xx keep message and details; every answer (200, 404, node app) carries X-Request-Id; a sane incoming id is kept; a wrong method is a 405", async () => {
     await using dir = tempDir();
     await using s = await startWithApi(dir.path);
-    const bad = await s.api.call("POST", "/transactions/search", { filter: { proto_type: 1 }, param: { limit: "many" }, timestamp: { from: 0, to: 1 } });
+    const bad = await s.api.call("POST", "/transactions/search", {
+      filter: { proto_type: 1 },
+      param: { limit: "many" },
+      timestamp: { from: 0, to: 1 },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json?.error).toBe("VALIDATION");
     expect(bad.json?.message).toContain("limit");

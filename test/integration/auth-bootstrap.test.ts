@@ -14,7 +14,11 @@ const ROOT = resolve(import.meta.dir, "../..");
 /** Runs `fn` with every log line captured (level debug), then restores the test default. */
 async function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T; lines: Array<Record<string, unknown>> }> {
   const lines: Array<Record<string, unknown>> = [];
-  configureLogging({ level: "debug", format: "json", sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) } });
+  configureLogging({
+    level: "debug",
+    format: "json",
+    sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) },
+  });
   try {
     return { result: await fn(), lines };
   } finally {
@@ -25,7 +29,9 @@ async function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T; lines:
 describe("admin bootstrap", () => {
   test("the well-known default digest is treated as empty: a random bcrypt password is generated and 'sipcapture' does not log in", async () => {
     await using dir = tempDir();
-    const { result: c, lines } = await captureLogs(() => startCore(dir.path, { coordinator: { auth: { admin_password_hash: LEGACY_DEFAULT_DIGEST } } }));
+    const { result: c, lines } = await captureLogs(() =>
+      startCore(dir.path, { coordinator: { auth: { admin_password_hash: LEGACY_DEFAULT_DIGEST } } }),
+    );
     await using core = c;
     // The password goes to the first-run banner (taken once), never into a log line.
     const boot = core.core.auth.takeFirstRunAdmin();
@@ -33,10 +39,16 @@ describe("admin bootstrap", () => {
     expect(core.core.auth.takeFirstRunAdmin()).toBeUndefined();
     expect(lines.some((l) => l.msg === "module failed to start")).toBe(false);
     expect(JSON.stringify(lines)).not.toContain(boot!.password);
-    expect(lines.find((l) => String(l.msg).startsWith("bootstrap administrator password generated"))?.username).toBe("admin");
+    expect(lines.find((l) => String(l.msg).startsWith("bootstrap administrator password generated"))?.username).toBe(
+      "admin",
+    );
     expect(isBcryptHash(core.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
-    expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: "sipcapture" } })).status).toBe(401);
-    expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: boot!.password } })).status).toBe(201);
+    expect(
+      (await core.call("POST", "/auth/sessions", { body: { username: "admin", password: "sipcapture" } })).status,
+    ).toBe(401);
+    expect(
+      (await core.call("POST", "/auth/sessions", { body: { username: "admin", password: boot!.password } })).status,
+    ).toBe(201);
   });
 
   test("inserted once: an existing non-empty hash is never changed by a different configured hash", async () => {
@@ -45,9 +57,15 @@ describe("admin bootstrap", () => {
       await using c = await startCore(dir.path);
       expect(isWrappedDigest(c.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
     }
-    await using c2 = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex("another-password") } } });
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "another-password" } })).status).toBe(401);
+    await using c2 = await startCore(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex("another-password") } },
+    });
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+    ).toBe(201);
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "another-password" } })).status,
+    ).toBe(401);
   });
 
   test("the configured digest is stored as bcrypt of the digest, never bare; the first login rehashes it to plain bcrypt", async () => {
@@ -57,13 +75,19 @@ describe("admin bootstrap", () => {
     const boot = stored();
     expect(isWrappedDigest(boot)).toBe(true);
     expect(boot).not.toContain(sha256Hex(ADMIN_PASSWORD));
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "not-the-password" } })).status).toBe(401);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "not-the-password" } })).status,
+    ).toBe(401);
     expect(stored()).toBe(boot);
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+    ).toBe(201);
     const after = stored();
     expect(isBcryptHash(after)).toBe(true);
     expect(after).toStartWith(`$2b$${BCRYPT_COST}$`);
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+    ).toBe(201);
     expect(stored()).toBe(after);
   });
 
@@ -71,7 +95,10 @@ describe("admin bootstrap", () => {
     await using dir = tempDir();
     {
       await using c = await startCore(dir.path);
-      const carl = c.core.settings.users.create({ username: "carl", passwordHash: sha256Hex("carl-password").toUpperCase() });
+      const carl = c.core.settings.users.create({
+        username: "carl",
+        passwordHash: sha256Hex("carl-password").toUpperCase(),
+      });
       const admin = c.core.settings.users.getByUsername("admin")!;
       c.core.settings.users.update(admin.id, { passwordHash: sha256Hex(ADMIN_PASSWORD) });
       expect(carl.id).toBeString();
@@ -81,10 +108,16 @@ describe("admin bootstrap", () => {
       const h = c2.core.settings.users.getWithSecret(name)!.passwordHash;
       expect(`${name}: ${isWrappedDigest(h)}`).toBe(`${name}: true`);
     }
-    expect(c2.core.settings.db.db.query("SELECT count(*) AS n FROM users WHERE length(password_hash) = 64").get()).toEqual({ n: 0 });
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "carl", password: "carl-password" } })).status).toBe(201);
+    expect(
+      c2.core.settings.db.db.query("SELECT count(*) AS n FROM users WHERE length(password_hash) = 64").get(),
+    ).toEqual({ n: 0 });
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "carl", password: "carl-password" } })).status,
+    ).toBe(201);
     expect(isBcryptHash(c2.core.settings.users.getWithSecret("carl")!.passwordHash)).toBe(true);
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+    ).toBe(201);
   });
 
   test("an existing row with an empty hash is repaired with the configured hash", async () => {
@@ -95,13 +128,19 @@ describe("admin bootstrap", () => {
       c.core.settings.users.update(admin.id, { passwordHash: "" });
       expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "" } })).status).toBe(400);
     }
-    await using c2 = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex("repaired-pass") } } });
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "repaired-pass" } })).status).toBe(201);
+    await using c2 = await startCore(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex("repaired-pass") } },
+    });
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "repaired-pass" } })).status,
+    ).toBe(201);
   });
 
   test("a malformed configured hash stops the start with the key named", async () => {
     await using dir = tempDir();
-    await expect(startCore(dir.path, { coordinator: { auth: { admin_password_hash: "plaintext-password" } } })).rejects.toThrow("coordinator.auth.admin_password_hash");
+    await expect(
+      startCore(dir.path, { coordinator: { auth: { admin_password_hash: "plaintext-password" } } }),
+    ).rejects.toThrow("coordinator.auth.admin_password_hash");
   });
 
   test("auth type ldap skips the internal bootstrap", async () => {
@@ -125,13 +164,19 @@ describe("svc --config-path f --reset-admin-password", () => {
     const db = join(dir.path, "settings.db");
     {
       await using c = await startCore(dir.path);
-      expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+      expect(
+        (await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+      ).toBe(201);
     }
     const cfg = join(dir.path, "svc.json");
     writeFileSync(
       cfg,
       JSON.stringify({
-        coordinator: { settings_db_path: db, http_server: { listen: "127.0.0.1:1" }, auth: { admin_password_hash: sha256Hex("after-reset-pw") } },
+        coordinator: {
+          settings_db_path: db,
+          http_server: { listen: "127.0.0.1:1" },
+          auth: { admin_password_hash: sha256Hex("after-reset-pw") },
+        },
       }),
     );
     const r = run(["--config-path", cfg, "--reset-admin-password"]);
@@ -140,8 +185,12 @@ describe("svc --config-path f --reset-admin-password", () => {
     expect(r.err).not.toContain("listening");
     await using c2 = await startCore(dir.path);
     expect(isWrappedDigest(c2.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "after-reset-pw" } })).status).toBe(201);
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(401);
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "after-reset-pw" } })).status,
+    ).toBe(201);
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+    ).toBe(401);
   });
 
   test.each([
@@ -161,7 +210,10 @@ describe("svc --config-path f --reset-admin-password", () => {
   test("an empty settings_db_path → exit 2", async () => {
     await using dir = tempDir();
     const cfg = join(dir.path, "svc.json");
-    writeFileSync(cfg, JSON.stringify({ coordinator: { settings_db_path: "", auth: { admin_password_hash: sha256Hex("x-password") } } }));
+    writeFileSync(
+      cfg,
+      JSON.stringify({ coordinator: { settings_db_path: "", auth: { admin_password_hash: sha256Hex("x-password") } } }),
+    );
     const r = run(["--config-path", cfg, "--reset-admin-password"]);
     expect(r.err).toContain("settings_db_path");
     expect(r.code).toBe(2);
@@ -187,7 +239,9 @@ describe("svc reset-admin-password (no configured digest needed)", () => {
     await using dir = tempDir();
     {
       await using c = await startCore(dir.path);
-      expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+      expect(
+        (await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+      ).toBe(201);
     }
     const r = run(["--config-path", config(dir.path)]);
     expect(r.out).toContain('password of administrator "admin" reset in');
@@ -196,8 +250,12 @@ describe("svc reset-admin-password (no configured digest needed)", () => {
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     await using c2 = await startCore(dir.path);
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: password! } })).status).toBe(201);
-    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(401);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: password! } })).status).toBe(
+      201,
+    );
+    expect(
+      (await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status,
+    ).toBe(401);
   });
 
   test("--pass-stdin takes the first line of stdin and does not print it; a short one is a usage error", async () => {
@@ -212,9 +270,14 @@ describe("svc reset-admin-password (no configured digest needed)", () => {
     expect(short.code).toBe(2);
     // Four emoji are 8 UTF-16 units but 4 characters (docs/AUTH.md "Password rules").
     const emoji = run(["--config-path", cfg, "--pass-stdin"], "😀😀😀😀\n");
-    expect([emoji.err.trim(), emoji.code]).toEqual(["svc: --pass-stdin: the password must have at least 8 characters", 2]);
+    expect([emoji.err.trim(), emoji.code]).toEqual([
+      "svc: --pass-stdin: the password must have at least 8 characters",
+      2,
+    ]);
     await using c = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: "" } } });
     expect(isBcryptHash(c.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "typed-new-password" } })).status).toBe(201);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "typed-new-password" } })).status,
+    ).toBe(201);
   });
 });

@@ -19,7 +19,10 @@ describe("first login with the generated password", () => {
     const me = dataOf(await c.call("GET", "/me", { token: s.token }));
     expect({ must: me.must_change_password, wait: me.password_change_can_wait }).toEqual({ must: true, wait: false });
 
-    const patch = await c.call("PATCH", `/users/${String(me.id)}`, { token: s.token, body: { password: "a-new-admin-pw", current_password: boot.password } });
+    const patch = await c.call("PATCH", `/users/${String(me.id)}`, {
+      token: s.token,
+      body: { password: "a-new-admin-pw", current_password: boot.password },
+    });
     expect(patch.status).toBe(200);
     const again = await c.login("admin", "a-new-admin-pw");
     expect(dataOf(await c.call("GET", "/me", { token: again.token })).must_change_password).toBe(false);

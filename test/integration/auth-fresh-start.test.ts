@@ -70,7 +70,8 @@ function spawnServe(configPath: string) {
 }
 
 /** The banner's `   key:  value` lines (src/cli/first-run.ts). */
-const bannerValue = (lines: LogLine[], key: string) => lines.map((l) => new RegExp(`^ {3}${key}: +(\\S+)$`).exec(l.msg)?.[1]).find((v) => v !== undefined);
+const bannerValue = (lines: LogLine[], key: string) =>
+  lines.map((l) => new RegExp(`^ {3}${key}: +(\\S+)$`).exec(l.msg)?.[1]).find((v) => v !== undefined);
 
 function writeConfig(dir: string, coordinatorListen: string): string {
   const configPath = join(dir, "svc.json");
@@ -80,8 +81,16 @@ function writeConfig(dir: string, coordinatorListen: string): string {
       log: { format: "json", level: "debug" },
       coordinator: { http_server: { listen: coordinatorListen }, settings_db_path: join(dir, "settings.db") },
       node: { http_server: { listen: "127.0.0.1:0" } },
-      ingest: { hep: { udp: { listen: "127.0.0.1:0" }, tcp: { listen: "127.0.0.1:0" }, tls: { listen: "127.0.0.1:0" } } },
-      storage: { lakehouse: { catalog_path: join(dir, "catalog.sqlite"), data_path: join(dir, "lake/"), tuning: { temp_directory: join(dir, "tmp") } } },
+      ingest: {
+        hep: { udp: { listen: "127.0.0.1:0" }, tcp: { listen: "127.0.0.1:0" }, tls: { listen: "127.0.0.1:0" } },
+      },
+      storage: {
+        lakehouse: {
+          catalog_path: join(dir, "catalog.sqlite"),
+          data_path: join(dir, "lake/"),
+          tuning: { temp_directory: join(dir, "tmp") },
+        },
+      },
     }),
   );
   return configPath;
@@ -101,19 +110,32 @@ test("fresh start: random admin password in the first-run banner once, login wor
     expect(password.length).toBeGreaterThanOrEqual(16);
     expect(first.lines.map((l) => l.msg)).toContain(`   svc reset-admin-password --config-path ${configPath}`);
     // Where svc listens, from the effective config, and how to bind to one address.
-    expect(first.lines.some((l) => /^ {3}HEP UDP .*ingest\.hep\.udp\.listen \/ SVC_INGEST_HEP_UDP_LISTEN$/.test(l.msg))).toBe(true);
+    expect(
+      first.lines.some((l) => /^ {3}HEP UDP .*ingest\.hep\.udp\.listen \/ SVC_INGEST_HEP_UDP_LISTEN$/.test(l.msg)),
+    ).toBe(true);
     expect(first.lines.some((l) => /^ {3}SVC_COORDINATOR_HTTP_SERVER_LISTEN=127\.0\.0\.1:\d+$/.test(l.msg))).toBe(true);
     const boot = first.lines.find((l) => l.msg.startsWith("bootstrap administrator password generated"));
     expect(boot?.username).toBe("admin");
     expect(boot && "password" in boot).toBe(false);
-    const listening = await first.line("coordinator listening", (l) => l.msg === "listening" && l.module === "coordinator-http");
+    const listening = await first.line(
+      "coordinator listening",
+      (l) => l.msg === "listening" && l.module === "coordinator-http",
+    );
     // The banner's URL is the dashboard's: the bound loopback address here.
     expect(bannerValue(first.lines, "URL")).toBe(`http://${String(listening.address)}/`);
     const base = `http://${String(listening.address)}/api/v4`;
 
-    const bad = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "sipcapture" }) });
+    const bad = await fetch(`${base}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: "sipcapture" }),
+    });
     expect(bad.status).toBe(401);
-    const res = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password }) });
+    const res = await fetch(`${base}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password }),
+    });
     expect(res.status).toBe(201);
     token = String(((await res.json()) as { token: string }).token);
 
@@ -136,7 +158,10 @@ test("fresh start: random admin password in the first-run banner once, login wor
   // Restart on the same data: no new password, the old token still verifies (secret reused).
   const second = spawnServe(configPath);
   try {
-    const listening = await second.line("coordinator listening again", (l) => l.msg === "listening" && l.module === "coordinator-http");
+    const listening = await second.line(
+      "coordinator listening again",
+      (l) => l.msg === "listening" && l.module === "coordinator-http",
+    );
     const base = `http://${String(listening.address)}/api/v4`;
     expect((await fetch(`${base}/me`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect(bannerValue(second.lines, "password")).toBeUndefined();
@@ -166,7 +191,10 @@ test("a first start that fails after the bootstrap (port taken) still prints the
 
     const next = spawnServe(writeConfig(dir.path, "127.0.0.1:0"));
     try {
-      const listening = await next.line("coordinator listening", (l) => l.msg === "listening" && l.module === "coordinator-http");
+      const listening = await next.line(
+        "coordinator listening",
+        (l) => l.msg === "listening" && l.module === "coordinator-http",
+      );
       const res = await fetch(`http://${String(listening.address)}/api/v4/auth/sessions`, {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -47,7 +47,9 @@ describe("protected by default", () => {
       "GET /api/v4/openapi.json",
       "GET /api/v4/openapi",
     ]);
-    const routes = c.core.app.routes.filter((r) => r.path.startsWith("/api/v4/") && ["GET", "POST", "PUT", "PATCH", "DELETE"].includes(r.method));
+    const routes = c.core.app.routes.filter(
+      (r) => r.path.startsWith("/api/v4/") && ["GET", "POST", "PUT", "PATCH", "DELETE"].includes(r.method),
+    );
     expect(routes.length).toBeGreaterThan(25);
     const checked: string[] = [];
     for (const r of routes) {
@@ -55,7 +57,11 @@ describe("protected by default", () => {
       if (open.has(key)) continue;
       const path = r.path.replace(/:[^/]+/g, "x");
       const res = await c.core.app.handle(
-        new Request(`http://localhost${path}`, { method: r.method, headers: { "content-type": "application/json" }, ...(r.method === "GET" || r.method === "DELETE" ? {} : { body: "{}" }) }),
+        new Request(`http://localhost${path}`, {
+          method: r.method,
+          headers: { "content-type": "application/json" },
+          ...(r.method === "GET" || r.method === "DELETE" ? {} : { body: "{}" }),
+        }),
       );
       expect(`${key} → ${res.status}`).toBe(`${key} → 401`);
       expect(res.headers.get("www-authenticate")).toContain("Bearer");
@@ -87,7 +93,9 @@ describe("protected by default", () => {
 describe("credentials", () => {
   test("session cookie authenticates reads; writes need a same-site Origin or Referer (CSRF) or a trusted origin", async () => {
     await using dir = tempDir();
-    await using c = await startCore(dir.path, { coordinator: { http_server: { trusted_origins: ["https://ui.example.net"] } } });
+    await using c = await startCore(dir.path, {
+      coordinator: { http_server: { trusted_origins: ["https://ui.example.net"] } },
+    });
     const { cookie } = await c.login("admin", ADMIN_PASSWORD);
     expect(cookie).toStartWith("svc_session=");
     const me = await c.call("GET", "/me", { headers: { cookie } });
@@ -95,12 +103,22 @@ describe("credentials", () => {
     expect(dataOf(me).via).toBe("cookie");
     const body = { name: "csrf-probe", layout: [] };
     expect((await c.call("POST", "/dashboards", { headers: { cookie }, body })).status).toBe(403);
-    expect((await c.call("POST", "/dashboards", { headers: { cookie, origin: "https://evil.example" }, body })).status).toBe(403);
-    expect((await c.call("POST", "/dashboards", { headers: { cookie, referer: "https://evil.example/x" }, body })).status).toBe(403);
+    expect(
+      (await c.call("POST", "/dashboards", { headers: { cookie, origin: "https://evil.example" }, body })).status,
+    ).toBe(403);
+    expect(
+      (await c.call("POST", "/dashboards", { headers: { cookie, referer: "https://evil.example/x" }, body })).status,
+    ).toBe(403);
     expect((await c.call("POST", "/dashboards", { headers: { cookie, origin: "null" }, body })).status).toBe(403);
-    expect((await c.call("POST", "/dashboards", { headers: { cookie, origin: "http://localhost" }, body })).status).toBe(201);
-    expect((await c.call("POST", "/dashboards", { headers: { cookie, referer: "http://localhost/ui/" }, body })).status).toBe(201);
-    expect((await c.call("POST", "/dashboards", { headers: { cookie, origin: "https://ui.example.net" }, body })).status).toBe(201);
+    expect(
+      (await c.call("POST", "/dashboards", { headers: { cookie, origin: "http://localhost" }, body })).status,
+    ).toBe(201);
+    expect(
+      (await c.call("POST", "/dashboards", { headers: { cookie, referer: "http://localhost/ui/" }, body })).status,
+    ).toBe(201);
+    expect(
+      (await c.call("POST", "/dashboards", { headers: { cookie, origin: "https://ui.example.net" }, body })).status,
+    ).toBe(201);
   });
 
   test("logout through the cookie clears it", async () => {
@@ -120,7 +138,10 @@ describe("credentials", () => {
     const upgrade = { upgrade: "websocket", connection: "Upgrade" };
     expect((await c.call("GET", `/me?access_token=${token}`)).status).toBe(401);
     // the finding: every route accepted it as soon as the request carried Upgrade: websocket
-    const create = await c.call("POST", `/users?access_token=${token}`, { headers: upgrade, body: { username: "ws-smuggled", password: "xxxxxxxx" } });
+    const create = await c.call("POST", `/users?access_token=${token}`, {
+      headers: upgrade,
+      body: { username: "ws-smuggled", password: "xxxxxxxx" },
+    });
     expect(create.status).toBe(401);
     expect(c.core.settings.users.getByUsername("ws-smuggled")).toBeUndefined();
     expect((await c.call("GET", `/me?access_token=${token}`, { headers: upgrade })).status).toBe(401);
@@ -130,20 +151,32 @@ describe("credentials", () => {
     expect((await c.call("GET", `/stream/hep?access_token=x.y.z`, { headers: upgrade })).status).toBe(401);
     // but not without the upgrade, nor with another method
     expect((await c.call("GET", `/stream/hep?access_token=${token}`)).status).toBe(401);
-    expect((await c.call("POST", `/stream/hep?access_token=${token}`, { headers: upgrade, body: {} })).status).toBe(401);
+    expect((await c.call("POST", `/stream/hep?access_token=${token}`, { headers: upgrade, body: {} })).status).toBe(
+      401,
+    );
   });
 
   test("a disabled user's session stops working; a demoted admin loses admin at once", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
-    const erin = c.core.settings.users.create({ username: "erin", passwordHash: await hashPassword("erin-password"), isAdmin: true });
+    const erin = c.core.settings.users.create({
+      username: "erin",
+      passwordHash: await hashPassword("erin-password"),
+      isAdmin: true,
+    });
     const { token } = await c.login("erin", "erin-password");
-    expect((await c.call("POST", "/users", { token, body: { username: "x1", password: "xxxxxxxx" } })).status).toBe(201);
+    expect((await c.call("POST", "/users", { token, body: { username: "x1", password: "xxxxxxxx" } })).status).toBe(
+      201,
+    );
     c.core.settings.users.update(erin.id, { isAdmin: false });
-    expect((await c.call("POST", "/users", { token, body: { username: "x2", password: "xxxxxxxx" } })).status).toBe(403);
+    expect((await c.call("POST", "/users", { token, body: { username: "x2", password: "xxxxxxxx" } })).status).toBe(
+      403,
+    );
     c.core.settings.users.update(erin.id, { isActive: false });
     expect((await c.call("GET", "/me", { token })).status).toBe(401);
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "erin", password: "erin-password" } })).status).toBe(401);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "erin", password: "erin-password" } })).status,
+    ).toBe(401);
   });
 });
 
@@ -168,7 +201,11 @@ describe("CSRF check compares scheme, host and port (RFC 6454 origin)", () => {
     const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
     const logger = createLogger({ test: true });
     const core = createCoordinator(testConfig(dir.path), logger, new MetricsRegistry());
-    const https = createHttpModule(core.app, { name: "coordinator-https", listen: "127.0.0.1:0", listenKey: "test", tls: { cert, key } }, logger);
+    const https = createHttpModule(
+      core.app,
+      { name: "coordinator-https", listen: "127.0.0.1:0", listenKey: "test", tls: { cert, key } },
+      logger,
+    );
     const modules = [...core.modules, https];
     await startAll(modules, logger);
     try {
@@ -215,17 +252,30 @@ describe("GET /auth/providers", () => {
       redirect_url: "https://svc/api/v4/auth/oauth2/corp/callback",
       auto_redirect: true,
     };
-    await using c = await startCore(dir.path, { coordinator: { ldap: { enable: true }, oauth2_provider: oauth, auth: { internal_position: 3 } } });
+    await using c = await startCore(dir.path, {
+      coordinator: { ldap: { enable: true }, oauth2_provider: oauth, auth: { internal_position: 3 } },
+    });
     const d = dataOf(await c.call("GET", "/auth/providers"));
     expect((d.ldap as { enable: boolean }).enable).toBe(false);
     expect(d.internal).toMatchObject({ position: 3 });
     expect(d.oauth2).toEqual([
-      { enable: true, name: "corp", position: 2, type: "oauth2", provider_name: "Corp SSO", provider_image: "", url: "/api/v4/auth/oauth2/corp/redirect", auto_redirect: true },
+      {
+        enable: true,
+        name: "corp",
+        position: 2,
+        type: "oauth2",
+        provider_name: "Corp SSO",
+        provider_image: "",
+        url: "/api/v4/auth/oauth2/corp/redirect",
+        auto_redirect: true,
+      },
     ]);
     expect(JSON.stringify(d)).not.toContain("s3cr3t");
 
     await using dir2 = tempDir();
-    await using c2 = await startCore(dir2.path, { coordinator: { ldap: { enable: true, host: "ldap1 ldap2" }, oauth2_provider: { ...oauth, client_secret: "" } } });
+    await using c2 = await startCore(dir2.path, {
+      coordinator: { ldap: { enable: true, host: "ldap1 ldap2" }, oauth2_provider: { ...oauth, client_secret: "" } },
+    });
     const d2 = dataOf(await c2.call("GET", "/auth/providers"));
     expect((d2.ldap as { enable: boolean }).enable).toBe(true);
     expect(d2.oauth2).toEqual([]);
@@ -238,9 +288,21 @@ describe("OpenAPI", () => {
     await using c = await startCore(dir.path);
     const r = await c.call("GET", "/openapi.json");
     expect(r.status).toBe(200);
-    const doc = r.json as { openapi: string; paths: Record<string, Record<string, { tags?: string[]; security?: unknown[] }>>; components: { securitySchemes: Record<string, unknown> } };
+    const doc = r.json as {
+      openapi: string;
+      paths: Record<string, Record<string, { tags?: string[]; security?: unknown[] }>>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
     expect(doc.openapi).toStartWith("3.");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v4/users", "/api/v4/users/{userId}", "/api/v4/auth/sessions", "/api/v4/dashboards", "/api/v4/tokens"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/api/v4/users",
+        "/api/v4/users/{userId}",
+        "/api/v4/auth/sessions",
+        "/api/v4/dashboards",
+        "/api/v4/tokens",
+      ]),
+    );
     expect(Object.keys(doc.paths).every((p) => p.startsWith("/api/v4/"))).toBe(true);
     expect(doc.paths["/api/v4/auth/sessions"]?.post?.security).toEqual([]);
     expect(doc.paths["/api/v4/users"]?.post?.tags).toEqual(["Users"]);
@@ -264,8 +326,19 @@ describe("client mistakes are never 500", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path, { coordinator: { api_settings: { enable_token_access: true } } });
     const { token } = await c.login("admin", ADMIN_PASSWORD);
-    const routes = c.core.app.routes.filter((r) => r.path.startsWith("/api/v4/") && ["GET", "POST", "PUT", "PATCH", "DELETE"].includes(r.method));
-    const bodies = [undefined, "", "null", "[]", '"text"', "{}", '{"name":{"$gt":1},"password":1,"layout":"x","data":[1]}', "{bad json"];
+    const routes = c.core.app.routes.filter(
+      (r) => r.path.startsWith("/api/v4/") && ["GET", "POST", "PUT", "PATCH", "DELETE"].includes(r.method),
+    );
+    const bodies = [
+      undefined,
+      "",
+      "null",
+      "[]",
+      '"text"',
+      "{}",
+      '{"name":{"$gt":1},"password":1,"layout":"x","data":[1]}',
+      "{bad json",
+    ];
     const queries = ["", "?page[limit]=-1", "?sort=%27;drop", "?page[cursor]=%00%ff", "?enabled=2&hepid=x&ip="];
     const failures: string[] = [];
     for (const r of routes) {
@@ -276,11 +349,15 @@ describe("client mistakes are never 500", () => {
             const res = await c.core.app.handle(
               new Request(`http://localhost${path}${q}`, {
                 method: r.method,
-                headers: { authorization: `Bearer ${token}`, ...(b === undefined ? {} : { "content-type": "application/json" }) },
+                headers: {
+                  authorization: `Bearer ${token}`,
+                  ...(b === undefined ? {} : { "content-type": "application/json" }),
+                },
                 ...(b === undefined ? {} : { body: b }),
               }),
             );
-            if (res.status >= 500) failures.push(`${r.method} ${path}${q} ${b ?? "(no body)"} → ${res.status} ${await res.text()}`);
+            if (res.status >= 500)
+              failures.push(`${r.method} ${path}${q} ${b ?? "(no body)"} → ${res.status} ${await res.text()}`);
           }
         }
       }

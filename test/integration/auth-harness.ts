@@ -32,14 +32,18 @@ export interface Core extends AsyncDisposable {
   bodies: string[];
   call(method: string, path: string, opts?: CallOptions): Promise<CallResult>;
   /** Logs in; fails the test unless it answers 201. */
-  login(username: string, password: string): Promise<{ token: string; jti: string; cookie: string; body: Record<string, unknown> }>;
+  login(
+    username: string,
+    password: string,
+  ): Promise<{ token: string; jti: string; cookie: string; body: Record<string, unknown> }>;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = isObject(v) && isObject(out[k]) ? merge(out[k] as Record<string, unknown>, v) : v;
+  for (const [k, v] of Object.entries(b))
+    out[k] = isObject(v) && isObject(out[k]) ? merge(out[k] as Record<string, unknown>, v) : v;
   return out;
 }
 
@@ -110,7 +114,8 @@ export async function startCore(dir: string, overrides: Record<string, unknown> 
 
 /** `data` of a JSON response, typed loosely for assertions. */
 export const dataOf = (r: CallResult): Record<string, unknown> => (r.json as { data: Record<string, unknown> }).data;
-export const itemsOf = (r: CallResult): Array<Record<string, unknown>> => (dataOf(r).items as Array<Record<string, unknown>>) ?? [];
+export const itemsOf = (r: CallResult): Array<Record<string, unknown>> =>
+  (dataOf(r).items as Array<Record<string, unknown>>) ?? [];
 
 export interface Server extends AsyncDisposable {
   /** Base URL of the coordinator, e.g. http://127.0.0.1:40123 (no /api/v4). */
@@ -126,7 +131,10 @@ export interface Server extends AsyncDisposable {
  * (concurrency, client addresses, TLS-less origin checks).
  */
 export async function startServer(dir: string, overrides: Record<string, unknown> = {}): Promise<Server> {
-  const base = { coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) } }, storage: { lakehouse: { enable: false } } };
+  const base = {
+    coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) } },
+    storage: { lakehouse: { enable: false } },
+  };
   const appliance = await startTestAppliance(dir, merge(base, overrides));
   const app = appliance.app;
   const url = app.coordinatorUrl;

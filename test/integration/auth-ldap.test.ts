@@ -62,7 +62,11 @@ async function ldapConfig(over: Record<string, unknown> = {}): Promise<Record<st
   };
 }
 
-async function coordinator(dir: string, ldap: Record<string, unknown>, auth: Record<string, unknown> = {}): Promise<Server> {
+async function coordinator(
+  dir: string,
+  ldap: Record<string, unknown>,
+  auth: Record<string, unknown> = {},
+): Promise<Server> {
   return await startServer(dir, { coordinator: { ldap, auth } });
 }
 
@@ -88,10 +92,25 @@ describe("LDAP login (real slapd)", () => {
       const s = await server();
       const example = docExample();
       expect(example.host).toBe("ldap1.example.org ldap2.example.org");
-      const cfg = { ...example, host: `127.0.0.2 127.0.0.1`, port: s.port, bind_password: SERVICE_PASSWORD, server_name: "localhost", insecure_skip_verify: true };
+      const cfg = {
+        ...example,
+        host: `127.0.0.2 127.0.0.1`,
+        port: s.port,
+        bind_password: SERVICE_PASSWORD,
+        server_name: "localhost",
+        insecure_skip_verify: true,
+      };
       await using c = await coordinator(dir.path, cfg);
-      expect(userOf(await login(c, "alice", PW.alice, "ldap"))).toMatchObject({ username: "alice", is_admin: true, user_group: "voip-admins" });
-      expect(userOf(await login(c, "bob", PW.bob, "ldap"))).toMatchObject({ username: "bob", is_admin: false, user_group: "voip-users" });
+      expect(userOf(await login(c, "alice", PW.alice, "ldap"))).toMatchObject({
+        username: "alice",
+        is_admin: true,
+        user_group: "voip-admins",
+      });
+      expect(userOf(await login(c, "bob", PW.bob, "ldap"))).toMatchObject({
+        username: "bob",
+        is_admin: false,
+        user_group: "voip-users",
+      });
       expect((await login(c, "dave", PW.dave, "ldap")).status).toBe(401);
     },
     60_000,
@@ -117,7 +136,12 @@ describe("LDAP login (real slapd)", () => {
       });
       const bob = await login(c, "bob", PW.bob, "ldap");
       expect(bob.status).toBe(201);
-      expect(userOf(bob)).toMatchObject({ username: "bob", is_admin: false, provider: "ldap", user_group: "voip-users" });
+      expect(userOf(bob)).toMatchObject({
+        username: "bob",
+        is_admin: false,
+        provider: "ldap",
+        user_group: "voip-users",
+      });
       const me = await c.fetch("GET", "/me", { token: String((alice.json as { token: string }).token) });
       expect(me.status).toBe(200);
       expect(dataOf(me)).toMatchObject({ username: "alice", is_admin: true });
@@ -131,7 +155,10 @@ describe("LDAP login (real slapd)", () => {
       // is refused (API tokens kept by name would act with that row's rights), and the answer says
       // what to do; a wrong directory password still gets the generic 401
       const adminToken = String((admin.json as { token: string }).token);
-      const created = await c.fetch("POST", "/users", { token: adminToken, body: { username: "Bob", password: "local-bob-pw", is_admin: true } });
+      const created = await c.fetch("POST", "/users", {
+        token: adminToken,
+        body: { username: "Bob", password: "local-bob-pw", is_admin: true },
+      });
       expect(created.status).toBe(201);
       const refused = await login(c, "bob", PW.bob, "ldap");
       expect(refused.status).toBe(409);
@@ -150,7 +177,10 @@ describe("LDAP login (real slapd)", () => {
       await using c = await coordinator(dir.path, await ldapConfig({ local_name_conflict: "link" }));
       const admin = await login(c, "admin", ADMIN_PASSWORD);
       const adminToken = String((admin.json as { token: string }).token);
-      const created = await c.fetch("POST", "/users", { token: adminToken, body: { username: "Bob", password: "local-bob-pw", is_admin: true } });
+      const created = await c.fetch("POST", "/users", {
+        token: adminToken,
+        body: { username: "Bob", password: "local-bob-pw", is_admin: true },
+      });
       expect(created.status).toBe(201);
       const localId = (dataOf(created) as { id: string }).id;
       const r = await login(c, "bob", PW.bob, "ldap");
@@ -203,7 +233,12 @@ describe("LDAP login (real slapd)", () => {
     NEEDS,
     async () => {
       await using dir = tempDir();
-      const cfg = await ldapConfig({ anonymous: true, user_dn: `uid=%s,ou=people,${SUFFIX}`, bind_dn: "", bind_password: "" });
+      const cfg = await ldapConfig({
+        anonymous: true,
+        user_dn: `uid=%s,ou=people,${SUFFIX}`,
+        bind_dn: "",
+        bind_password: "",
+      });
       await using c = await coordinator(dir.path, cfg);
       const alice = await login(c, "alice", PW.alice, "ldap");
       expect(alice.status).toBe(201);
@@ -242,11 +277,17 @@ describe("LDAP login (real slapd)", () => {
       await using dir = tempDir();
       const broken = { group_filter: "(memberUid=%s" }; // unbalanced: the search fails
       {
-        await using c = await coordinator(dir.path, await ldapConfig({ ...broken, user_mode: false, admin_mode: false }));
+        await using c = await coordinator(
+          dir.path,
+          await ldapConfig({ ...broken, user_mode: false, admin_mode: false }),
+        );
         expect((await login(c, "alice", PW.alice, "ldap")).status).toBe(401);
       }
       await using dir2 = tempDir();
-      await using c2 = await coordinator(dir2.path, await ldapConfig({ ...broken, user_mode: true, admin_mode: false }));
+      await using c2 = await coordinator(
+        dir2.path,
+        await ldapConfig({ ...broken, user_mode: true, admin_mode: false }),
+      );
       expect(userOf(await login(c2, "dave", PW.dave, "ldap"))).toMatchObject({ username: "dave", is_admin: false });
       await using dir3 = tempDir();
       await using c3 = await coordinator(dir3.path, await ldapConfig({ ...broken, admin_mode: true }));
@@ -295,7 +336,11 @@ describe("LDAP login (real slapd)", () => {
     async () => {
       await using dir = tempDir();
       const sockets: Array<{ end(): void }> = [];
-      const hung = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (sk) => void sockets.push(sk), data() {} } });
+      const hung = Bun.listen({
+        hostname: "127.0.0.1",
+        port: 0,
+        socket: { open: (sk) => void sockets.push(sk), data() {} },
+      });
       try {
         await using c = await coordinator(dir.path, await ldapConfig({ host: `127.0.0.1:${hung.port} 127.0.0.1` }));
         const r = await login(c, "alice", PW.alice, "ldap");
@@ -345,12 +390,19 @@ describe("LDAP login (real slapd)", () => {
       await using c = await coordinator(dir.path, await ldapConfig({ host: "127.0.0.1", insecure_skip_verify: false }));
       const r = await login(c, "alice", PW.alice, "ldap");
       expect(r.status).toBe(503);
-      expect((r.json as { message: string }).message).toMatch(new RegExp(`ldap://127\\.0\\.0\\.1:${s.port} \\(TLS: StartTLS failed: .*certificate`));
+      expect((r.json as { message: string }).message).toMatch(
+        new RegExp(`ldap://127\\.0\\.0\\.1:${s.port} \\(TLS: StartTLS failed: .*certificate`),
+      );
       await using dir2 = tempDir();
-      await using c2 = await coordinator(dir2.path, await ldapConfig({ host: "127.0.0.1", insecure_skip_verify: false, use_ssl: true, port: s.ldapsPort }));
+      await using c2 = await coordinator(
+        dir2.path,
+        await ldapConfig({ host: "127.0.0.1", insecure_skip_verify: false, use_ssl: true, port: s.ldapsPort }),
+      );
       const r2 = await login(c2, "alice", PW.alice, "ldap");
       expect(r2.status).toBe(503);
-      expect((r2.json as { message: string }).message).toMatch(new RegExp(`ldaps://127\\.0\\.0\\.1:${s.ldapsPort} \\(TLS: LDAPS bind as bind_dn failed: .*certificate`));
+      expect((r2.json as { message: string }).message).toMatch(
+        new RegExp(`ldaps://127\\.0\\.0\\.1:${s.ldapsPort} \\(TLS: LDAPS bind as bind_dn failed: .*certificate`),
+      );
     },
     60_000,
   );
@@ -371,7 +423,11 @@ describe("LDAP login (real slapd)", () => {
         expect(r.status).toBe(201);
         expect(userOf(r)).toMatchObject({ username: "alice", provider: "ldap", is_admin: true });
         // HOMER's legacy v3 login takes the same fallback (docs/AUTH.md "Legacy v3 login").
-        const v3 = await fetch(`${c.url}/api/v3/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: PW.alice }) });
+        const v3 = await fetch(`${c.url}/api/v3/auth`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ username: "alice", password: PW.alice }),
+        });
         expect(v3.status).toBe(201);
         expect(((await v3.json()) as { user: { provider: string } }).user.provider).toBe("ldap");
       }
@@ -387,7 +443,9 @@ describe("LDAP login (real slapd)", () => {
         expect(userOf(r)).toMatchObject({ username: "admin", provider: "internal" });
         // LDAP down: internal still lets the admin in; a login nobody accepted is the 503
         await using dir3 = tempDir();
-        await using down = await coordinator(dir3.path, await ldapConfig({ host: `127.0.0.2:${s.port}` }), { fallback_auth_type: "internal" });
+        await using down = await coordinator(dir3.path, await ldapConfig({ host: `127.0.0.2:${s.port}` }), {
+          fallback_auth_type: "internal",
+        });
         expect((await login(down, "admin", ADMIN_PASSWORD, "ldap")).status).toBe(201);
         expect((await login(down, "alice", PW.alice, "ldap")).status).toBe(503);
         // internal said "wrong password": counted by the throttle even though LDAP was down
@@ -407,7 +465,10 @@ describe("LDAP login (real slapd)", () => {
     NEEDS,
     async () => {
       await using dir = tempDir();
-      await using c = await coordinator(dir.path, await ldapConfig({ position: 0 }), { internal_position: 2, type: "ldap" });
+      await using c = await coordinator(dir.path, await ldapConfig({ position: 0 }), {
+        internal_position: 2,
+        type: "ldap",
+      });
       const p = await c.fetch("GET", "/auth/providers");
       expect(dataOf(p).ldap).toEqual({ enable: true, name: "LDAP", position: 0, type: "ldap" });
       expect((dataOf(p).internal as { position: number }).position).toBe(2);

@@ -33,7 +33,10 @@ describe("POST /auth/sessions (internal)", () => {
   test("the cookie is Secure when the request came over https (proxy header)", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
-    const r = await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD }, headers: { "x-forwarded-proto": "https" } });
+    const r = await c.call("POST", "/auth/sessions", {
+      body: { username: "admin", password: ADMIN_PASSWORD },
+      headers: { "x-forwarded-proto": "https" },
+    });
     expect(r.headers.get("set-cookie")).toContain("; Secure");
   });
 
@@ -41,7 +44,9 @@ describe("POST /auth/sessions (internal)", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
     const wrong = await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "not-the-password" } });
-    const unknown = await c.call("POST", "/auth/sessions", { body: { username: "nobody", password: "not-the-password" } });
+    const unknown = await c.call("POST", "/auth/sessions", {
+      body: { username: "nobody", password: "not-the-password" },
+    });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect(wrong.json).toEqual(unknown.json);
@@ -71,18 +76,24 @@ describe("POST /auth/sessions (internal)", () => {
   test("type ldap without a configured LDAP host → 400 naming type; with fallback internal it logs in", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path, { coordinator: { ldap: { enable: true } } });
-    const r = await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD, type: "ldap" } });
+    const r = await c.call("POST", "/auth/sessions", {
+      body: { username: "admin", password: ADMIN_PASSWORD, type: "ldap" },
+    });
     expect(r.status).toBe(400);
     expect((r.json as { message: string }).message).toStartWith("type:");
     await using dir2 = tempDir();
     await using c2 = await startCore(dir2.path, { coordinator: { auth: { fallback_auth_type: "internal" } } });
-    const ok = await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD, type: "ldap" } });
+    const ok = await c2.call("POST", "/auth/sessions", {
+      body: { username: "admin", password: ADMIN_PASSWORD, type: "ldap" },
+    });
     expect(ok.status).toBe(201);
   });
 
   test("disable_password_login → 403 and internal/ldap hidden from /auth/providers", async () => {
     await using dir = tempDir();
-    await using c = await startCore(dir.path, { coordinator: { auth: { disable_password_login: true }, ldap: { enable: true, host: "ldap.example" } } });
+    await using c = await startCore(dir.path, {
+      coordinator: { auth: { disable_password_login: true }, ldap: { enable: true, host: "ldap.example" } },
+    });
     const r = await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
     expect(r.status).toBe(403);
     const p = dataOf(await c.call("GET", "/auth/providers"));
@@ -94,12 +105,17 @@ describe("POST /auth/sessions (internal)", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path, { coordinator: { auth: { max_failed_logins: 3, lockout_sec: 60 } } });
     await c.core.settings.users.create({ username: "bob", passwordHash: await hashPassword("bob-password-1") });
-    for (let i = 0; i < 3; i++) expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "guess" } })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "guess" } })).status).toBe(
+        401,
+      );
     const locked = await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(Number(locked.headers.get("retry-after"))).toBeLessThanOrEqual(60);
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "bob", password: "bob-password-1" } })).status).toBe(201);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "bob", password: "bob-password-1" } })).status,
+    ).toBe(201);
   });
 });
 
@@ -121,10 +137,14 @@ describe("every failed login does the same work", () => {
       for (const username of ["nobody", "admin", "norma", "oauth-only", "legacy", "gone"]) {
         verify.mockClear();
         const r = await c.call("POST", "/auth/sessions", { body: { username, password: "wrong-password" } });
-        expect(`${username}: ${r.status} after ${verify.mock.calls.length} verify`).toBe(`${username}: 401 after 1 verify`);
+        expect(`${username}: ${r.status} after ${verify.mock.calls.length} verify`).toBe(
+          `${username}: 401 after 1 verify`,
+        );
       }
       verify.mockClear();
-      expect((await c.call("POST", "/auth/sessions", { body: { username: "gone", password: "gone-password" } })).status).toBe(401);
+      expect(
+        (await c.call("POST", "/auth/sessions", { body: { username: "gone", password: "gone-password" } })).status,
+      ).toBe(401);
       expect(verify).toHaveBeenCalledTimes(1);
     } finally {
       verify.mockRestore();
@@ -136,7 +156,10 @@ describe("every failed login does the same work", () => {
     await using c = await startCore(dir.path);
     const users = c.core.settings.users;
     users.create({ username: "legacy", passwordHash: sha256Hex("legacy-password") });
-    users.create({ username: "cheap", passwordHash: await Bun.password.hash("cheap-password", { algorithm: "bcrypt", cost: 4 }) });
+    users.create({
+      username: "cheap",
+      passwordHash: await Bun.password.hash("cheap-password", { algorithm: "bcrypt", cost: 4 }),
+    });
     for (const [name, pw] of [
       ["legacy", "legacy-password"],
       ["cheap", "cheap-password"],
@@ -151,12 +174,16 @@ describe("every failed login does the same work", () => {
 describe("login throttle under concurrency (real HTTP on 127.0.0.1)", () => {
   const THROTTLE = { coordinator: { auth: { max_failed_logins: 5, lockout_sec: 60 } } };
   const VICTIM = { username: "victim", password: "victim-password-1" };
-  const statuses = (rs: CallResult[]) => rs.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
+  const statuses = (rs: CallResult[]) =>
+    rs.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
   /** A server with a user whose password is bcrypt (the slow check the burst races against). */
   async function serverWithVictim(dir: string) {
     const s = await startServer(dir, THROTTLE);
     const admin = await s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
-    const created = await s.fetch("POST", "/users", { token: String((admin.json as { token: string }).token), body: VICTIM });
+    const created = await s.fetch("POST", "/users", {
+      token: String((admin.json as { token: string }).token),
+      body: VICTIM,
+    });
     expect(created.status).toBe(201);
     return s;
   }
@@ -165,7 +192,9 @@ describe("login throttle under concurrency (real HTTP on 127.0.0.1)", () => {
   test("200 parallel wrong guesses: at most max_failed_logins passwords are checked, the rest are 429", async () => {
     await using dir = tempDir();
     await using s = await serverWithVictim(dir.path);
-    const counts = statuses(await Promise.all(Array.from({ length: 200 }, (_, i) => s.fetch("POST", "/auth/sessions", guess(i)))));
+    const counts = statuses(
+      await Promise.all(Array.from({ length: 200 }, (_, i) => s.fetch("POST", "/auth/sessions", guess(i)))),
+    );
     expect(Object.keys(counts).sort()).toEqual(["401", "429"]);
     expect(counts[401]).toBeLessThanOrEqual(5);
     expect(counts[401]! + counts[429]!).toBe(200);
@@ -203,8 +232,12 @@ describe("bcrypt hashes written by other tools", () => {
     const hash = new TextDecoder().decode(proc.stdout).trim().split(":")[1] ?? "";
     expect(hash).toStartWith("$2y$05$");
     c.core.settings.users.create({ username: "carol", passwordHash: hash });
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "carol", password: "carol-secret-9" } })).status).toBe(201);
-    expect((await c.call("POST", "/auth/sessions", { body: { username: "carol", password: "carol-secret-8" } })).status).toBe(401);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "carol", password: "carol-secret-9" } })).status,
+    ).toBe(201);
+    expect(
+      (await c.call("POST", "/auth/sessions", { body: { username: "carol", password: "carol-secret-8" } })).status,
+    ).toBe(401);
   });
 });
 
@@ -220,7 +253,9 @@ describe("JWT", () => {
     expect(statSync(secretPath).mode & 0o777).toBe(0o600);
     const secret = readFileSync(secretPath, "utf8").trim();
     expect(secret.length).toBeGreaterThanOrEqual(43);
-    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ["HS256"] });
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret), {
+      algorithms: ["HS256"],
+    });
     expect(protectedHeader.alg).toBe("HS256");
     expect(payload.sub).toBe("admin");
     expect(payload.username).toBe("admin");
@@ -263,7 +298,13 @@ describe("JWT", () => {
   test("svc serve with SVC_COORDINATOR_JWT_SECRET=x exits 2 naming the key", async () => {
     await using dir = tempDir();
     const cfg = `${dir.path}/svc.json`;
-    writeFileSync(cfg, JSON.stringify({ coordinator: { settings_db_path: `${dir.path}/settings.db`, http_server: { listen: "127.0.0.1:0" } }, storage: { lakehouse: { enable: false } } }));
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        coordinator: { settings_db_path: `${dir.path}/settings.db`, http_server: { listen: "127.0.0.1:0" } },
+        storage: { lakehouse: { enable: false } },
+      }),
+    );
     const root = `${import.meta.dir}/../..`;
     const p = Bun.spawnSync([process.execPath, `${root}/src/main.ts`, "serve", "--config-path", cfg], {
       cwd: root,
@@ -281,7 +322,9 @@ describe("JWT", () => {
     await using c = await startCore(dir.path);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const [h, p, s] = token.split(".");
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, "base64url").toString()), username: "other" })).toString("base64url");
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(p!, "base64url").toString()), username: "other" }),
+    ).toString("base64url");
     expect((await c.call("GET", "/me", { token: `${h}.${forged}.${s}` })).status).toBe(401);
     expect((await c.call("GET", "/me", { token: "a.b.c" })).status).toBe(401);
     expect((await c.call("GET", "/me", { headers: { authorization: `Basic ${btoa("admin:x")}` } })).status).toBe(401);
@@ -319,7 +362,10 @@ describe("DELETE /auth/sessions/{jti}", () => {
     expect(after.status).toBe(401);
     expect((after.json as { message: string }).message).toContain("revoked");
     expect((await c2.call("GET", "/me", { token: kept.token })).status).toBe(200);
-    const rows = c2.core.settings.db.db.query("SELECT jti, expires_at FROM revoked_sessions").all() as Array<{ jti: string; expires_at: number }>;
+    const rows = c2.core.settings.db.db.query("SELECT jti, expires_at FROM revoked_sessions").all() as Array<{
+      jti: string;
+      expires_at: number;
+    }>;
     expect(rows.map((r) => r.jti)).toEqual([revoked.jti]);
     // kept until the token's exp plus the verifier's 30 s leeway, not forever
     const exp = Number(JSON.parse(Buffer.from(revoked.token.split(".")[1]!, "base64url").toString()).exp);

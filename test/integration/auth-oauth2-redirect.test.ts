@@ -8,7 +8,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tempDir, type TempDir } from "../harness.ts";
 import { startCore, type CallResult, type Core } from "./auth-harness.ts";
-import { begin, bindingCookies, callback, location, loginAtProvider, oauthErrorOf, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
+import {
+  begin,
+  bindingCookies,
+  callback,
+  location,
+  loginAtProvider,
+  oauthErrorOf,
+  refreshOf,
+  startIdp,
+  type Idp,
+} from "./oauth2-harness.ts";
 
 let idp: Idp;
 const dirs: TempDir[] = [];
@@ -55,7 +65,16 @@ const HOSTILE = [
 /** A Set-Cookie header as its name=value pair and its attributes by lower-case name, in any order. */
 function setCookieParts(header: string): { pair: string; attrs: Record<string, string | true> } {
   const [pair, ...rest] = header.split("; ");
-  return { pair: pair!, attrs: Object.fromEntries(rest.map((a) => (a.includes("=") ? [a.slice(0, a.indexOf("=")).toLowerCase(), a.slice(a.indexOf("=") + 1)] : [a.toLowerCase(), true]))) };
+  return {
+    pair: pair!,
+    attrs: Object.fromEntries(
+      rest.map((a) =>
+        a.includes("=")
+          ? [a.slice(0, a.indexOf("=")).toLowerCase(), a.slice(a.indexOf("=") + 1)]
+          : [a.toLowerCase(), true],
+      ),
+    ),
+  };
 }
 describe("redirect_uri that would leave the site", () => {
   let shared: Promise<Core> | undefined;
@@ -111,7 +130,9 @@ describe("browser binding", () => {
     expect(r.status).toBe(400);
     const target = refreshOf(r);
     expect(target).toStartWith("/?oauth_error=");
-    expect(oauthErrorOf(target)).toBe(`this browser did not start this sign-in (its sign-in cookie is ${why}): start the sign-in again in this browser, at ${new URL(idp.redirectUri).origin}`);
+    expect(oauthErrorOf(target)).toBe(
+      `this browser did not start this sign-in (its sign-in cookie is ${why}): start the sign-in again in this browser, at ${new URL(idp.redirectUri).origin}`,
+    );
     expect(tokenOf(target)).toBeNull();
     expect(r.text).not.toContain("token=");
   };
@@ -121,9 +142,20 @@ describe("browser binding", () => {
     const plain = await c.call("GET", "/auth/oauth2/corp/redirect");
     const set = setCookieParts(plain.headers.get("set-cookie")!);
     expect(set.pair).toMatch(/^svc_oauth2_[0-9a-f]{24}=[A-Za-z0-9_-]{43}$/);
-    expect(set.attrs).toEqual({ path: "/api/v4/auth/oauth2/corp/callback", httponly: true, samesite: "Lax", "max-age": "600" });
+    expect(set.attrs).toEqual({
+      path: "/api/v4/auth/oauth2/corp/callback",
+      httponly: true,
+      samesite: "Lax",
+      "max-age": "600",
+    });
     const https = await c.call("GET", "/auth/oauth2/corp/redirect", { headers: { "x-forwarded-proto": "https" } });
-    expect(setCookieParts(https.headers.get("set-cookie")!).attrs).toEqual({ path: "/api/v4/auth/oauth2/corp/callback", httponly: true, samesite: "Lax", "max-age": "600", secure: true });
+    expect(setCookieParts(https.headers.get("set-cookie")!).attrs).toEqual({
+      path: "/api/v4/auth/oauth2/corp/callback",
+      httponly: true,
+      samesite: "Lax",
+      "max-age": "600",
+      secure: true,
+    });
 
     const authorize = await begin(c);
     const name = bindingCookies.get(authorize.searchParams.get("state")!)!.split("=")[0]!;
@@ -131,7 +163,13 @@ describe("browser binding", () => {
     expect(done.status).toBe(302);
     expect(setCookieParts(done.headers.get("set-cookie")!)).toEqual({
       pair: `${name}=`,
-      attrs: { path: "/api/v4/auth/oauth2/corp/callback", httponly: true, samesite: "Lax", "max-age": "0", expires: "Thu, 01 Jan 1970 00:00:00 GMT" },
+      attrs: {
+        path: "/api/v4/auth/oauth2/corp/callback",
+        httponly: true,
+        samesite: "Lax",
+        "max-age": "0",
+        expires: "Thu, 01 Jan 1970 00:00:00 GMT",
+      },
     });
   }, 60_000);
 
@@ -155,7 +193,10 @@ describe("browser binding", () => {
     const back = await loginAtProvider(first.href, "bob");
     refusedInOtherBrowser(await callback(c, back, undefined, `${name}=${otherValue}`), "wrong");
     const [secondName] = bindingCookies.get(second.searchParams.get("state")!)!.split("=");
-    refusedInOtherBrowser(await callback(c, await loginAtProvider(second.href, "bob"), undefined, `${secondName}=made-up-value`), "wrong");
+    refusedInOtherBrowser(
+      await callback(c, await loginAtProvider(second.href, "bob"), undefined, `${secondName}=made-up-value`),
+      "wrong",
+    );
   }, 60_000);
 
   test("two sign-ins started in the same browser at once both finish (one cookie each)", async () => {

@@ -8,7 +8,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tempDir, type TempDir } from "../harness.ts";
 import { ADMIN_PASSWORD, dataOf, startCore, type Core } from "./auth-harness.ts";
-import { begin, bindingCookies, callback, location, loginAtProvider, oauthErrorOf, PHOTO_PNG, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
+import {
+  begin,
+  bindingCookies,
+  callback,
+  location,
+  loginAtProvider,
+  oauthErrorOf,
+  PHOTO_PNG,
+  refreshOf,
+  startIdp,
+  type Idp,
+} from "./oauth2-harness.ts";
 
 let idp: Idp;
 const dirs: TempDir[] = [];
@@ -55,7 +66,12 @@ describe("confidential client", () => {
     const ex = await c.call("POST", "/auth/oauth2/token", { body: { token } });
     expect(ex.status).toBe(201);
     const body = ex.json as { token: string; user: Record<string, unknown> };
-    expect([body.user.username, body.user.email, body.user.is_admin, body.user.provider]).toEqual(["alice", "alice@corp.example", true, "oauth2"]);
+    expect([body.user.username, body.user.email, body.user.is_admin, body.user.provider]).toEqual([
+      "alice",
+      "alice@corp.example",
+      true,
+      "oauth2",
+    ]);
     expect(ex.headers.get("set-cookie")).toContain("svc_session=");
 
     const replay = await c.call("POST", "/auth/oauth2/token", { body: { token } });
@@ -63,8 +79,16 @@ describe("confidential client", () => {
     expect((replay.json as { message: string }).message).toContain("already used");
 
     const me = dataOf(await c.call("GET", "/me", { token: body.token }));
-    expect([me.username, me.is_admin, me.avatar, me.first_name, me.last_name]).toEqual(["alice", true, "/api/v4/me/avatar", "Alice", "Example"]);
-    const photo = await c.core.app.handle(new Request("http://localhost/api/v4/me/avatar", { headers: { authorization: `Bearer ${body.token}` } }));
+    expect([me.username, me.is_admin, me.avatar, me.first_name, me.last_name]).toEqual([
+      "alice",
+      true,
+      "/api/v4/me/avatar",
+      "Alice",
+      "Example",
+    ]);
+    const photo = await c.core.app.handle(
+      new Request("http://localhost/api/v4/me/avatar", { headers: { authorization: `Bearer ${body.token}` } }),
+    );
     expect(photo.status).toBe(200);
     expect(photo.headers.get("content-type")).toBe("image/png");
     expect(new Uint8Array(await photo.arrayBuffer())).toEqual(PHOTO_PNG);
@@ -73,11 +97,16 @@ describe("confidential client", () => {
 
     // The provisioned row is a normal user (admin came from the group for this session only).
     const admin = await c.login("admin", ADMIN_PASSWORD);
-    const users = dataOf(await c.call("GET", "/users?search=alice", { token: admin.token })).items as Array<Record<string, unknown>>;
+    const users = dataOf(await c.call("GET", "/users?search=alice", { token: admin.token })).items as Array<
+      Record<string, unknown>
+    >;
     expect(users.map((u) => [u.username, u.email, u.is_admin])).toEqual([["alice", "alice@corp.example", false]]);
 
     // Disabling the row ends the single-sign-on session at once, as for an internal user.
-    const disabled = await c.call("PATCH", `/users/${String(users[0]!.id)}`, { token: admin.token, body: { is_active: false } });
+    const disabled = await c.call("PATCH", `/users/${String(users[0]!.id)}`, {
+      token: admin.token,
+      body: { is_active: false },
+    });
     expect(disabled.status).toBe(200);
     expect((await c.call("GET", "/me", { token: body.token })).status).toBe(401);
   }, 60_000);
@@ -110,7 +139,9 @@ describe("confidential client", () => {
     const c = await core(idp.providerConfig("confidential"));
     const refused = await callback(c, await loginAtProvider((await begin(c)).href, "alice", { abort: true }));
     expect(refused.status).toBe(302);
-    expect(oauthErrorOf(location(refused))).toBe("the identity provider refused the sign-in (access_denied: End-User aborted interaction)");
+    expect(oauthErrorOf(location(refused))).toBe(
+      "the identity provider refused the sign-in (access_denied: End-User aborted interaction)",
+    );
 
     const unknownProvider = await c.call("GET", "/auth/oauth2/other/redirect");
     expect(unknownProvider.status).toBe(400);
@@ -124,7 +155,9 @@ test("a picture on another site is fetched without the provider's token", async 
   const c = await core(idp.providerConfig("confidential"));
   const seen = idp.cdnRequests.length;
   const cb = await callback(c, await loginAtProvider((await begin(c)).href, "erin"));
-  const ex = await c.call("POST", "/auth/oauth2/token", { body: { token: new URL(location(cb), "http://x").searchParams.get("token") } });
+  const ex = await c.call("POST", "/auth/oauth2/token", {
+    body: { token: new URL(location(cb), "http://x").searchParams.get("token") },
+  });
   const me = dataOf(await c.call("GET", "/me", { token: (ex.json as { token: string }).token }));
   expect(me.avatar).toBe("/api/v4/me/avatar");
   expect(idp.cdnRequests.slice(seen)).toEqual([""]);
@@ -139,7 +172,9 @@ test("two first sign-ins of the same new user at once both succeed, with one row
     [302, true],
   ]);
   const admin = await c.login("admin", ADMIN_PASSWORD);
-  const users = dataOf(await c.call("GET", "/users?search=frank", { token: admin.token })).items as Array<{ username: string }>;
+  const users = dataOf(await c.call("GET", "/users?search=frank", { token: admin.token })).items as Array<{
+    username: string;
+  }>;
   expect(users.map((u) => u.username)).toEqual(["oidc-frank"]);
 }, 60_000);
 
@@ -153,10 +188,17 @@ describe("public client with PKCE", () => {
     const cb = await callback(c, await loginAtProvider(authorize.href, "bob"));
     expect(cb.status).toBe(302);
     expect(location(cb)).toMatch(/^\/\?token=[A-Za-z0-9_-]+#\/d\/calls$/);
-    const ex = await c.call("POST", "/auth/oauth2/token", { body: { token: new URL(location(cb), "http://x").searchParams.get("token") } });
+    const ex = await c.call("POST", "/auth/oauth2/token", {
+      body: { token: new URL(location(cb), "http://x").searchParams.get("token") },
+    });
     expect(ex.status).toBe(201);
     const user = (ex.json as { user: Record<string, unknown> }).user;
-    expect([user.username, user.is_admin, user.first_name, user.last_name]).toEqual(["bob_corp.example", false, "Bob", "Builder"]);
+    expect([user.username, user.is_admin, user.first_name, user.last_name]).toEqual([
+      "bob_corp.example",
+      false,
+      "Bob",
+      "Builder",
+    ]);
     const me = dataOf(await c.call("GET", "/me", { token: (ex.json as { token: string }).token }));
     expect(me.avatar).toBeUndefined();
   }, 60_000);
@@ -164,7 +206,9 @@ describe("public client with PKCE", () => {
   test("sub-only profile maps to oidc-<sub>", async () => {
     const c = await core(idp.providerConfig("public"));
     const cb = await callback(c, await loginAtProvider((await begin(c)).href, "carol-7"));
-    const ex = await c.call("POST", "/auth/oauth2/token", { body: { token: new URL(location(cb), "http://x").searchParams.get("token") } });
+    const ex = await c.call("POST", "/auth/oauth2/token", {
+      body: { token: new URL(location(cb), "http://x").searchParams.get("token") },
+    });
     expect((ex.json as { user: { username: string } }).user.username).toBe("oidc-carol-7");
   }, 60_000);
 });
@@ -173,20 +217,29 @@ describe("skip_auto_provision", () => {
   test("an existing user matches by (verified) email; an unknown one is told there is no matching user", async () => {
     const c = await core(idp.providerConfig("confidential", { skip_auto_provision: true }));
     const admin = await c.login("admin", ADMIN_PASSWORD);
-    const created = await c.call("POST", "/users", { token: admin.token, body: { username: "robert", password: "robert-password-1", email: "bob@corp.example" } });
+    const created = await c.call("POST", "/users", {
+      token: admin.token,
+      body: { username: "robert", password: "robert-password-1", email: "bob@corp.example" },
+    });
     expect(created.status).toBe(201);
 
     const bob = await callback(c, await loginAtProvider((await begin(c)).href, "bob"));
-    const ex = await c.call("POST", "/auth/oauth2/token", { body: { token: new URL(location(bob), "http://x").searchParams.get("token") } });
+    const ex = await c.call("POST", "/auth/oauth2/token", {
+      body: { token: new URL(location(bob), "http://x").searchParams.get("token") },
+    });
     expect((ex.json as { user: { username: string } }).user.username).toBe("robert");
 
     // The same address marked unverified by the provider matches nobody.
     const mallory = await callback(c, await loginAtProvider((await begin(c)).href, "mallory"));
-    expect(oauthErrorOf(location(mallory))).toBe('no matching user for "bob_corp.example" or bob@corp.example on this server; ask an administrator to create the account');
+    expect(oauthErrorOf(location(mallory))).toBe(
+      'no matching user for "bob_corp.example" or bob@corp.example on this server; ask an administrator to create the account',
+    );
 
     const carol = await callback(c, await loginAtProvider((await begin(c)).href, "carol"));
     expect(carol.status).toBe(302);
-    expect(oauthErrorOf(location(carol))).toBe('no matching user for "oidc-carol" on this server; ask an administrator to create the account');
+    expect(oauthErrorOf(location(carol))).toBe(
+      'no matching user for "oidc-carol" on this server; ask an administrator to create the account',
+    );
     const users = dataOf(await c.call("GET", "/users", { token: admin.token })).items as Array<{ username: string }>;
     expect(users.map((u) => u.username).sort()).toEqual(["admin", "robert"]);
   }, 60_000);
@@ -208,7 +261,9 @@ describe("redirect safety (docs/AUTH.md)", () => {
     const ok = await callback(c, back);
     expect(location(ok)).toMatch(/^\/\?token=[^#]+#\/admin\/users$/);
     // A relative redirect_uri on the callback itself is taken instead of the one kept with the state.
-    const own = await callback(c, await loginAtProvider((await begin(c, "/#/admin/users")).href, "alice"), (q) => q.set("redirect_uri", "/#/settings"));
+    const own = await callback(c, await loginAtProvider((await begin(c, "/#/admin/users")).href, "alice"), (q) =>
+      q.set("redirect_uri", "/#/settings"),
+    );
     expect(location(own)).toMatch(/^\/\?token=[^#]+#\/settings$/);
   }, 60_000);
 
@@ -218,7 +273,10 @@ describe("redirect safety (docs/AUTH.md)", () => {
     expect(location(plain)).toMatch(/^https:\/\/svc\.example\/ui\/\?token=/);
     const relative = await callback(c, await loginAtProvider((await begin(c, "/ui/#/d/x")).href, "alice"));
     expect(location(relative)).toMatch(/^https:\/\/svc\.example\/ui\/\?token=[^#]+#\/d\/x$/);
-    const sameSite = await callback(c, await loginAtProvider((await begin(c, "https://svc.example/other")).href, "alice"));
+    const sameSite = await callback(
+      c,
+      await loginAtProvider((await begin(c, "https://svc.example/other")).href, "alice"),
+    );
     expect(location(sameSite)).toMatch(/^https:\/\/svc\.example\/other\?token=/);
     for (const bad of ["https://evil.example/ui/", "http://svc.example/ui/", "//evil.example/"]) {
       const r = await c.call("GET", `/auth/oauth2/corp/redirect?redirect_uri=${encodeURIComponent(bad)}`);
@@ -235,7 +293,9 @@ describe("every other failure redirect says what went wrong", () => {
   test("no code with a valid state: 400 page", async () => {
     const c = await core(idp.providerConfig("confidential"));
     const state = (await begin(c)).searchParams.get("state")!;
-    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`, { headers: { cookie: bindingCookies.get(state)! } });
+    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`, {
+      headers: { cookie: bindingCookies.get(state)! },
+    });
     expect(r.status).toBe(400);
     expect(oauthErrorOf(refreshOf(r))).toBe("the identity provider sent no authorization code");
   }, 60_000);
@@ -248,18 +308,27 @@ describe("every other failure redirect says what went wrong", () => {
   }, 60_000);
 
   test("a token endpoint answering 503: 302 naming the status", async () => {
-    await using broken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("maintenance", { status: 503 }) });
+    await using broken = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => new Response("maintenance", { status: 503 }),
+    });
     const tokenUrl = `http://127.0.0.1:${broken.port}/token`;
     const c = await core(idp.providerConfig("confidential", { token_url: tokenUrl }));
     const r = await callback(c, await loginAtProvider((await begin(c)).href, "alice"));
     expect(r.status).toBe(302);
-    expect(oauthErrorOf(location(r))).toBe(`the identity provider's token endpoint http://127.0.0.1:${broken.port} failed: HTTP 503`);
+    expect(oauthErrorOf(location(r))).toBe(
+      `the identity provider's token endpoint http://127.0.0.1:${broken.port} failed: HTTP 503`,
+    );
   }, 60_000);
 
   test("a disabled account cannot sign in", async () => {
     const c = await core(idp.providerConfig("confidential"));
     const admin = await c.login("admin", ADMIN_PASSWORD);
-    const created = await c.call("POST", "/users", { token: admin.token, body: { username: "alice", password: "alice-password-1", is_active: false } });
+    const created = await c.call("POST", "/users", {
+      token: admin.token,
+      body: { username: "alice", password: "alice-password-1", is_active: false },
+    });
     expect(created.status).toBe(201);
     const r = await callback(c, await loginAtProvider((await begin(c)).href, "alice"));
     expect(r.status).toBe(302);
@@ -275,6 +344,8 @@ describe("provider down", () => {
     await own.stopProvider();
     const r = await callback(c, back);
     expect(r.status).toBe(302);
-    expect(oauthErrorOf(location(r))).toStartWith(`the identity provider's token endpoint ${own.issuer} failed: cannot connect`);
+    expect(oauthErrorOf(location(r))).toStartWith(
+      `the identity provider's token endpoint ${own.issuer} failed: cannot connect`,
+    );
   }, 60_000);
 });

@@ -45,7 +45,12 @@ async function call(s: Server, method: string, path: string, opts: CallOptions =
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.body !== undefined) headers["content-type"] = "application/json";
-  const r = await fetch(`${s.url}/api/v4${path}`, { method, headers, redirect: "manual", ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+  const r = await fetch(`${s.url}/api/v4${path}`, {
+    method,
+    headers,
+    redirect: "manual",
+    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+  });
   const text = await r.text();
   let json: unknown;
   try {
@@ -60,7 +65,10 @@ async function call(s: Server, method: string, path: string, opts: CallOptions =
 async function begin(s: Server): Promise<{ authorize: URL; cookie: string }> {
   const r = await call(s, "GET", "/auth/oauth2/corp/redirect");
   expect(r.status).toBe(302);
-  return { authorize: new URL(r.headers.get("location") ?? ""), cookie: (r.headers.get("set-cookie") ?? "").split(";")[0] ?? "" };
+  return {
+    authorize: new URL(r.headers.get("location") ?? ""),
+    cookie: (r.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
+  };
 }
 
 /** The provider's redirect back (registered URI with code and state), delivered to `s` by the load balancer. */
@@ -69,11 +77,14 @@ async function callback(s: Server, back: URL, cookie: string): Promise<CallResul
 }
 
 const tokenOf = (r: CallResult) => new URL(r.headers.get("location") ?? "", "http://x").searchParams.get("token") ?? "";
-const errorOf = (r: CallResult) => new URL(r.headers.get("location") ?? "", "http://x").searchParams.get("oauth_error") ?? r.text;
+const errorOf = (r: CallResult) =>
+  new URL(r.headers.get("location") ?? "", "http://x").searchParams.get("oauth_error") ?? r.text;
 
 test("a shared store URL that is not postgres:// stops the start, its password not shown", async () => {
   await using dir = tempDir("svc-replica-");
-  const failure = await startServer(dir.path, { coordinator: { shared_store: { url: "mysql://svc:hunter2-not-shown@db:3306/svc" } } }).then(
+  const failure = await startServer(dir.path, {
+    coordinator: { shared_store: { url: "mysql://svc:hunter2-not-shown@db:3306/svc" } },
+  }).then(
     async (s) => {
       await s[Symbol.asyncDispose]();
       return undefined;
@@ -82,7 +93,9 @@ test("a shared store URL that is not postgres:// stops the start, its password n
   );
   expect(failure).toBeInstanceOf(AppError);
   expect((failure as AppError).code).toBe("CONFIG_INVALID");
-  expect((failure as AppError).message).toBe("coordinator.shared_store.url: mysql://svc:***@db:3306/svc is not a postgres:// URL");
+  expect((failure as AppError).message).toBe(
+    "coordinator.shared_store.url: mysql://svc:***@db:3306/svc is not a postgres:// URL",
+  );
 });
 
 describe("two coordinators with a shared PostgreSQL store", () => {
@@ -152,7 +165,9 @@ describe("two coordinators with a shared PostgreSQL store", () => {
       const cb = await callback(a, await loginAtProvider(authorize.href, "erin"), cookie);
       expect(cb.status).toBe(302);
       const token = tokenOf(cb);
-      const answers = await Promise.all([b, b, b, b].map((s) => call(s, "POST", "/auth/oauth2/token", { body: { token } })));
+      const answers = await Promise.all(
+        [b, b, b, b].map((s) => call(s, "POST", "/auth/oauth2/token", { body: { token } })),
+      );
       expect(answers.map((r) => r.status).sort()).toEqual([201, 401, 401, 401]);
     },
     60_000,
@@ -186,7 +201,8 @@ describe("two coordinators with a shared PostgreSQL store", () => {
     "failed logins count across both replicas: two on A and one on B lock the user on A",
     [postgresPeer],
     async () => {
-      const attempt = (s: Server, password: string) => call(s, "POST", "/auth/sessions", { body: { username: "carol", password } });
+      const attempt = (s: Server, password: string) =>
+        call(s, "POST", "/auth/sessions", { body: { username: "carol", password } });
       expect((await attempt(a, "wrong-1")).status).toBe(401);
       expect((await attempt(a, "wrong-2")).status).toBe(401);
       expect((await attempt(b, "wrong-3")).status).toBe(401);
@@ -202,7 +218,11 @@ describe("two coordinators with a shared PostgreSQL store", () => {
     "a burst of guesses spread over both replicas gets at most max_failed_logins password checks",
     [postgresPeer],
     async () => {
-      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i % 2 === 0 ? a : b, "POST", "/auth/sessions", { body: { username: "dave", password: `guess-${i}` } })));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          call(i % 2 === 0 ? a : b, "POST", "/auth/sessions", { body: { username: "dave", password: `guess-${i}` } }),
+        ),
+      );
       const statuses = answers.map((r) => r.status);
       expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(3);
       expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
@@ -218,7 +238,8 @@ describe("two coordinators with a shared PostgreSQL store", () => {
       const state = authorize.searchParams.get("state") ?? "";
       const sql = new SQL(pg!.url, { max: 1 });
       try {
-        const rows: Array<{ key_hash: string }> = await sql`SELECT key_hash FROM svc_auth_once WHERE kind = 'oauth_state'`;
+        const rows: Array<{ key_hash: string }> =
+          await sql`SELECT key_hash FROM svc_auth_once WHERE kind = 'oauth_state'`;
         expect(rows.length).toBeGreaterThan(0);
         expect(rows.some((r) => r.key_hash === state)).toBe(false);
         expect(rows.some((r) => r.key_hash === new Bun.CryptoHasher("sha256").update(state).digest("hex"))).toBe(true);

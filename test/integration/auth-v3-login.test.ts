@@ -21,7 +21,11 @@ describe("POST /api/v3/auth", () => {
     await using s = await startServer(dir.path);
     const r = await homerLogin(s.url, "admin", ADMIN_PASSWORD);
     expect(r.status).toBe(201);
-    const body = (await r.json()) as { token: string; scope: string; user: { username: string; admin: boolean; id: string } };
+    const body = (await r.json()) as {
+      token: string;
+      scope: string;
+      user: { username: string; admin: boolean; id: string };
+    };
     expect(body.token).toBeString();
     expect(body.user).toMatchObject({ username: "admin", admin: true });
     expect(body.scope).toBe(body.user.id);
@@ -39,8 +43,14 @@ describe("POST /api/v3/auth", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ username: "admin", password: "not-the-password" }),
     });
-    expect(((await wrong.json()) as { message: string }).message).toBe(((await v4.json()) as { message: string }).message);
-    const missing = await fetch(`${s.url}/api/v3/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin" }) });
+    expect(((await wrong.json()) as { message: string }).message).toBe(
+      ((await v4.json()) as { message: string }).message,
+    );
+    const missing = await fetch(`${s.url}/api/v3/auth`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin" }),
+    });
     expect(missing.status).toBe(400);
     // Only the login is v3: other v3 paths stay unknown.
     expect((await fetch(`${s.url}/api/v3/search/call/data`, { method: "POST" })).status).toBe(404);

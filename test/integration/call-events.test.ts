@@ -14,7 +14,11 @@ import { invite, request, response, withSdp } from "../fixtures/sip.ts";
 const PASSWORD = "call-events-password";
 const T0_MS = Date.now() - 120_000;
 
-function hep(payload: string, atMs: number, o: { proto?: number; src?: string; dst?: string; sport?: number; dport?: number; cid?: string } = {}) {
+function hep(
+  payload: string,
+  atMs: number,
+  o: { proto?: number; src?: string; dst?: string; sport?: number; dport?: number; cid?: string } = {},
+) {
   return encodeHep3({
     srcIp: o.src ?? "10.30.0.1",
     dstIp: o.dst ?? "10.30.0.2",
@@ -31,16 +35,26 @@ function hep(payload: string, atMs: number, o: { proto?: number; src?: string; d
 
 test("call events: RTCP by correlation id and media address, logs by correlation id, oldest first; other calls left out", async () => {
   await using dir = tempDir();
-  await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  await using a = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  });
   const { ingest, lake, coordinatorUrl } = a.app;
   const api = `${coordinatorUrl}/api/v4`;
   const A = `ev-${crypto.randomUUID()}`;
   const OTHER = `ev-other-${crypto.randomUUID()}`;
   const p = { callId: A, from: "1001", to: "2002" };
-  const rtcp = (jitter: number, fl: number) => JSON.stringify({ type: 200, ssrc: 11, report_blocks: [{ source_ssrc: 22, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }] });
+  const rtcp = (jitter: number, fl: number) =>
+    JSON.stringify({
+      type: 200,
+      ssrc: 11,
+      report_blocks: [{ source_ssrc: 22, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }],
+    });
   const packets = [
     hep(invite({ ...p, srcIp: "10.30.0.1", mediaPort: 40000 }), 0),
-    hep(withSdp(response(200, "OK", "INVITE", { ...p, toTag: "t" }), "10.30.0.2", 42000), 50, { src: "10.30.0.2", dst: "10.30.0.1" }),
+    hep(withSdp(response(200, "OK", "INVITE", { ...p, toTag: "t" }), "10.30.0.2", 42000), 50, {
+      src: "10.30.0.2",
+      dst: "10.30.0.1",
+    }),
     hep(rtcp(12, 0), 5_000, { proto: 5, sport: 40001, dport: 42001, cid: A }),
     // No correlation id: found by the offer's and the answer's RTCP addresses (RTP port + 1), between the answer and the BYE.
     hep(rtcp(30, 64), 6_000, { proto: 5, sport: 40001, dport: 42001 }),
@@ -63,11 +77,26 @@ test("call events: RTCP by correlation id and media address, logs by correlation
     return Number(r.rows[0]!.n) === packets.length;
   });
 
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const { token } = (await login.json()) as { token: string };
   const post = async (body: unknown) => {
-    const r = await fetch(`${api}/transactions/events`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-    return { status: r.status, json: (await r.json()) as { data: { items: Array<Record<string, unknown>>; sessions: string[] }; meta: { pagination: { total: number } }; message?: string } };
+    const r = await fetch(`${api}/transactions/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: r.status,
+      json: (await r.json()) as {
+        data: { items: Array<Record<string, unknown>>; sessions: string[] };
+        meta: { pagination: { total: number } };
+        message?: string;
+      },
+    };
   };
   const timestamp = { from: T0_MS - 60_000, to: Date.now() };
 
@@ -82,7 +111,15 @@ test("call events: RTCP by correlation id and media address, logs by correlation
   expect(r.json.meta.pagination.total).toBe(4);
   expect(r.json.data.sessions).toEqual([A]);
   const first = r.json.data.items[0]!;
-  expect(first).toMatchObject({ id: 1, proto_type: 5, src_ip: "10.30.0.1", src_port: 40001, dst_port: 42001, node_id: 3001, qos: { jitter: 12, loss_pct: 0 } });
+  expect(first).toMatchObject({
+    id: 1,
+    proto_type: 5,
+    src_ip: "10.30.0.1",
+    src_port: 40001,
+    dst_port: 42001,
+    node_id: 3001,
+    qos: { jitter: 12, loss_pct: 0 },
+  });
   expect(first.timestamp_us).toBe((T0_MS + 5_000) * 1000);
   expect(r.json.data.items[2]!.qos).toBeNull();
   expect(String(r.json.data.items[3]!.payload)).toContain('"level":"info"');
@@ -96,7 +133,9 @@ test("call events: RTCP by correlation id and media address, logs by correlation
   expect((await post({ session_id: "no-such-call", timestamp })).status).toBe(404);
 
   // The OpenAPI document describes the route and its answer.
-  const doc = (await (await fetch(`${api}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+  const doc = (await (await fetch(`${api}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  };
   const op = doc.paths["/api/v4/transactions/events"]?.post;
   expect(op).toBeDefined();
   expect(JSON.stringify(op!.responses["200"])).toContain("summary");

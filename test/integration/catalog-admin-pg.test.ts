@@ -13,7 +13,16 @@ import { AppError, errorMessage } from "../../src/core/index.ts";
 import { tempDir } from "../harness.ts";
 
 function lakeOf(url: string, dir: string) {
-  return { storage: { lakehouse: { catalog_type: "postgres", catalog_path: url, data_path: join(dir, "lake/"), state_path: join(dir, "state") } } };
+  return {
+    storage: {
+      lakehouse: {
+        catalog_type: "postgres",
+        catalog_path: url,
+        data_path: join(dir, "lake/"),
+        state_path: join(dir, "state"),
+      },
+    },
+  };
 }
 
 test("svc catalog backup|list|restore and svc system --rebuild-catalog refuse with a PostgreSQL catalog", async () => {

@@ -24,9 +24,13 @@ type Line = Record<string, unknown>;
 function injectDuplicates(catalog: string): void {
   const db = new Database(catalog);
   db.run("ALTER TABLE ducklake_snapshot RENAME TO old_snapshot");
-  db.run("CREATE TABLE ducklake_snapshot(snapshot_id BIGINT, snapshot_time VARCHAR, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)");
+  db.run(
+    "CREATE TABLE ducklake_snapshot(snapshot_id BIGINT, snapshot_time VARCHAR, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)",
+  );
   db.run("INSERT INTO ducklake_snapshot SELECT * FROM old_snapshot");
-  db.run("INSERT INTO ducklake_snapshot SELECT * FROM old_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM old_snapshot)");
+  db.run(
+    "INSERT INTO ducklake_snapshot SELECT * FROM old_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM old_snapshot)",
+  );
   db.run("DROP TABLE old_snapshot");
   db.run("INSERT INTO ducklake_table SELECT * FROM ducklake_table WHERE table_name = 'hep_proto_1_call'");
   db.run(
@@ -35,7 +39,10 @@ function injectDuplicates(catalog: string): void {
   db.close();
 }
 
-async function startLogged(dir: string, overrides: Record<string, unknown>): Promise<{ lines: Line[]; rows: Record<string, unknown[]> }> {
+async function startLogged(
+  dir: string,
+  overrides: Record<string, unknown>,
+): Promise<{ lines: Line[]; rows: Record<string, unknown[]> }> {
   const lines: Line[] = [];
   configureLogging({ level: "info", format: "json", sink: { write: (l) => lines.push(JSON.parse(l) as Line) } });
   const rows: Record<string, unknown[]> = {};
@@ -50,53 +57,65 @@ async function startLogged(dir: string, overrides: Record<string, unknown>): Pro
 
 const REPAIRED = "repaired duplicate catalog rows at start (the most recent of each kept)";
 
-peerTest("duplicate snapshot, table and column rows are repaired at start: counts logged, a backup keeps them, the extension reads the same rows", [PEERS.pyDuckLake], async () => {
-  await using dir = tempDir("svc-repair-");
-  const catalog = join(dir.path, "catalog.sqlite");
-  const dataPath = join(dir.path, "lake") + "/";
-  const before: Record<string, unknown[]> = {};
-  {
-    await using a = await startTestAppliance(dir.path, OVERRIDES);
-    await ingest(a.app, "r1", 30, 4);
-    await ingest(a.app, "r2", 20, 0);
-    for (const t of [CALL, REG]) before[t] = await rowsOf(a.app, t);
-  }
-  const sql = { calls: `SELECT CAST(COLUMNS(*) AS VARCHAR) FROM l.${CALL} ORDER BY uuid`, regs: `SELECT CAST(COLUMNS(*) AS VARCHAR) FROM l.${REG} ORDER BY uuid` };
-  const peerBefore = peerQueries(catalog, dataPath, sql);
-  expect(peerBefore.calls).toHaveLength(50);
+peerTest(
+  "duplicate snapshot, table and column rows are repaired at start: counts logged, a backup keeps them, the extension reads the same rows",
+  [PEERS.pyDuckLake],
+  async () => {
+    await using dir = tempDir("svc-repair-");
+    const catalog = join(dir.path, "catalog.sqlite");
+    const dataPath = join(dir.path, "lake") + "/";
+    const before: Record<string, unknown[]> = {};
+    {
+      await using a = await startTestAppliance(dir.path, OVERRIDES);
+      await ingest(a.app, "r1", 30, 4);
+      await ingest(a.app, "r2", 20, 0);
+      for (const t of [CALL, REG]) before[t] = await rowsOf(a.app, t);
+    }
+    const sql = {
+      calls: `SELECT CAST(COLUMNS(*) AS VARCHAR) FROM l.${CALL} ORDER BY uuid`,
+      regs: `SELECT CAST(COLUMNS(*) AS VARCHAR) FROM l.${REG} ORDER BY uuid`,
+    };
+    const peerBefore = peerQueries(catalog, dataPath, sql);
+    expect(peerBefore.calls).toHaveLength(50);
 
-  injectDuplicates(catalog);
-  // The damage matters: the extension refuses such a catalog.
-  expect(() => peerQueries(catalog, dataPath, sql)).toThrow("Corrupt DuckLake - multiple snapshots");
-  {
-    using damaged = openCatalog({ path: catalog, dataPath, readOnly: true });
-    expect(damaged.duplicateRows()).toEqual({ ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 });
-  }
+    injectDuplicates(catalog);
+    // The damage matters: the extension refuses such a catalog.
+    expect(() => peerQueries(catalog, dataPath, sql)).toThrow("Corrupt DuckLake - multiple snapshots");
+    {
+      using damaged = openCatalog({ path: catalog, dataPath, readOnly: true });
+      expect(damaged.duplicateRows()).toEqual({ ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 });
+    }
 
-  const first = await startLogged(dir.path, OVERRIDES);
-  const repaired = first.lines.filter((l) => l.msg === REPAIRED);
-  expect(repaired).toHaveLength(1);
-  expect(repaired[0]).toMatchObject({ level: "warn", catalog, removed: { ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 }, rows: 3 });
-  expect(repaired[0]!.remaining).toBeUndefined();
-  expect(first.rows).toEqual(before);
+    const first = await startLogged(dir.path, OVERRIDES);
+    const repaired = first.lines.filter((l) => l.msg === REPAIRED);
+    expect(repaired).toHaveLength(1);
+    expect(repaired[0]).toMatchObject({
+      level: "warn",
+      catalog,
+      removed: { ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 },
+      rows: 3,
+    });
+    expect(repaired[0]!.remaining).toBeUndefined();
+    expect(first.rows).toEqual(before);
 
-  // Lossless: the backup taken before the repair still has every removed row.
-  const backup = String(repaired[0]!.backup);
-  expect(backup).toMatch(new RegExp(`^${catalog}\\.bak-\\d{8}T\\d{9}Z$`));
-  expect(existsSync(backup)).toBe(true);
-  {
-    using copy = openCatalog({ path: backup, dataPath, readOnly: true });
-    expect(copy.duplicateRows()).toEqual({ ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 });
-    using fixed = openCatalog({ path: catalog, dataPath, readOnly: true });
-    expect(fixed.integrityCheck()).toEqual({ ok: true, problems: [] });
-  }
-  expect(peerQueries(catalog, dataPath, sql)).toEqual(peerBefore);
+    // Lossless: the backup taken before the repair still has every removed row.
+    const backup = String(repaired[0]!.backup);
+    expect(backup).toMatch(new RegExp(`^${catalog}\\.bak-\\d{8}T\\d{9}Z$`));
+    expect(existsSync(backup)).toBe(true);
+    {
+      using copy = openCatalog({ path: backup, dataPath, readOnly: true });
+      expect(copy.duplicateRows()).toEqual({ ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 });
+      using fixed = openCatalog({ path: catalog, dataPath, readOnly: true });
+      expect(fixed.integrityCheck()).toEqual({ ok: true, problems: [] });
+    }
+    expect(peerQueries(catalog, dataPath, sql)).toEqual(peerBefore);
 
-  // Nothing left to repair on the next start.
-  const second = await startLogged(dir.path, OVERRIDES);
-  expect(second.lines.filter((l) => l.msg === REPAIRED)).toHaveLength(0);
-  expect(second.rows).toEqual(before);
-});
+    // Nothing left to repair on the next start.
+    const second = await startLogged(dir.path, OVERRIDES);
+    expect(second.lines.filter((l) => l.msg === REPAIRED)).toHaveLength(0);
+    expect(second.rows).toEqual(before);
+  },
+);
 
 test("auto_repair_catalog false: duplicates are reported at start and left in place", async () => {
   await using dir = tempDir("svc-repair-off-");
@@ -109,9 +128,15 @@ test("auto_repair_catalog false: duplicates are reported at start and left in pl
   const off = { storage: { lakehouse: { ...OVERRIDES.storage.lakehouse, auto_repair_catalog: false } } };
   const { lines } = await startLogged(dir.path, off);
   expect(lines.filter((l) => l.msg === REPAIRED)).toHaveLength(0);
-  const report = lines.filter((l) => String(l.msg).startsWith("the catalog has duplicate rows and auto_repair_catalog is off"));
+  const report = lines.filter((l) =>
+    String(l.msg).startsWith("the catalog has duplicate rows and auto_repair_catalog is off"),
+  );
   expect(report).toHaveLength(1);
-  expect(report[0]).toMatchObject({ level: "error", duplicates: { ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 }, rows: 3 });
+  expect(report[0]).toMatchObject({
+    level: "error",
+    duplicates: { ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 },
+    rows: 3,
+  });
   using still = openCatalog({ path: catalog, dataPath: join(dir.path, "lake"), readOnly: true });
   expect(still.duplicateRows()).toEqual({ ducklake_snapshot: 1, ducklake_table: 1, ducklake_column: 1 });
 });

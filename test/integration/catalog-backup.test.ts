@@ -55,7 +55,11 @@ describe("svc catalog", () => {
       ]) {
         const r = await svc([...args, "--config-path", cfg], dir.path);
         expect(r.stdout).toBe("");
-        expect(r.stderr).toMatch(new RegExp(`^svc: (restore|rebuild) refused: pid ${process.pid} on \\S+ holds the writer lock ${catalogPath}\\.lock \\(svc serve is running\\); stop it first\\n$`));
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^svc: (restore|rebuild) refused: pid ${process.pid} on \\S+ holds the writer lock ${catalogPath}\\.lock \\(svc serve is running\\); stop it first\\n$`,
+          ),
+        );
         expect(r.code).toBe(1);
       }
       atBackup = await rowsOf(a.app, CALL, snap);
@@ -65,7 +69,9 @@ describe("svc catalog", () => {
     }
     const r = await svc(["catalog", "restore", "--config-path", cfg], dir.path);
     expect(r.stdout).toMatch(
-      new RegExp(`^restored ${catalogPath} from ${catalogPath}\\.bak-\\d{8}T\\d{9}Z: snapshot ${snap} \\(.+\\)\\nthe replaced catalog is kept as ${catalogPath}\\.pre-restore\\.\\d{8}T\\d{9}Z\\n$`),
+      new RegExp(
+        `^restored ${catalogPath} from ${catalogPath}\\.bak-\\d{8}T\\d{9}Z: snapshot ${snap} \\(.+\\)\\nthe replaced catalog is kept as ${catalogPath}\\.pre-restore\\.\\d{8}T\\d{9}Z\\n$`,
+      ),
     );
     expect(r.stderr).toMatch(
       /^svc: warning: \d+ data file\(s\) under .+ are not in this backup \(written after it\); svc serve moves them into .+\/_quarantine at a start once they are an hour old \(it does not delete them\)\./,
@@ -74,7 +80,8 @@ describe("svc catalog", () => {
     // The files written after the backup are over an hour old when the appliance starts again: the
     // start's sweep sets aside only those (docs/STORAGE.md "Compaction, retention and orphans").
     const longAgo = new Date(Date.now() - 2 * 3_600_000);
-    for (const f of new Bun.Glob("**/ducklake-*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })) utimesSync(f, longAgo, longAgo);
+    for (const f of new Bun.Glob("**/ducklake-*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true }))
+      utimesSync(f, longAgo, longAgo);
     {
       await using a = await startTestAppliance(dir.path, OVERRIDES);
       expect(await rowsOf(a.app, CALL)).toEqual(atBackup);
@@ -90,7 +97,9 @@ describe("svc catalog", () => {
     );
     expect(again.code).toBe(1);
     const after = new Database(catalogPath, { readonly: true });
-    expect(after.query<{ s: number }, []>("SELECT max(snapshot_id) AS s FROM ducklake_snapshot").get()!.s).toBe(snapNow);
+    expect(after.query<{ s: number }, []>("SELECT max(snapshot_id) AS s FROM ducklake_snapshot").get()!.s).toBe(
+      snapNow,
+    );
     after.close();
   });
 
@@ -123,7 +132,9 @@ describe("svc catalog", () => {
     expect(list.code).toBe(0);
     const lines = list.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^TIME \(UTC\)\s+SIZE\s+SNAPSHOT\s+FILE$/);
-    const rows = lines.slice(1).map((l) => /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\s+([\d.]+ KiB)\s+(\d+)\s+(\S+)$/.exec(l)!);
+    const rows = lines
+      .slice(1)
+      .map((l) => /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\s+([\d.]+ KiB)\s+(\d+)\s+(\S+)$/.exec(l)!);
     expect(rows.map((r) => [Number(r[3]), r[4]])).toEqual([
       [made[2]!.snapshot, made[2]!.path],
       [made[1]!.snapshot, made[1]!.path],
@@ -144,10 +155,18 @@ describe("svc catalog", () => {
       [["catalog", "frob", "--config-path", cfg], 2, /^svc: unknown catalog command "frob"/],
       [["catalog", "list", "--from", "x", "--config-path", cfg], 2, /^svc: --from is for svc catalog restore\n$/],
       [["system", "--config-path", cfg], 2, /^svc: svc system needs --rebuild-catalog/],
-      [["system", "--rebuild-cleanup-orphans", "--config-path", cfg], 2, /^svc: --rebuild-cleanup-orphans needs --rebuild-catalog\n$/],
+      [
+        ["system", "--rebuild-cleanup-orphans", "--config-path", cfg],
+        2,
+        /^svc: --rebuild-cleanup-orphans needs --rebuild-catalog\n$/,
+      ],
       [["catalog", "backup", "--config-path", cfg], 1, /^svc: catalog .+catalog\.sqlite does not exist\n$/],
       [["catalog", "restore", "--config-path", cfg], 1, /^svc: no backup of .+catalog\.sqlite to restore/],
-      [["catalog", "restore", "--from", "nope", "--config-path", cfg], 1, /^svc: backup nope not found \(svc catalog list shows the backups\)\n$/],
+      [
+        ["catalog", "restore", "--from", "nope", "--config-path", cfg],
+        1,
+        /^svc: backup nope not found \(svc catalog list shows the backups\)\n$/,
+      ],
     ];
     for (const [args, code, err] of cases) {
       const r = await svc(args, dir.path);

@@ -17,7 +17,9 @@ import { tempDir } from "../harness.ts";
 import { CALL, count, ingest, svc, writeConfig } from "./catalog-tools-harness.ts";
 import { metricValue } from "./compaction-helpers.ts";
 
-const OVERRIDES = { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000, compaction: { check_interval_sec: 3600 } } } };
+const OVERRIDES = {
+  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000, compaction: { check_interval_sec: 3600 } } },
+};
 
 const inflightRows = (catalog: string) => {
   const db = new Database(catalog, { readonly: true });
@@ -95,7 +97,11 @@ test("after a restore the newer files are quarantined, not deleted; a reserved l
 
   const list = await svc(["catalog", "quarantine", "--config-path", cfg], dir.path);
   expect(list.code).toBe(0);
-  expect(list.stdout).toMatch(new RegExp(`^${folder}: ${afterBackup.length} file\\(s\\), [\\d.]+ (B|KiB|MiB)\\n${afterBackup.length} file\\(s\\); svc catalog quarantine --purge deletes them\\n$`));
+  expect(list.stdout).toMatch(
+    new RegExp(
+      `^${folder}: ${afterBackup.length} file\\(s\\), [\\d.]+ (B|KiB|MiB)\\n${afterBackup.length} file\\(s\\); svc catalog quarantine --purge deletes them\\n$`,
+    ),
+  );
 
   // The operator's way back: move them to their place and rebuild.
   for (const f of afterBackup) {

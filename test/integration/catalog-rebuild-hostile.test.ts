@@ -15,7 +15,9 @@ import { tempDir } from "../harness.ts";
 import { CALL, count, ingest, REG, svc, writeConfig } from "./catalog-tools-harness.ts";
 
 // One flush: one genuine file per table, so a single foreign file is as many as the genuine ones.
-const OVERRIDES = { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000, compaction: { check_interval_sec: 3600 } } } };
+const OVERRIDES = {
+  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000, compaction: { check_interval_sec: 3600 } } },
+};
 
 const dropCatalog = (catalog: string) => {
   for (const s of ["", "-wal", "-shm"]) rmSync(catalog + s, { force: true });
@@ -50,7 +52,9 @@ test("a foreign Parquet file beside a genuine one is left out; the genuine rows 
   const foreignReg = join(regDir, reg.partition, "foreign.parquet");
   const duck = await DuckDBInstance.create(":memory:");
   const con = await duck.connect();
-  await con.run(`COPY (SELECT 'x' AS note, 1::BIGINT AS n, DATE '${reg.partition.slice(5)}' AS date) TO '${foreignReg}' (FORMAT parquet, FIELD_IDS {note: 1, n: 2, date: 3})`);
+  await con.run(
+    `COPY (SELECT 'x' AS note, 1::BIGINT AS n, DATE '${reg.partition.slice(5)}' AS date) TO '${foreignReg}' (FORMAT parquet, FIELD_IDS {note: 1, n: 2, date: 3})`,
+  );
   con.closeSync();
   duck.closeSync();
 
@@ -58,17 +62,26 @@ test("a foreign Parquet file beside a genuine one is left out; the genuine rows 
   expect(r.code).toBe(0);
   {
     await using a = await startTestAppliance(dir.path, OVERRIDES);
-    expect({ calls: await count(a.app, CALL), registrations: await count(a.app, REG) }).toEqual({ calls: 200, registrations: 20 });
+    expect({ calls: await count(a.app, CALL), registrations: await count(a.app, REG) }).toEqual({
+      calls: 200,
+      registrations: 20,
+    });
   }
   // The genuine files are where they were; the foreign ones too (not the writer's names).
   for (const f of [call.file, reg.file, foreignCall, foreignReg]) expect(existsSync(f), f).toBe(true);
   expect(r.stderr).toBe("");
   const out = r.stdout.split("\n");
-  expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(/: 1 file\(s\), 200 rows, \d+ columns, partitioned by date$/);
-  expect(out.find((l) => l.startsWith(`table ${REG}:`))).toMatch(/: 1 file\(s\), 20 rows, \d+ columns, partitioned by date$/);
+  expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(
+    /: 1 file\(s\), 200 rows, \d+ columns, partitioned by date$/,
+  );
+  expect(out.find((l) => l.startsWith(`table ${REG}:`))).toMatch(
+    /: 1 file\(s\), 20 rows, \d+ columns, partitioned by date$/,
+  );
   expect(out).toContain("not registered: 2 file(s), left in place");
   expect(out).toContain(`  ${foreignCall}: partitioned by nothing, the table's files by date`);
-  expect(out.find((l) => l.startsWith(`  ${foreignReg}: `))).toMatch(/: column field id \d+ is \w+ \w+ here, .+ in the table's files$/);
+  expect(out.find((l) => l.startsWith(`  ${foreignReg}: `))).toMatch(
+    /: column field id \d+ is \w+ \w+ here, .+ in the table's files$/,
+  );
 }, 120_000);
 
 test("symbolic links are not followed nor deleted, a link loop does not stop the rebuild, nothing outside the data path is touched", async () => {
@@ -103,11 +116,15 @@ test("symbolic links are not followed nor deleted, a link loop does not stop the
 
   const r = await svc(["system", "--rebuild-catalog", "--rebuild-cleanup-orphans", "--config-path", cfg], dir.path);
   // One warning on stderr (the log); the report on stdout names the links.
-  expect(r.stderr).toMatch(/^\{.*"level":"warn","msg":"symbolic links under the data path were not followed".*"links":4\}\n$/);
+  expect(r.stderr).toMatch(
+    /^\{.*"level":"warn","msg":"symbolic links under the data path were not followed".*"links":4\}\n$/,
+  );
   expect(r.code).toBe(0);
   for (const f of [outsideCopy, outsideTorn]) expect(existsSync(f), f).toBe(true);
   const out = r.stdout.split("\n");
-  expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(/: 1 file\(s\), 200 rows, \d+ columns, partitioned by date$/);
+  expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(
+    /: 1 file\(s\), 200 rows, \d+ columns, partitioned by date$/,
+  );
   expect(out).toContain("symbolic links not followed: 4 (never registered nor deleted)");
   for (const l of [fileLink, dirLink, selfLoop, upLoop]) expect(out).toContain(`  ${l}`);
   expect(out.some((l) => l.includes(outside))).toBe(false);

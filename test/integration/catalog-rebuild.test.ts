@@ -18,7 +18,13 @@ import { CALL, REG, count, ingest, peerQueries, rowsOf, sendHep, svc, writeConfi
 const LP = "metrics.cpu";
 const OVERRIDES = {
   ingest: { line_protocol: { enable: true } },
-  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000, compaction: { min_age_sec: 0, check_interval_sec: 3600 } } },
+  storage: {
+    lakehouse: {
+      flush_interval_sec: 3600,
+      batch_size: 100000,
+      compaction: { min_age_sec: 0, check_interval_sec: 3600 },
+    },
+  },
 };
 
 /** Live files of a catalog with every statistic the catalog keeps for them, keyed by path. */
@@ -53,7 +59,11 @@ const PEER_SQL = {
 
 async function writeLp(base: string, from: number, n: number): Promise<void> {
   const now = BigInt(Date.now() - 120_000) * 1_000_000n;
-  const lines = Array.from({ length: n }, (_, i) => `cpu,host=h${(from + i) % 7} usage=${((from + i) * 1.25).toFixed(2)},cores=${from + i}i ${now + BigInt((from + i) * 1_000_000)}`);
+  const lines = Array.from(
+    { length: n },
+    (_, i) =>
+      `cpu,host=h${(from + i) % 7} usage=${((from + i) * 1.25).toFixed(2)},cores=${from + i}i ${now + BigInt((from + i) * 1_000_000)}`,
+  );
   const r = await fetch(`${base}/write?db=metrics&precision=ns`, { method: "POST", body: lines.join("\n") });
   expect(r.status).toBe(204);
 }
@@ -117,14 +127,20 @@ peerTest(
     const r = await svc(["system", "--rebuild-catalog", "--config-path", cfg], dir.path);
     expect(r.stderr).toBe("");
     const out = r.stdout.split("\n");
-    expect(out[0]).toMatch(new RegExp(`^rebuilt ${catalog} from the Parquet files under ${dataPath.slice(0, -1)} \\(snapshot \\d+\\)$`));
+    expect(out[0]).toMatch(
+      new RegExp(`^rebuilt ${catalog} from the Parquet files under ${dataPath.slice(0, -1)} \\(snapshot \\d+\\)$`),
+    );
     expect(out).toContain("there was no previous catalog");
     expect(out).toContain("previous catalog: absent");
     expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(
       /^table main\.hep_proto_1_call: 2 file\(s\), 130 rows, 20 columns, partitioned by date; 4 superseded file\(s\) registered as retired \(compaction sources\)$/,
     );
-    expect(out.find((l) => l.startsWith(`table ${REG}:`))).toMatch(/: 2 file\(s\), 22 rows, .+; 4 superseded file\(s\)/);
-    expect(out.find((l) => l.startsWith(`table ${LP}:`))).toMatch(/: \d+ file\(s\), 80 rows, .+; 4 superseded file\(s\)/);
+    expect(out.find((l) => l.startsWith(`table ${REG}:`))).toMatch(
+      /: 2 file\(s\), 22 rows, .+; 4 superseded file\(s\)/,
+    );
+    expect(out.find((l) => l.startsWith(`table ${LP}:`))).toMatch(
+      /: \d+ file\(s\), 80 rows, .+; 4 superseded file\(s\)/,
+    );
     expect(out).toContain("not registered: 3 file(s), left in place");
     expect(out).toContain(`  ${stray}: not at <schema>/<table>/[<column>=<value>/]<file>.parquet`);
     expect(out).toContain(`  ${upper}: table main.HEP_proto_1_call differs from main.hep_proto_1_call only by case`);
@@ -142,7 +158,10 @@ peerTest(
     }
 
     // Again with the flag: the two files are deleted, the previous catalog is kept.
-    const again = await svc(["system", "--rebuild-catalog", "--rebuild-cleanup-orphans", "--config-path", cfg], dir.path);
+    const again = await svc(
+      ["system", "--rebuild-catalog", "--rebuild-cleanup-orphans", "--config-path", cfg],
+      dir.path,
+    );
     expect(again.stdout).toMatch(new RegExp(`\\nprevious catalog kept as ${catalog}\\.corrupt\\.\\d{8}T\\d{9}Z\\n`));
     expect(again.stdout).toContain("not registered: 1 file(s), deleted (--rebuild-cleanup-orphans)\n");
     expect(again.code).toBe(0);
@@ -170,7 +189,10 @@ test("rebuild after a crash: spool files whose rows are in Parquet are not loade
   /** Sends a batch, waits until it is sealed into spool files, copies them aside, then flushes. */
   const spooled = async (a: Awaited<ReturnType<typeof startTestAppliance>>, prefix: string) => {
     await sendHep(a.app, prefix, 40);
-    await waitFor(`${prefix} in the buffer`, async () => (await count(a.app, CALL, `session_id LIKE '${prefix}-%'`)) === 40);
+    await waitFor(
+      `${prefix} in the buffer`,
+      async () => (await count(a.app, CALL, `session_id LIKE '${prefix}-%'`)) === 40,
+    );
     const names = readdirSync(spoolDir).filter((n) => n.endsWith(".csv") || n.endsWith(".parquet"));
     expect(names.length).toBeGreaterThan(0);
     for (const n of names) cpSync(join(spoolDir, n), join(kept, n));
@@ -199,7 +221,9 @@ test("rebuild after a crash: spool files whose rows are in Parquet are not loade
   {
     await using a = await startTestAppliance(dir.path, OVERRIDES);
     await a.app.lake!.flush();
-    const per = await a.app.lake!.query(`SELECT split_part(session_id, '-', 1) AS batch, count(*) AS n, count(DISTINCT uuid) AS u FROM svc_lake.${CALL} GROUP BY 1 ORDER BY 1`);
+    const per = await a.app.lake!.query(
+      `SELECT split_part(session_id, '-', 1) AS batch, count(*) AS n, count(DISTINCT uuid) AS u FROM svc_lake.${CALL} GROUP BY 1 ORDER BY 1`,
+    );
     expect(per.rows.map((x) => [x.batch, Number(x.n), Number(x.u)])).toEqual([
       ["flushed", 40, 40],
       ["keep", 40, 40],

@@ -31,7 +31,10 @@ function diskState(): Record<string, string> {
     // SQLite's shared-memory index and an empty write-ahead log come and go with whoever last
     // opened the catalog; they hold no data (a WAL with frames would, and is compared).
     else if (p.endsWith("-shm") || (p.endsWith("-wal") && st.size === 0)) return;
-    else out[relative(dir.path, p)] = st.isSymbolicLink() ? "link" : `${st.size}:${Bun.hash(readFileSync(p)).toString(16)}`;
+    else
+      out[relative(dir.path, p)] = st.isSymbolicLink()
+        ? "link"
+        : `${st.size}:${Bun.hash(readFileSync(p)).toString(16)}`;
   };
   walk(dir.path);
   return out;
@@ -75,7 +78,11 @@ async function expectRefused(path: string, problem: RegExp): Promise<void> {
   const before = diskState();
   const r = await svc(["catalog", "restore", "--config-path", cfg, "--from", path], dir.path);
   expect(r.stdout).toBe("");
-  expect(r.stderr).toMatch(new RegExp(`^svc: backup ${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} refused, nothing changed: ${problem.source}`));
+  expect(r.stderr).toMatch(
+    new RegExp(
+      `^svc: backup ${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} refused, nothing changed: ${problem.source}`,
+    ),
+  );
   expect(r.stderr.endsWith("\n") && r.stderr.trimEnd().split("\n").length === 1, r.stderr).toBe(true);
   expect(r.code).toBe(1);
   expect(diskState()).toEqual(before);
@@ -83,8 +90,13 @@ async function expectRefused(path: string, problem: RegExp): Promise<void> {
 
 describe("svc catalog restore refuses a backup that is not exactly a catalog of ours", () => {
   test("a trigger (it would empty the lake at the next commit)", async () => {
-    const path = hostile("trigger", (db) => db.run("CREATE TRIGGER wipe AFTER INSERT ON ducklake_snapshot BEGIN DELETE FROM ducklake_data_file; END"));
-    await expectRefused(path, /it holds trigger "wipe" on "ducklake_snapshot" \(a catalog has none; it would run inside the appliance's commits\)\n$/);
+    const path = hostile("trigger", (db) =>
+      db.run("CREATE TRIGGER wipe AFTER INSERT ON ducklake_snapshot BEGIN DELETE FROM ducklake_data_file; END"),
+    );
+    await expectRefused(
+      path,
+      /it holds trigger "wipe" on "ducklake_snapshot" \(a catalog has none; it would run inside the appliance's commits\)\n$/,
+    );
   });
 
   test("a view in place of a catalog table", async () => {
@@ -92,7 +104,10 @@ describe("svc catalog restore refuses a backup that is not exactly a catalog of 
       db.run("ALTER TABLE ducklake_data_file RENAME TO kept_files");
       db.run("CREATE VIEW ducklake_data_file AS SELECT * FROM kept_files WHERE 0");
     });
-    await expectRefused(path, /"ducklake_data_file" is a view, not DuckLake's table \(a catalog has none\) \(and \d+ more problem\(s\)\)\n$/);
+    await expectRefused(
+      path,
+      /"ducklake_data_file" is a view, not DuckLake's table \(a catalog has none\) \(and \d+ more problem\(s\)\)\n$/,
+    );
   });
 
   test("an extra table, an extra index, an extra column", async () => {
@@ -112,24 +127,36 @@ describe("svc catalog restore refuses a backup that is not exactly a catalog of 
 
   test("a data file outside the data path: absolute, with '..', through a symbolic link", async () => {
     await expectRefused(
-      hostile("passwd", (db) => db.run(`UPDATE ducklake_data_file SET path = '/etc/passwd', path_is_relative = 0 WHERE data_file_id = ${firstFile}`)),
+      hostile("passwd", (db) =>
+        db.run(
+          `UPDATE ducklake_data_file SET path = '/etc/passwd', path_is_relative = 0 WHERE data_file_id = ${firstFile}`,
+        ),
+      ),
       /data file \d+ of table \d+ resolves to "\/etc\/passwd", outside the data path .+\/lake\/\n$/,
     );
     await expectRefused(
-      hostile("dotdot", (db) => db.run(`UPDATE ducklake_data_file SET path = '../../../../../../etc/passwd' WHERE data_file_id = ${firstFile}`)),
+      hostile("dotdot", (db) =>
+        db.run(`UPDATE ducklake_data_file SET path = '../../../../../../etc/passwd' WHERE data_file_id = ${firstFile}`),
+      ),
       /data file \d+ of table \d+ holds a "\.\." segment \(".+\.\.\/etc\/passwd"\)\n$/,
     );
     // A link inside the data path to a copy of a genuine file outside it.
     const outside = join(dir.path, "outside");
     mkdirSync(outside, { recursive: true });
     const db = new Database(good, { readonly: true });
-    const f = db.query<{ path: string; t: string }, []>(`SELECT f.path, t.path AS t FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE data_file_id = ${firstFile}`).get()!;
+    const f = db
+      .query<{ path: string; t: string }, []>(
+        `SELECT f.path, t.path AS t FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE data_file_id = ${firstFile}`,
+      )
+      .get()!;
     db.close();
     const genuine = join(dataPath, "main", f.t, f.path);
     copyFileSync(genuine, join(outside, "copy.parquet"));
     symlinkSync(outside, join(dataPath, "main", f.t, "elsewhere"));
     await expectRefused(
-      hostile("link", (d) => d.run(`UPDATE ducklake_data_file SET path = 'elsewhere/copy.parquet' WHERE data_file_id = ${firstFile}`)),
+      hostile("link", (d) =>
+        d.run(`UPDATE ducklake_data_file SET path = 'elsewhere/copy.parquet' WHERE data_file_id = ${firstFile}`),
+      ),
       /data file \d+ of table \d+ leads through a symbolic link to ".+\/outside\/copy\.parquet", outside the data path .+\n$/,
     );
     // A table directory outside the data path.
@@ -141,26 +168,42 @@ describe("svc catalog restore refuses a backup that is not exactly a catalog of 
 
   test("a file scheduled for deletion outside the data path (expiry would delete it)", async () => {
     await expectRefused(
-      hostile("scheduled", (db) => db.run("INSERT INTO ducklake_files_scheduled_for_deletion VALUES (99999, '/etc/passwd', 0, '2026-01-01 00:00:00+00')")),
+      hostile("scheduled", (db) =>
+        db.run(
+          "INSERT INTO ducklake_files_scheduled_for_deletion VALUES (99999, '/etc/passwd', 0, '2026-01-01 00:00:00+00')",
+        ),
+      ),
       /file 99999 scheduled for deletion resolves to "\/etc\/passwd", outside the data path .+\n$/,
     );
   });
 
   test("reserved and hostile schema and table names", async () => {
     await expectRefused(
-      hostile("reserved", (db) => db.run("UPDATE ducklake_schema SET schema_name = 'information_schema' WHERE schema_name = 'main'")),
+      hostile("reserved", (db) =>
+        db.run("UPDATE ducklake_schema SET schema_name = 'information_schema' WHERE schema_name = 'main'"),
+      ),
       /schema: schema name "information_schema" is reserved \(DuckDB's system schema\); use another database name\n$/,
     );
     await expectRefused(
-      hostile("svc_lake", (db) => db.run("UPDATE ducklake_schema SET schema_name = 'SVC_LAKE' WHERE schema_name = 'main'")),
+      hostile("svc_lake", (db) =>
+        db.run("UPDATE ducklake_schema SET schema_name = 'SVC_LAKE' WHERE schema_name = 'main'"),
+      ),
       /schema: schema name "SVC_LAKE" is reserved \(the lake's own database\)/,
     );
     await expectRefused(
-      hostile("slash", (db) => db.run("UPDATE ducklake_table SET table_name = 'a/../b' WHERE table_id = (SELECT min(table_id) FROM ducklake_table)")),
+      hostile("slash", (db) =>
+        db.run(
+          "UPDATE ducklake_table SET table_name = 'a/../b' WHERE table_id = (SELECT min(table_id) FROM ducklake_table)",
+        ),
+      ),
       /table "main\.a\/\.\.\/b": name "a\/\.\.\/b" holds a path character\n$/,
     );
     await expectRefused(
-      hostile("control", (db) => db.run("UPDATE ducklake_table SET table_name = 'x' || char(10) || 'y' WHERE table_id = (SELECT min(table_id) FROM ducklake_table)")),
+      hostile("control", (db) =>
+        db.run(
+          "UPDATE ducklake_table SET table_name = 'x' || char(10) || 'y' WHERE table_id = (SELECT min(table_id) FROM ducklake_table)",
+        ),
+      ),
       /table "main\.x\\ny": name "x\\ny" holds a control character\n$/,
     );
   });
@@ -189,13 +232,19 @@ describe("svc catalog restore refuses a backup that is not exactly a catalog of 
 
 test("a restored trigger can no longer empty the lake: refused before it reaches the catalog", async () => {
   // What the trigger would do, shown on a scratch copy: the next commit leaves no live file.
-  const scratch = hostile("demo", (db) => db.run("CREATE TRIGGER wipe AFTER INSERT ON ducklake_snapshot BEGIN DELETE FROM ducklake_data_file; END"));
+  const scratch = hostile("demo", (db) =>
+    db.run("CREATE TRIGGER wipe AFTER INSERT ON ducklake_snapshot BEGIN DELETE FROM ducklake_data_file; END"),
+  );
   const db = new Database(scratch);
-  db.run("INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, snapshot_time, schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1");
+  db.run(
+    "INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, snapshot_time, schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1",
+  );
   expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM ducklake_data_file").get()!.n).toBe(0);
   db.close();
   await expectRefused(
-    hostile("trigger2", (d) => d.run("CREATE TRIGGER wipe2 AFTER INSERT ON ducklake_data_file BEGIN DELETE FROM ducklake_data_file; END")),
+    hostile("trigger2", (d) =>
+      d.run("CREATE TRIGGER wipe2 AFTER INSERT ON ducklake_data_file BEGIN DELETE FROM ducklake_data_file; END"),
+    ),
     /it holds trigger "wipe2"/,
   );
 });

@@ -35,11 +35,37 @@ export async function sendHep(app: RunningApp, prefix: string, n: number, regs =
   const t0 = (Date.now() - 60_000) * 1000;
   for (let i = 0; i < n; i++) {
     const payload = invite({ callId: `${prefix}-${i}`, from: `a${i}`, to: "b" });
-    udp.send(encodeHep3({ srcIp: "10.1.0.1", dstIp: "10.1.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 1000, protoType: 1, captureId: 9, nodeName: "cat", payload }), port, "127.0.0.1");
+    udp.send(
+      encodeHep3({
+        srcIp: "10.1.0.1",
+        dstIp: "10.1.0.2",
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: t0 + i * 1000,
+        protoType: 1,
+        captureId: 9,
+        nodeName: "cat",
+        payload,
+      }),
+      port,
+      "127.0.0.1",
+    );
   }
   for (let i = 0; i < regs; i++) {
     const payload = register({ callId: `${prefix}-reg-${i}`, user: `u${i}`, expires: 60 + i });
-    udp.send(encodeHep3({ srcIp: "10.1.0.9", dstIp: "10.1.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 1000, protoType: 1, payload }), port, "127.0.0.1");
+    udp.send(
+      encodeHep3({
+        srcIp: "10.1.0.9",
+        dstIp: "10.1.0.2",
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: t0 + i * 1000,
+        protoType: 1,
+        payload,
+      }),
+      port,
+      "127.0.0.1",
+    );
   }
   udp.close();
 }
@@ -54,7 +80,9 @@ export async function ingest(app: RunningApp, prefix: string, n: number, regs = 
   await sendHep(app, prefix, n, regs);
   await waitFor(
     `${n} calls and ${regs} registrations of ${prefix}`,
-    async () => (await count(app, CALL, `session_id LIKE '${prefix}-%'`)) === n && (await count(app, REG, `session_id LIKE '${prefix}-reg-%'`)) === regs,
+    async () =>
+      (await count(app, CALL, `session_id LIKE '${prefix}-%'`)) === n &&
+      (await count(app, REG, `session_id LIKE '${prefix}-reg-%'`)) === regs,
   );
   await app.lake!.flush();
 }
@@ -71,8 +99,15 @@ export async function rowsOf(app: RunningApp, table: string, snapshot?: number):
 const PEER_SCRIPT = resolve(import.meta.dir, "../peers/ducklake_queries.py");
 
 /** Named statements in the stock DuckDB with `ducklake:sqlite:<catalog>` attached read-only as `l`. */
-export function peerQueries(catalog: string, dataPath: string, queries: Record<string, string>): Record<string, Json[]> {
-  const p = Bun.spawnSync([pyPeersPython(), PEER_SCRIPT, catalog, dataPath, "ro", JSON.stringify(queries)], { stdout: "pipe", stderr: "pipe" });
+export function peerQueries(
+  catalog: string,
+  dataPath: string,
+  queries: Record<string, string>,
+): Record<string, Json[]> {
+  const p = Bun.spawnSync([pyPeersPython(), PEER_SCRIPT, catalog, dataPath, "ro", JSON.stringify(queries)], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (!p.success) throw new Error(`ducklake_queries.py failed (${p.exitCode}): ${p.stderr.toString()}`);
   return JSON.parse(p.stdout.toString()) as Record<string, Json[]>;
 }

@@ -9,7 +9,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { isAppError } from "../../src/core/index.ts";
-import { type Catalog, type NewDataFile, newDataFilePath, openCatalog, type TableInfo } from "../../src/lake/catalog/index.ts";
+import {
+  type Catalog,
+  type NewDataFile,
+  newDataFilePath,
+  openCatalog,
+  type TableInfo,
+} from "../../src/lake/catalog/index.ts";
 import { tempDir } from "../harness.ts";
 
 const CATALOG_INDEX = resolve(import.meta.dir, "../../src/lake/catalog/index.ts");
@@ -31,7 +37,14 @@ function codeOf(fn: () => unknown): string {
 }
 
 /** Writes placeholder bytes where a Parquet file would be and describes it (the catalog checks the size). */
-function fakeFile(cat: Catalog, t: TableInfo, day: string, rows: number, ts: [string, string], n: [number, number]): NewDataFile {
+function fakeFile(
+  cat: Catalog,
+  t: TableInfo,
+  day: string,
+  rows: number,
+  ts: [string, string],
+  n: [number, number],
+): NewDataFile {
   const path = newDataFilePath(t, t.partitionBy ? day : undefined);
   const abs = join(cat.dataPath, path);
   mkdirSync(dirname(abs), { recursive: true });
@@ -70,20 +83,46 @@ for (const mode of ["fresh", "reopened"] as const) {
         return cat;
       };
       try {
-        expect(step().currentSnapshot()).toMatchObject({ snapshotId: 0, schemaVersion: 0, nextCatalogId: 1, nextFileId: 0, changes: 'created_schema:"main"' });
+        expect(step().currentSnapshot()).toMatchObject({
+          snapshotId: 0,
+          schemaVersion: 0,
+          nextCatalogId: 1,
+          nextFileId: 0,
+          changes: 'created_schema:"main"',
+        });
         const t = step().ensureTable("hep", { name: "calls", columns: COLUMNS, partitionBy: "date" });
-        expect(t).toMatchObject({ tableId: 2, schemaId: 1, schemaName: "hep", name: "calls", partitionBy: "date", dataDir: "hep/calls/" });
+        expect(t).toMatchObject({
+          tableId: 2,
+          schemaId: 1,
+          schemaName: "hep",
+          name: "calls",
+          partitionBy: "date",
+          dataDir: "hep/calls/",
+        });
         expect(t.columns.map((c) => [c.columnId, c.name, c.type])).toEqual([
           [1, "ts", "timestamp"],
           [2, "date", "date"],
           [3, "n", "int64"],
           [4, "callid", "varchar"],
         ]);
-        expect(step().currentSnapshot()).toMatchObject({ snapshotId: 1, schemaVersion: 1, nextCatalogId: 4, changes: 'created_schema:"hep",created_table:"hep"."calls",altered_table:2' });
+        expect(step().currentSnapshot()).toMatchObject({
+          snapshotId: 1,
+          schemaVersion: 1,
+          nextCatalogId: 4,
+          changes: 'created_schema:"hep",created_table:"hep"."calls",altered_table:2',
+        });
         // Idempotent: no new snapshot for an existing identical table; a type change is a conflict.
         expect(step().ensureTable("hep", { name: "calls", columns: COLUMNS, partitionBy: "date" }).tableId).toBe(2);
         expect(step().currentSnapshot().snapshotId).toBe(1);
-        expect(codeOf(() => step().ensureTable("hep", { name: "calls", columns: [...COLUMNS.slice(0, 2), { name: "n", type: "varchar" }], partitionBy: "date" }))).toBe("CONFLICT");
+        expect(
+          codeOf(() =>
+            step().ensureTable("hep", {
+              name: "calls",
+              columns: [...COLUMNS.slice(0, 2), { name: "n", type: "varchar" }],
+              partitionBy: "date",
+            }),
+          ),
+        ).toBe("CONFLICT");
 
         const f1 = fakeFile(step(), t, "2026-11-20", 10, ["2026-11-20 10:00:00", "2026-11-20 11:00:00"], [1, 9]);
         const f2 = fakeFile(cat, t, "2026-11-21", 20, ["2026-11-21 10:00:00", "2026-11-21 23:59:59.999999"], [10, 100]);
@@ -91,7 +130,12 @@ for (const mode of ["fresh", "reopened"] as const) {
         const f3 = fakeFile(step(), t, "2026-11-22", 5, ["2026-11-22 00:00:00", "2026-11-22 01:00:00"], [-5, 5]);
         expect(step().commitDataFiles(t.tableId, [f3], { writerKey: "hep", watermark: 42 })).toEqual({ snapshotId: 3 });
         expect(step().writerWatermark("hep")).toBe(42);
-        expect(step().currentSnapshot()).toMatchObject({ snapshotId: 3, schemaVersion: 1, nextFileId: 3, changes: "inserted_into_table:2" });
+        expect(step().currentSnapshot()).toMatchObject({
+          snapshotId: 3,
+          schemaVersion: 1,
+          nextFileId: 3,
+          changes: "inserted_into_table:2",
+        });
 
         const live = step().listDataFiles(t.tableId);
         expect(live.map((f) => [f.dataFileId, f.path, f.recordCount, f.rowIdStart, f.beginSnapshot])).toEqual([
@@ -101,21 +145,38 @@ for (const mode of ["fresh", "reopened"] as const) {
         ]);
         expect(live[0]?.absolutePath).toBe(join(resolve(dataPath), f1.path));
         expect(live[2]?.partitionValues).toEqual({ date: "2026-11-22" });
-        expect(live[1]?.columnStats.n).toEqual({ min: "10", max: "100", nullCount: 1, valueCount: 19, sizeBytes: null, containsNan: null });
+        expect(live[1]?.columnStats.n).toEqual({
+          min: "10",
+          max: "100",
+          nullCount: 1,
+          valueCount: 19,
+          sizeBytes: null,
+          containsNan: null,
+        });
         expect(live[1]?.columnStats.callid?.sizeBytes).toBe(10);
         // Time travel: snapshot 2 sees the first two files only, snapshot 1 none.
         expect(ids(step().listDataFiles(t.tableId, { snapshotId: 2 }))).toEqual([0, 1]);
         expect(step().listDataFiles(t.tableId, { snapshotId: 1 })).toEqual([]);
 
         // Pruning: timestamps compare as text in SQLite, integers as numbers ("100" > "9").
-        expect(ids(step().listDataFiles(t.tableId, { column: "ts", min: "2026-11-21 00:00:00", max: "2026-11-21 12:00:00" }))).toEqual([1]);
+        expect(
+          ids(
+            step().listDataFiles(t.tableId, { column: "ts", min: "2026-11-21 00:00:00", max: "2026-11-21 12:00:00" }),
+          ),
+        ).toEqual([1]);
         expect(ids(step().listDataFiles(t.tableId, { column: "ts", min: "2026-11-20 11:00:00" }))).toEqual([0, 1, 2]);
-        expect(ids(step().listDataFiles(t.tableId, { column: "ts", min: "2026-11-20 11:00:00.000001" }))).toEqual([1, 2]);
-        expect(ids(step().listDataFiles(t.tableId, { column: "ts", max: new Date("2026-11-20T10:00:00Z") }))).toEqual([0]);
+        expect(ids(step().listDataFiles(t.tableId, { column: "ts", min: "2026-11-20 11:00:00.000001" }))).toEqual([
+          1, 2,
+        ]);
+        expect(ids(step().listDataFiles(t.tableId, { column: "ts", max: new Date("2026-11-20T10:00:00Z") }))).toEqual([
+          0,
+        ]);
         expect(ids(step().listDataFiles(t.tableId, { column: "ts", min: 1_795_305_600_000_000n }))).toEqual([2]); // 2026-11-22 00:00 UTC in µs
         expect(ids(step().listDataFiles(t.tableId, { column: "n", min: 50 }))).toEqual([1]);
         expect(ids(step().listDataFiles(t.tableId, { column: "n", max: 0 }))).toEqual([2]);
-        expect(ids(step().listDataFiles(t.tableId, { column: "date", min: "2026-11-21", max: "2026-11-21" }))).toEqual([1]);
+        expect(ids(step().listDataFiles(t.tableId, { column: "date", min: "2026-11-21", max: "2026-11-21" }))).toEqual([
+          1,
+        ]);
         expect(codeOf(() => step().listDataFiles(t.tableId, { column: "nope", min: 1 }))).toBe("VALIDATION");
 
         // Schema evolution: a new column, visible from its snapshot on only.
@@ -134,7 +195,14 @@ for (const mode of ["fresh", "reopened"] as const) {
         ).toEqual(["ts", "date", "n", "callid", "extra"]);
 
         // Compaction: counts must match, else nothing changes.
-        const merged = fakeFile(step(), t2, "2026-11-21", 29, ["2026-11-20 10:00:00", "2026-11-21 23:59:59.999999"], [1, 100]);
+        const merged = fakeFile(
+          step(),
+          t2,
+          "2026-11-21",
+          29,
+          ["2026-11-20 10:00:00", "2026-11-21 23:59:59.999999"],
+          [1, 100],
+        );
         expect(codeOf(() => step().replaceDataFiles(t.tableId, [0, 1], [merged]))).toBe("CONFLICT");
         expect(step().currentSnapshot().snapshotId).toBe(4);
         expect(ids(step().listDataFiles(t.tableId))).toEqual([0, 1, 2]);
@@ -157,9 +225,17 @@ for (const mode of ["fresh", "reopened"] as const) {
         expect(ids(kept.files)).toEqual([3]);
         expect(step().currentSnapshot().changes).toBe("deleted_from_table:2");
         expect(ids(step().listDataFiles(t.tableId))).toEqual([2]);
-        expect(step().retireFilesBefore(t.tableId, "ts", "2026-11-22 00:30:00")).toEqual({ snapshotId: null, files: [] });
+        expect(step().retireFilesBefore(t.tableId, "ts", "2026-11-22 00:30:00")).toEqual({
+          snapshotId: null,
+          files: [],
+        });
         expect(step().tableStats(t.tableId)).toMatchObject({ recordCount: 5, fileCount: 1 });
-        expect(step().tableStats(t.tableId).columns.ts).toEqual({ min: "2026-11-20 10:00:00", max: "2026-11-22 01:00:00", containsNull: false, containsNan: null });
+        expect(step().tableStats(t.tableId).columns.ts).toEqual({
+          min: "2026-11-20 10:00:00",
+          max: "2026-11-22 01:00:00",
+          containsNull: false,
+          containsNan: null,
+        });
 
         // snapshotAt: latest at or before a time.
         const s5 = step().getSnapshot(5)!;
@@ -172,7 +248,9 @@ for (const mode of ["fresh", "reopened"] as const) {
         expect(step().expireSnapshots(Date.now() + 60_000)).toEqual({ expiredSnapshots: 6, scheduledFiles: 3 });
         const scheduled = step().listScheduledDeletions();
         expect(scheduled.map((s) => s.path).sort()).toEqual([f1.path, f2.path, merged.path].sort());
-        expect(scheduled.every((s) => s.absolutePath.startsWith(resolve(dataPath)) && existsSync(s.absolutePath))).toBe(true);
+        expect(scheduled.every((s) => s.absolutePath.startsWith(resolve(dataPath)) && existsSync(s.absolutePath))).toBe(
+          true,
+        );
         expect(
           step()
             .referencedPaths()
@@ -195,19 +273,35 @@ describe("catalog validation", () => {
     const t = cat.ensureTable("main", { name: "m", columns: COLUMNS, partitionBy: "date" });
     const good = fakeFile(cat, t, "2026-01-01", 3, ["2026-01-01 00:00:00", "2026-01-01 00:00:01"], [1, 2]);
     const before = cat.currentSnapshot().snapshotId;
-    expect(codeOf(() => cat.commitDataFiles(t.tableId, [good, { ...good, path: "main/m/missing.parquet" }]))).toBe("VALIDATION");
+    expect(codeOf(() => cat.commitDataFiles(t.tableId, [good, { ...good, path: "main/m/missing.parquet" }]))).toBe(
+      "VALIDATION",
+    );
     expect(codeOf(() => cat.commitDataFiles(t.tableId, [{ ...good, fileSizeBytes: 1 }]))).toBe("VALIDATION");
-    expect(codeOf(() => cat.commitDataFiles(t.tableId, [{ ...good, columnStats: { nope: { min: null, max: null, nullCount: 0 } } }]))).toBe("VALIDATION");
+    expect(
+      codeOf(() =>
+        cat.commitDataFiles(t.tableId, [{ ...good, columnStats: { nope: { min: null, max: null, nullCount: 0 } } }]),
+      ),
+    ).toBe("VALIDATION");
     const { partitionValues: _dropped, ...unpartitioned } = good;
     expect(codeOf(() => cat.commitDataFiles(t.tableId, [unpartitioned]))).toBe("VALIDATION");
-    expect(codeOf(() => cat.commitDataFiles(t.tableId, [{ ...good, columnStats: { n: { min: "x", max: "2", nullCount: 0 } } }]))).toBe("VALIDATION");
+    expect(
+      codeOf(() =>
+        cat.commitDataFiles(t.tableId, [{ ...good, columnStats: { n: { min: "x", max: "2", nullCount: 0 } } }]),
+      ),
+    ).toBe("VALIDATION");
     expect(codeOf(() => cat.commitDataFiles(999, [good]))).toBe("NOT_FOUND");
     expect(cat.currentSnapshot().snapshotId).toBe(before);
     expect(cat.listDataFiles(t.tableId)).toEqual([]);
     expect(cat.commitDataFiles(t.tableId, [])).toEqual({ snapshotId: before });
-    expect(codeOf(() => cat.ensureTable("main", { name: "x", columns: [{ name: "a", type: "int64" }], partitionBy: "b" }))).toBe("VALIDATION");
+    expect(
+      codeOf(() => cat.ensureTable("main", { name: "x", columns: [{ name: "a", type: "int64" }], partitionBy: "b" })),
+    ).toBe("VALIDATION");
     const schemaId = cat.ensureSchema("other");
-    expect(cat.currentSnapshot()).toMatchObject({ snapshotId: before + 1, changes: 'created_schema:"other"', schemaVersion: 2 });
+    expect(cat.currentSnapshot()).toMatchObject({
+      snapshotId: before + 1,
+      changes: 'created_schema:"other"',
+      schemaVersion: 2,
+    });
     expect(cat.ensureSchema("other")).toBe(schemaId);
     expect(cat.currentSnapshot().snapshotId).toBe(before + 1);
     expect(cat.getTable("other", "m")).toBeNull();
@@ -221,7 +315,9 @@ describe("catalog validation", () => {
   test("open errors: missing, not a database, other DuckLake version", async () => {
     await using dir = tempDir();
     const dataPath = join(dir.path, "lake");
-    expect(codeOf(() => openCatalog({ path: join(dir.path, "none.sqlite"), dataPath, create: false }))).toBe("NOT_FOUND");
+    expect(codeOf(() => openCatalog({ path: join(dir.path, "none.sqlite"), dataPath, create: false }))).toBe(
+      "NOT_FOUND",
+    );
     expect(existsSync(join(dir.path, "none.sqlite.lock"))).toBe(false);
     writeFileSync(join(dir.path, "junk.sqlite"), "this is not a database, just some text long enough to have a header");
     expect(codeOf(() => openCatalog({ path: join(dir.path, "junk.sqlite"), dataPath }))).toBe("CATALOG_CORRUPT");
@@ -284,17 +380,27 @@ describe("catalog recovery", () => {
     const dataPath = join(dir.path, "lake");
     const cat = openCatalog({ path, dataPath });
     const t = cat.ensureTable("main", { name: "m", columns: COLUMNS });
-    cat.commitDataFiles(t.tableId, [fakeFile(cat, t, "2026-01-01", 3, ["2026-01-01 00:00:00", "2026-01-01 00:00:01"], [1, 2])]);
+    cat.commitDataFiles(t.tableId, [
+      fakeFile(cat, t, "2026-01-01", 3, ["2026-01-01 00:00:00", "2026-01-01 00:00:01"], [1, 2]),
+    ]);
     cat.close();
     // What an interrupted foreign writer leaves: duplicated rows, and a snapshot table without its key.
     const db = new Database(path);
-    db.run("INSERT INTO ducklake_table SELECT table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, 'm', path, path_is_relative FROM ducklake_table");
-    db.run("INSERT INTO ducklake_table_stats SELECT table_id, record_count + 1, next_row_id, file_size_bytes FROM ducklake_table_stats");
+    db.run(
+      "INSERT INTO ducklake_table SELECT table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, 'm', path, path_is_relative FROM ducklake_table",
+    );
+    db.run(
+      "INSERT INTO ducklake_table_stats SELECT table_id, record_count + 1, next_row_id, file_size_bytes FROM ducklake_table_stats",
+    );
     db.run("INSERT INTO ducklake_file_column_stats SELECT * FROM ducklake_file_column_stats WHERE column_id = 1");
     db.run("ALTER TABLE ducklake_snapshot RENAME TO old_snapshot");
-    db.run("CREATE TABLE ducklake_snapshot(snapshot_id BIGINT, snapshot_time VARCHAR, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)");
+    db.run(
+      "CREATE TABLE ducklake_snapshot(snapshot_id BIGINT, snapshot_time VARCHAR, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)",
+    );
     db.run("INSERT INTO ducklake_snapshot SELECT * FROM old_snapshot");
-    db.run("INSERT INTO ducklake_snapshot SELECT * FROM old_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM old_snapshot)");
+    db.run(
+      "INSERT INTO ducklake_snapshot SELECT * FROM old_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM old_snapshot)",
+    );
     db.run("DROP TABLE old_snapshot");
     db.close();
     const again = openCatalog({ path, dataPath });
@@ -302,7 +408,12 @@ describe("catalog recovery", () => {
     expect(report.ok).toBe(false);
     expect(report.problems.join("\n")).toContain("ducklake_snapshot");
     expect(report.problems.join("\n")).toContain("ducklake_table");
-    expect(again.repair().removed).toEqual({ ducklake_snapshot: 1, ducklake_table: 1, ducklake_table_stats: 1, ducklake_file_column_stats: 1 });
+    expect(again.repair().removed).toEqual({
+      ducklake_snapshot: 1,
+      ducklake_table: 1,
+      ducklake_table_stats: 1,
+      ducklake_file_column_stats: 1,
+    });
     expect(again.integrityCheck()).toEqual({ ok: true, problems: [] });
     expect(again.tableStats(t.tableId).recordCount).toBe(4); // the most recent (injected last) row
     expect(again.listTables().map((x) => x.name)).toEqual(["m"]);

@@ -12,17 +12,29 @@ import { login, startChessAppliance } from "./netchess-helpers.ts";
 
 type Mode = { kind: "answer"; content: string } | { kind: "status"; status: number } | { kind: "silent" };
 let mode: Mode = { kind: "answer", content: "{}" };
-const seen: Array<{ path: string; auth: string | null; body: { model: string; messages: Array<{ role: string; content: string }>; response_format?: unknown } }> = [];
+const seen: Array<{
+  path: string;
+  auth: string | null;
+  body: { model: string; messages: Array<{ role: string; content: string }>; response_format?: unknown };
+}> = [];
 
 const provider = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
   async fetch(req) {
-    seen.push({ path: new URL(req.url).pathname, auth: req.headers.get("authorization"), body: (await req.json()) as (typeof seen)[number]["body"] });
+    seen.push({
+      path: new URL(req.url).pathname,
+      auth: req.headers.get("authorization"),
+      body: (await req.json()) as (typeof seen)[number]["body"],
+    });
     if (mode.kind === "status") return new Response("overloaded", { status: mode.status });
     if (mode.kind === "silent") await new Promise((r) => setTimeout(r, 5000));
     const content = mode.kind === "answer" ? mode.content : "";
-    return Response.json({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+    return Response.json({
+      id: "x",
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    });
   },
 });
 
@@ -35,7 +47,17 @@ let a: TestAppliance;
 let token: string;
 beforeAll(async () => {
   dir = tempDir();
-  a = await startChessAppliance(dir.path, { mcp: { llm: { enable: true, base_url: `http://127.0.0.1:${provider.port}/v1/`, api_key: "test-key-123", model: "chess-test-model", timeout_sec: 1 } } });
+  a = await startChessAppliance(dir.path, {
+    mcp: {
+      llm: {
+        enable: true,
+        base_url: `http://127.0.0.1:${provider.port}/v1/`,
+        api_key: "test-key-123",
+        model: "chess-test-model",
+        timeout_sec: 1,
+      },
+    },
+  });
   token = await login(a);
 });
 afterAll(async () => {
@@ -55,7 +77,9 @@ const move = async (body: unknown) => {
 
 describe("chess against the language model", () => {
   test("llm-status says enabled when mcp.llm is on", async () => {
-    const r = await fetch(`${a.app.coordinatorUrl}/api/v4/games/chess/llm-status`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await fetch(`${a.app.coordinatorUrl}/api/v4/games/chess/llm-status`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(await r.json()).toEqual({ enabled: true });
   });
 
@@ -80,9 +104,17 @@ describe("chess against the language model", () => {
   });
 
   test.each([
-    ["an illegal move", { kind: "answer", content: '{"move": "e4e6"}' }, "the model's move e4e6 is not legal in this position"],
+    [
+      "an illegal move",
+      { kind: "answer", content: '{"move": "e4e6"}' },
+      "the model's move e4e6 is not legal in this position",
+    ],
     ["a move that is not UCI", { kind: "answer", content: '{"move": "Qxd5"}' }, "no move in UCI notation"],
-    ["text that is not JSON", { kind: "answer", content: "I take the queen: e4d5!" }, "did not answer with a JSON object"],
+    [
+      "text that is not JSON",
+      { kind: "answer", content: "I take the queen: e4d5!" },
+      "did not answer with a JSON object",
+    ],
     ["an HTTP error", { kind: "status", status: 500 }, "answered HTTP 500"],
     ["no answer within timeout_sec", { kind: "silent" }, "no answer within 1 s"],
   ] as const)("%s gives the greedy fallback", async (_name, m, reason) => {
@@ -108,7 +140,10 @@ describe("chess against the language model", () => {
     for (const [body, text] of [
       [{ fen: "not a fen" }, "fen is not a valid position"],
       [{ fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1" }, "fen is not a valid position"],
-      [{ fen: "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3" }, "the game is over in this position (checkmate)"],
+      [
+        { fen: "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3" },
+        "the game is over in this position (checkmate)",
+      ],
       // Positions no game can reach: the fallback would answer with a king capture or a move of the wrong side.
       [{ fen: "4k3/8/8/8/8/8/4R3/4K3 w - - 0 1" }, "black is in check but it is white's move"],
       [{ fen: "8/8/8/3kK3/8/8/8/8 w - - 0 1" }, "the kings stand next to each other"],
@@ -129,9 +164,13 @@ describe("chess against the language model", () => {
 describe("chess without the language model", () => {
   test("llm-status says disabled and every move comes from the fallback without calling a provider", async () => {
     await using d = tempDir();
-    await using off = await startChessAppliance(d.path, { mcp: { llm: { enable: false, base_url: `http://127.0.0.1:${provider.port}/v1` } } });
+    await using off = await startChessAppliance(d.path, {
+      mcp: { llm: { enable: false, base_url: `http://127.0.0.1:${provider.port}/v1` } },
+    });
     const t = await login(off);
-    const status = await fetch(`${off.app.coordinatorUrl}/api/v4/games/chess/llm-status`, { headers: { authorization: `Bearer ${t}` } });
+    const status = await fetch(`${off.app.coordinatorUrl}/api/v4/games/chess/llm-status`, {
+      headers: { authorization: `Bearer ${t}` },
+    });
     expect(await status.json()).toEqual({ enabled: false });
     seen.length = 0;
     const r = await fetch(`${off.app.coordinatorUrl}/api/v4/games/chess/llm-move`, {
@@ -139,7 +178,11 @@ describe("chess without the language model", () => {
       headers: { authorization: `Bearer ${t}`, "content-type": "application/json" },
       body: JSON.stringify({ fen: HANGING_QUEEN }),
     });
-    expect(await r.json()).toMatchObject({ uci: "e4d5", source: "fallback", reason: "the language model is not enabled (mcp.llm.enable)" });
+    expect(await r.json()).toMatchObject({
+      uci: "e4d5",
+      source: "fallback",
+      reason: "the language model is not enabled (mcp.llm.enable)",
+    });
     expect(seen).toHaveLength(0);
   });
 });

@@ -42,7 +42,13 @@ describe("svc agent against the documented agent API", () => {
     const r = await agent(["--host", a.url, "--user", "agent", "--pass", "s3cret"]);
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
-    expect(lines.slice(0, 5)).toEqual(["Node", "  node_name   edge-agent-1", "  node_id     2001", "  interfaces  eth0, any", "  uptime      1h2m5s"]);
+    expect(lines.slice(0, 5)).toEqual([
+      "Node",
+      "  node_name   edge-agent-1",
+      "  node_id     2001",
+      "  interfaces  eth0, any",
+      "  uptime      1h2m5s",
+    ]);
     expect(lines.slice(6, 17)).toEqual([
       "Packets",
       "  total       1500",
@@ -85,21 +91,36 @@ describe("svc agent against the documented agent API", () => {
 
   test("health: ok exits 0; DEGRADED (no connected HEP transport) exits 1; /health needs no credentials", async () => {
     await using a = fakeAgent({ user: "agent", pass: "s3cret" });
-    expect(await agent(["health", "--host", a.url])).toEqual({ code: 0, out: "status                ok\nconnected_transports  1\nqueue                 4\nbuffer                0 bytes\n" });
+    expect(await agent(["health", "--host", a.url])).toEqual({
+      code: 0,
+      out: "status                ok\nconnected_transports  1\nqueue                 4\nbuffer                0 bytes\n",
+    });
     a.set({ connected: false });
-    expect(await agent(["health", "--host", a.url])).toEqual({ code: 1, out: "status                DEGRADED\nconnected_transports  0\nqueue                 4\nbuffer                65536 bytes\n" });
+    expect(await agent(["health", "--host", a.url])).toEqual({
+      code: 1,
+      out: "status                DEGRADED\nconnected_transports  0\nqueue                 4\nbuffer                65536 bytes\n",
+    });
     const json = await agent(["health", "--host", a.url, "--format", "json"]);
-    expect([json.code, JSON.parse(json.out)]).toEqual([1, { status: "degraded", connected_transports: 0, queue_size: 4, buffer_size_bytes: 65536 }]);
+    expect([json.code, JSON.parse(json.out)]).toEqual([
+      1,
+      { status: "degraded", connected_transports: 0, queue_size: 4, buffer_size_bytes: 65536 },
+    ]);
   });
 
   test("401: missing or wrong credentials are named; other failures are one line", async () => {
     await using a = fakeAgent({ user: "agent", pass: "s3cret" });
     const missing = await agentError(["stats", "--host", a.url]);
     expect(missing).toBeInstanceOf(AppError);
-    expect((missing as Error).message).toBe("agent answered 401 on /api/stats: it needs --user and --pass (api_settings.user / pass)");
-    expect(((await agentError(["--host", a.url, "--user", "agent", "--pass", "nope"])) as Error).message).toBe("agent answered 401 on /api/stats: wrong --user or --pass");
+    expect((missing as Error).message).toBe(
+      "agent answered 401 on /api/stats: it needs --user and --pass (api_settings.user / pass)",
+    );
+    expect(((await agentError(["--host", a.url, "--user", "agent", "--pass", "nope"])) as Error).message).toBe(
+      "agent answered 401 on /api/stats: wrong --user or --pass",
+    );
     const gone = (await agentError(["--host", "127.0.0.1:1"])) as Error;
-    expect(gone.message).toBe("GET http://127.0.0.1:1/api/stats: connection refused (is the service running on that address?)");
+    expect(gone.message).toBe(
+      "GET http://127.0.0.1:1/api/stats: connection refused (is the service running on that address?)",
+    );
   });
 
   test.each([

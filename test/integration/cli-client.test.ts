@@ -49,7 +49,15 @@ describe("token cache", () => {
 
 function captureIo(env: Record<string, string>): CliIo & { text(): string } {
   let out = "";
-  return { out: async (t) => void (out += t), err: async () => {}, env, stdin: process.stdin, stdout: process.stdout, now: () => Date.now(), text: () => out };
+  return {
+    out: async (t) => void (out += t),
+    err: async () => {},
+    env,
+    stdin: process.stdin,
+    stdout: process.stdout,
+    now: () => Date.now(),
+    text: () => out,
+  };
 }
 
 describe("TLS verification", () => {
@@ -67,20 +75,30 @@ describe("TLS verification", () => {
         fetch(req) {
           const path = new URL(req.url).pathname;
           seen.push(`${req.method} ${path} ${req.headers.get("authorization") ?? ""}`);
-          if (path === "/api/v4/transactions/search") return Response.json({ data: { items: [{ id: 1 }], keys: ["id"] }, meta: { pagination: { limit: 1, total: 1 } } });
-          if (path === "/health") return Response.json({ status: "ok", connected_transports: 1, queue_size: 0, buffer_size_bytes: 0 });
+          if (path === "/api/v4/transactions/search")
+            return Response.json({
+              data: { items: [{ id: 1 }], keys: ["id"] },
+              meta: { pagination: { limit: 1, total: 1 } },
+            });
+          if (path === "/health")
+            return Response.json({ status: "ok", connected_transports: 1, queue_size: 0, buffer_size_bytes: 0 });
           return new Response("no", { status: 404 });
         },
       });
       try {
         const origin = `https://127.0.0.1:${server.port}`;
-        const client = (insecureTls: boolean) => new CoordinatorClient(origin, { token: "jwt-x" }, undefined, { insecureTls, timeoutMs: 5000 });
+        const client = (insecureTls: boolean) =>
+          new CoordinatorClient(origin, { token: "jwt-x" }, undefined, { insecureTls, timeoutMs: 5000 });
         const refused = await client(false)
           .post("/transactions/search", {})
           .catch((e: Error) => e);
         expect(refused).toBeInstanceOf(Error);
-        expect((refused as Error).message).toStartWith(`POST ${origin}/api/v4/transactions/search: TLS certificate not trusted (`);
-        expect((refused as Error).message).toEndWith("set SVC_INSECURE_TLS=1 to skip verification for a private or self-signed certificate");
+        expect((refused as Error).message).toStartWith(
+          `POST ${origin}/api/v4/transactions/search: TLS certificate not trusted (`,
+        );
+        expect((refused as Error).message).toEndWith(
+          "set SVC_INSECURE_TLS=1 to skip verification for a private or self-signed certificate",
+        );
         expect(seen).toEqual([]);
         expect(await client(true).post("/transactions/search", {})).toMatchObject({ data: { items: [{ id: 1 }] } });
         expect(seen).toEqual(["POST /api/v4/transactions/search Bearer jwt-x"]);
@@ -93,7 +111,9 @@ describe("TLS verification", () => {
           expect(await runAgent(["health", "--host", origin], io)).toBe(0);
           expect(io.text()).toStartWith("status                ok\n");
         }
-        const no = await runAgent(["health", "--host", origin], captureIo({ SVC_INSECURE_TLS: "0" })).catch((e: Error) => e);
+        const no = await runAgent(["health", "--host", origin], captureIo({ SVC_INSECURE_TLS: "0" })).catch(
+          (e: Error) => e,
+        );
         expect(no).toBeInstanceOf(Error);
       } finally {
         await server.stop(true);

@@ -8,7 +8,11 @@ import { join } from "node:path";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
 const svc = (args: string[]) => {
-  const p = Bun.spawnSync([process.execPath, MAIN, ...args], { env: { ...process.env, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawnSync([process.execPath, MAIN, ...args], {
+    env: { ...process.env, NO_COLOR: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 };
 

@@ -26,7 +26,10 @@ const RUN = crypto.randomUUID().slice(0, 8);
 const PREFIX = `judged-${RUN}-`;
 const CALLS_PER_TARGET = 10;
 /** Five processes with DuckDB on a small machine: one engine thread each. */
-const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "384MB" } } } };
+const SMALL = {
+  ingest: { hep: { threads: 0 } },
+  storage: { lakehouse: { tuning: { threads: 1, memory_limit: "384MB" } } },
+};
 
 interface NodeReport {
   name: string;
@@ -44,10 +47,19 @@ interface SearchAnswer {
 
 const api = (r: Role) => `${r.url("coordinator-http")}/api/v4`;
 
-async function call(r: Role, method: string, path: string, token: string | undefined, body?: unknown): Promise<Response> {
+async function call(
+  r: Role,
+  method: string,
+  path: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<Response> {
   return await fetch(`${api(r)}${path}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 }
@@ -65,7 +77,10 @@ async function search(r: Role, token: string, prefix = PREFIX): Promise<SearchAn
     timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
   });
   expect(res.status).toBe(200);
-  const j = (await res.json()) as { data: { items: Array<{ session_id: string }> }; meta: { nodes: NodeReport[]; partial: boolean } };
+  const j = (await res.json()) as {
+    data: { items: Array<{ session_id: string }> };
+    meta: { nodes: NodeReport[]; partial: boolean };
+  };
   return { ids: j.data.items.map((i) => i.session_id).sort(), nodes: j.meta.nodes, partial: j.meta.partial };
 }
 
@@ -105,7 +120,13 @@ peerTest(
   [postgresPeer],
   async () => {
     const binary = process.env.SVC_TEST_BINARY;
-    await using layout = await startLayout({ nodes: 2, edges: 1, coordinators: 2, roleConfig: SMALL, ...(binary ? { binary } : {}) });
+    await using layout = await startLayout({
+      nodes: 2,
+      edges: 1,
+      coordinators: 2,
+      roleConfig: SMALL,
+      ...(binary ? { binary } : {}),
+    });
     const targets = [...layout.nodes, ...layout.edges];
     const expected: string[] = [];
     const udp = await Bun.udpSocket({});
@@ -130,7 +151,16 @@ peerTest(
       }
       // One call seen in part by every capture point: the call view must join them. 1 ms apart, in order.
       for (const [i, m] of spreadCall(layout).entries()) {
-        const hep = encodeHep3({ srcIp: "10.7.0.1", dstIp: "10.7.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0Us + 100_000 + i * 1000, protoType: 1, captureId: 7, payload: m.sip });
+        const hep = encodeHep3({
+          srcIp: "10.7.0.1",
+          dstIp: "10.7.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: t0Us + 100_000 + i * 1000,
+          protoType: 1,
+          captureId: 7,
+          payload: m.sip,
+        });
         udp.send(hep, m.to.port("hep-udp"), "127.0.0.1");
       }
       // The search lists messages: the spread call is its six rows.
@@ -143,13 +173,19 @@ peerTest(
     const admin = (await login(c1, "admin", layout.adminPassword)).token;
 
     // Search: every call once through each coordinator, the shared lake read once (files) plus each node's buffer.
-    await waitFor("coordinator-1 finding every call", async () => (await search(c1, admin)).ids.length >= expected.length || undefined, 45_000, 200);
+    await waitFor(
+      "coordinator-1 finding every call",
+      async () => (await search(c1, admin)).ids.length >= expected.length || undefined,
+      45_000,
+      200,
+    );
     for (const c of [c1, c2]) {
       const r = await search(c, admin);
       expect(r.ids).toEqual(expected);
       expect(r.partial).toBe(false);
       expect(r.nodes.find((n) => n.name === "local")?.status).toBe("ok");
-      for (const node of layout.nodes) expect(r.nodes.find((n) => n.name === node.name)).toMatchObject({ scope: "buffer" });
+      for (const node of layout.nodes)
+        expect(r.nodes.find((n) => n.name === node.name)).toMatchObject({ scope: "buffer" });
     }
 
     // The call view of the spread call through each coordinator: all six messages, in the order sent.
@@ -166,7 +202,12 @@ peerTest(
         const items = ((await res.json()) as { data: { items: Array<{ payload?: string }> } }).data.items;
         return items.map((i) => firstLine(String(i.payload ?? "")));
       };
-      await waitFor(`${c.name}: the call view with every message`, async () => (await view()).length >= sent.length || undefined, 30_000, 200);
+      await waitFor(
+        `${c.name}: the call view with every message`,
+        async () => (await view()).length >= sent.length || undefined,
+        30_000,
+        200,
+      );
       expect(await view()).toEqual(sent);
     }
 
@@ -182,7 +223,12 @@ peerTest(
     // One node killed: each coordinator answers with the others and names it.
     const dead = layout.nodes[1]!;
     // Its rows all in the shared files first: then the others' answer still holds every call.
-    await waitFor(`${dead.name} flushing its buffer`, async () => (await nodeSearch(dead, layout.nodeToken, PREFIX, true)) === 0 || undefined, 30_000, 200);
+    await waitFor(
+      `${dead.name} flushing its buffer`,
+      async () => (await nodeSearch(dead, layout.nodeToken, PREFIX, true)) === 0 || undefined,
+      30_000,
+      200,
+    );
     dead.process.kill("SIGKILL");
     await dead.process.exited;
     for (const c of [c1, c2]) {
@@ -209,7 +255,11 @@ peerTest(
       nodes: 2,
       edges: 0,
       coordinators: 1,
-      roleConfig: { ...SMALL, ...fast, storage: { lakehouse: { ...SMALL.storage.lakehouse, ...fast.storage.lakehouse } } },
+      roleConfig: {
+        ...SMALL,
+        ...fast,
+        storage: { lakehouse: { ...SMALL.storage.lakehouse, ...fast.storage.lakehouse } },
+      },
       ...(binary ? { binary } : {}),
     });
     const prefix = `moving-${RUN}-`;
@@ -248,7 +298,10 @@ peerTest(
           timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
         });
         expect(res.status).toBe(200);
-        const j = (await res.json()) as { data: { items: Array<{ session_id: string }> }; meta: { partial: boolean; nodes: NodeReport[] } };
+        const j = (await res.json()) as {
+          data: { items: Array<{ session_id: string }> };
+          meta: { partial: boolean; nodes: NodeReport[] };
+        };
         expect(j.meta.partial).toBe(false);
         const now = new Set(j.data.items.map((i) => i.session_id));
         expect(now.size).toBe(j.data.items.length);
@@ -269,7 +322,13 @@ peerTest(
   [postgresPeer],
   async () => {
     const binary = process.env.SVC_TEST_BINARY;
-    await using layout = await startLayout({ nodes: 1, edges: 0, coordinators: 1, roleConfig: SMALL, ...(binary ? { binary } : {}) });
+    await using layout = await startLayout({
+      nodes: 1,
+      edges: 0,
+      coordinators: 1,
+      roleConfig: SMALL,
+      ...(binary ? { binary } : {}),
+    });
     const prefix = `flushed-${RUN}-`;
     const node = layout.nodes[0]!;
     const expected = Array.from({ length: CALLS_PER_TARGET }, (_, i) => `${prefix}${String(i).padStart(2, "0")}`);
@@ -277,7 +336,15 @@ peerTest(
     try {
       for (const callId of expected)
         udp.send(
-          encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.9.0.1", srcPort: 5060, dstPort: 5060, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "1000", to: "2000" }) }),
+          encodeHep3({
+            srcIp: "10.0.0.1",
+            dstIp: "10.9.0.1",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: Date.now() * 1000,
+            protoType: 1,
+            payload: invite({ callId, from: "1000", to: "2000" }),
+          }),
           node.port("hep-udp"),
           "127.0.0.1",
         );
@@ -285,8 +352,18 @@ peerTest(
       udp.close();
     }
     // Stored in the shared files, none left in the node's buffer: the coordinator's own read of the lake is the answer.
-    await waitFor("the node storing every call", async () => (await nodeSearch(node, layout.nodeToken, prefix, false)) === expected.length || undefined, 30_000, 200);
-    await waitFor("the node flushing its buffer", async () => (await nodeSearch(node, layout.nodeToken, prefix, true)) === 0 || undefined, 30_000, 200);
+    await waitFor(
+      "the node storing every call",
+      async () => (await nodeSearch(node, layout.nodeToken, prefix, false)) === expected.length || undefined,
+      30_000,
+      200,
+    );
+    await waitFor(
+      "the node flushing its buffer",
+      async () => (await nodeSearch(node, layout.nodeToken, prefix, true)) === 0 || undefined,
+      30_000,
+      200,
+    );
     const coord = layout.coordinators[0]!;
     const r = await search(coord, (await login(coord, "admin", layout.adminPassword)).token, prefix);
     expect(r.ids).toEqual(expected);
@@ -300,7 +377,14 @@ peerTest(
   [postgresPeer],
   async () => {
     const binary = process.env.SVC_TEST_BINARY;
-    await using layout = await startLayout({ nodes: 2, edges: 0, coordinators: 1, coordinatorLake: false, roleConfig: SMALL, ...(binary ? { binary } : {}) });
+    await using layout = await startLayout({
+      nodes: 2,
+      edges: 0,
+      coordinators: 1,
+      coordinatorLake: false,
+      roleConfig: SMALL,
+      ...(binary ? { binary } : {}),
+    });
     const prefix = `bare-${RUN}-`;
     const expected: string[] = [];
     const udp = await Bun.udpSocket({});
@@ -335,12 +419,26 @@ peerTest(
         timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
       });
       expect(res.status).toBe(200);
-      const j = (await res.json()) as { data: { items: Array<{ session_id: string }> }; meta: { nodes: NodeReport[]; partial: boolean } };
+      const j = (await res.json()) as {
+        data: { items: Array<{ session_id: string }> };
+        meta: { nodes: NodeReport[]; partial: boolean };
+      };
       return { ids: j.data.items.map((i) => i.session_id).sort(), nodes: j.meta.nodes, partial: j.meta.partial };
     };
-    await waitFor("the coordinator finding every call", async () => (await find()).ids.length >= expected.length || undefined, 45_000, 200);
+    await waitFor(
+      "the coordinator finding every call",
+      async () => (await find()).ids.length >= expected.length || undefined,
+      45_000,
+      200,
+    );
     // Every row in the lake's files, none left in a buffer: what the files hold is the whole answer.
-    for (const node of layout.nodes) await waitFor(`${node.name} flushing its buffer`, async () => (await nodeSearch(node, layout.nodeToken, prefix, true)) === 0 || undefined, 30_000, 200);
+    for (const node of layout.nodes)
+      await waitFor(
+        `${node.name} flushing its buffer`,
+        async () => (await nodeSearch(node, layout.nodeToken, prefix, true)) === 0 || undefined,
+        30_000,
+        200,
+      );
     const before = await find();
     expect(before.ids).toEqual(expected);
     // The first node of the lake answers for its files, the second for its buffer.

@@ -32,7 +32,11 @@ describe("default merge (engine duckdb)", () => {
     // Two flush files fit under max_file_size_bytes, three do not.
     const maxFile = Math.floor(largest * 2.5);
     {
-      await using h = await openLake(dir.path, { min_age_sec: 0, max_file_size_bytes: maxFile, max_compacted_files: 3 });
+      await using h = await openLake(dir.path, {
+        min_age_sec: 0,
+        max_file_size_bytes: maxFile,
+        max_compacted_files: 3,
+      });
       const rows = await countRows(h);
       const r = await h.lake.maintain();
       expect(r.merged).toBe(6);
@@ -41,7 +45,11 @@ describe("default merge (engine duckdb)", () => {
       expect(await countRows(h)).toBe(rows);
     }
     {
-      await using h = await openLake(dir.path, { min_age_sec: 0, max_file_size_bytes: maxFile, max_compacted_files: 100 });
+      await using h = await openLake(dir.path, {
+        min_age_sec: 0,
+        max_file_size_bytes: maxFile,
+        max_compacted_files: 100,
+      });
       const r = await h.lake.maintain();
       expect(metricValue(h.metrics, "svc_lake_compaction_merges_total", { table: KEY, engine: "duckdb" })).toBe(32);
       expect(r.merged).toBe(64);
@@ -152,11 +160,15 @@ describe("native engine", () => {
     const db = openCatalogDb(dir.path);
     try {
       db.transaction(() => {
-        db.run("CREATE TABLE snap_copy(snapshot_id BIGINT, snapshot_time VARCHAR, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)");
+        db.run(
+          "CREATE TABLE snap_copy(snapshot_id BIGINT, snapshot_time VARCHAR, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)",
+        );
         db.run("INSERT INTO snap_copy SELECT * FROM ducklake_snapshot");
         db.run("DROP TABLE ducklake_snapshot");
         db.run("ALTER TABLE snap_copy RENAME TO ducklake_snapshot");
-        db.run("INSERT INTO ducklake_snapshot SELECT * FROM ducklake_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)");
+        db.run(
+          "INSERT INTO ducklake_snapshot SELECT * FROM ducklake_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)",
+        );
       })();
     } finally {
       db.close();
@@ -185,7 +197,10 @@ describe.each(["native", "duckdb"] as const)("engine %s", (engine) => {
     try {
       // The catalog claims one row more for a file than the file holds (a damaged or foreign count).
       const forge = (by: number) =>
-        db.run("UPDATE ducklake_data_file SET record_count = record_count + ? WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file WHERE end_snapshot IS NULL)", [by]);
+        db.run(
+          "UPDATE ducklake_data_file SET record_count = record_count + ? WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file WHERE end_snapshot IS NULL)",
+          [by],
+        );
       forge(1);
       for (let cycle = 1; cycle <= 2; cycle++) {
         const r = await h.lake.maintain();
@@ -232,7 +247,10 @@ test("svc serve refuses compaction settings that would do nothing, naming the ke
   expect(native.err).toContain("storage.lakehouse.compaction.engine: native refuses data_path");
   expect(native.err).toContain("site=a");
   expect(native.code).toBe(2);
-  const target = await serve({ data_path: join(dir.path, "lake"), compaction: { target_file_size_bytes: 100_000_000 } });
+  const target = await serve({
+    data_path: join(dir.path, "lake"),
+    compaction: { target_file_size_bytes: 100_000_000 },
+  });
   expect(target.err).toContain("storage.lakehouse.compaction.target_file_size_bytes applies to engine native only");
   expect(target.code).toBe(2);
   expect(readdirSync(dir.path).filter((n) => n === "lake")).toEqual([]);

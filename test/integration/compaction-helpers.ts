@@ -37,7 +37,14 @@ type Json = Record<string, unknown>;
 /** Starts the lake on `dir` with these compaction settings (timer effectively off: tests call maintain). */
 export async function openLake(dir: string, compaction: Json, lakehouse: Json = {}): Promise<LakeHandle> {
   const config = testConfig(dir, {
-    storage: { lakehouse: { flush_interval_sec: 3600, retention: { days: 0 }, ...lakehouse, compaction: { check_interval_sec: 86_400, ...compaction } } },
+    storage: {
+      lakehouse: {
+        flush_interval_sec: 3600,
+        retention: { days: 0 },
+        ...lakehouse,
+        compaction: { check_interval_sec: 86_400, ...compaction },
+      },
+    },
   });
   const metrics = new MetricsRegistry();
   const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics });
@@ -53,7 +60,8 @@ export async function openLake(dir: string, compaction: Json, lakehouse: Json = 
 
 let serial = 0;
 /** Noise that does not compress away: files of a similar, predictable size. */
-export const pad = (i: number, parts = 6) => Array.from({ length: parts }, (_, j) => Bun.hash(`p${i}.${j}`).toString(16).padStart(16, "0")).join("");
+export const pad = (i: number, parts = 6) =>
+  Array.from({ length: parts }, (_, j) => Bun.hash(`p${i}.${j}`).toString(16).padStart(16, "0")).join("");
 
 /** One flush of `n` rows at `tsUs` (+1 µs each); `payloadParts` × 16 hex characters of payload per row. */
 export async function writeFile(lake: Lake, tsUs: number, n = 20, payloadParts = 6): Promise<void> {
@@ -69,7 +77,9 @@ export async function writeFile(lake: Lake, tsUs: number, n = 20, payloadParts =
 }
 
 /** Live files per date partition, oldest partition first. */
-export async function filesByPartition(lake: Lake): Promise<Map<string, Array<{ path: string; rows: number; bytes: number }>>> {
+export async function filesByPartition(
+  lake: Lake,
+): Promise<Map<string, Array<{ path: string; rows: number; bytes: number }>>> {
   const out = new Map<string, Array<{ path: string; rows: number; bytes: number }>>();
   for (const f of await lake.files(KEY)) {
     const d = /date=(\d{4}-\d{2}-\d{2})/.exec(f.path)?.[1] ?? "";

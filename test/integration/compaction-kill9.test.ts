@@ -30,7 +30,10 @@ const PER_ITERATION = 6000;
 const SEED = Number(process.env.SVC_TEST_SEED ?? 0xc0a1);
 
 /** The caller's environment minus SVC_* (the child reads its config from the file only). */
-const childEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("SVC_")));
+const childEnv = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("SVC_")),
+  );
 
 /** Sends `n` INVITEs with Call-IDs `<prefix>-<seq>` over one TCP connection, all handed to the kernel. */
 async function sendInvites(port: number, prefix: string, n: number): Promise<void> {
@@ -64,12 +67,20 @@ async function sendInvites(port: number, prefix: string, n: number): Promise<voi
 }
 
 /** Rows of the call table's live files per the catalog, those files, and every referenced path (read-only open, no lock). */
-function committed(dir: string): { rows: number; files: Array<{ path: string; size: number }>; referenced: Set<string> } {
+function committed(dir: string): {
+  rows: number;
+  files: Array<{ path: string; size: number }>;
+  referenced: Set<string>;
+} {
   const cat = openCatalog({ path: join(dir, "catalog.sqlite"), dataPath: join(dir, "lake"), readOnly: true });
   try {
     const t = cat.getTable("main", "hep_proto_1_call");
     const files = t ? cat.listDataFiles(t.tableId, { stats: false }) : [];
-    return { rows: files.reduce((s, f) => s + f.recordCount, 0), files: files.map((f) => ({ path: f.absolutePath, size: f.fileSizeBytes })), referenced: cat.referencedPaths() };
+    return {
+      rows: files.reduce((s, f) => s + f.recordCount, 0),
+      files: files.map((f) => ({ path: f.absolutePath, size: f.fileSizeBytes })),
+      referenced: cat.referencedPaths(),
+    };
   } finally {
     cat.close();
   }
@@ -78,7 +89,9 @@ function committed(dir: string): { rows: number; files: Array<{ path: string; si
 /** Parquet files under the data path the catalog does not reference (once every row is committed: a merge being written). */
 const unreferenced = (dir: string) => {
   const referenced = committed(dir).referenced;
-  return [...new Bun.Glob("**/ducklake-*.parquet").scanSync({ cwd: join(dir, "lake"), absolute: true })].filter((p) => !referenced.has(p));
+  return [...new Bun.Glob("**/ducklake-*.parquet").scanSync({ cwd: join(dir, "lake"), absolute: true })].filter(
+    (p) => !referenced.has(p),
+  );
 };
 
 peerTest(
@@ -93,14 +106,32 @@ peerTest(
     let leftover: string[] = [];
     for (let it = 0; it < ITERATIONS; it++) {
       const engine = it % 2 === 0 ? "duckdb" : "native";
-      const lakehouse = { batch_size: 500, flush_interval_sec: 0.2, compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "192MB" } };
-      await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { storage: { lakehouse }, log: { level: "info" }, coordinator: { auth: { admin_password_hash: sha256Hex("ckill9-admin") } } })));
-      const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { dir: dir.path, cwd: ROOT, env: childEnv() });
+      const lakehouse = {
+        batch_size: 500,
+        flush_interval_sec: 0.2,
+        compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "192MB" },
+      };
+      await Bun.write(
+        cfgPath,
+        JSON.stringify(
+          testConfigJson(dir.path, {
+            storage: { lakehouse },
+            log: { level: "info" },
+            coordinator: { auth: { admin_password_hash: sha256Hex("ckill9-admin") } },
+          }),
+        ),
+      );
+      const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+        dir: dir.path,
+        cwd: ROOT,
+        env: childEnv(),
+      });
       try {
         const addr = await waitFor(
           "the child's HEP/TCP listener",
           () => {
-            if (child.proc.exitCode !== null) throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
+            if (child.proc.exitCode !== null)
+              throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
             for (const line of child.output().split("\n")) {
               if (!line.includes('"listening"')) continue;
               const l = JSON.parse(line) as { msg?: string; module?: string; address?: string };
@@ -139,7 +170,11 @@ peerTest(
       expect(child.output()).not.toContain('"level":"error"');
 
       // The catalog as the kill left it.
-      const cat = openCatalog({ path: join(dir.path, "catalog.sqlite"), dataPath: join(dir.path, "lake"), readOnly: true });
+      const cat = openCatalog({
+        path: join(dir.path, "catalog.sqlite"),
+        dataPath: join(dir.path, "lake"),
+        readOnly: true,
+      });
       try {
         expect(cat.integrityCheck().problems).toEqual([]);
       } finally {
@@ -147,12 +182,18 @@ peerTest(
       }
       const now = committed(dir.path);
       expect({ it, rows: now.rows }).toEqual({ it, rows: sent });
-      for (const f of now.files) expect({ path: f.path, size: statSync(f.path, { throwIfNoEntry: false })?.size }).toEqual({ path: f.path, size: f.size });
+      for (const f of now.files)
+        expect({ path: f.path, size: statSync(f.path, { throwIfNoEntry: false })?.size }).toEqual({
+          path: f.path,
+          size: f.size,
+        });
       // The rows in those files, read by DuckDB: every Call-ID sent, once.
       const db = await DuckDBInstance.create(":memory:");
       const con = await db.connect();
       try {
-        const r = await con.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM read_parquet([${now.files.map((f) => `'${f.path}'`).join(", ")}])`);
+        const r = await con.runAndReadAll(
+          `SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM read_parquet([${now.files.map((f) => `'${f.path}'`).join(", ")}])`,
+        );
         expect(r.getRowObjectsJson()[0]).toEqual({ n: String(sent), d: String(sent) });
       } finally {
         con.closeSync();
@@ -169,7 +210,9 @@ peerTest(
       expect(py.stderr.toString()).toBe("");
       expect(JSON.parse(py.stdout.toString())).toEqual([{ n: sent, d: sent }]);
     }
-    console.log(`compaction kill9 seed=${SEED} iterations=${ITERATIONS} rows=${sent} killed with a merge in progress: ${midMerge}`);
+    console.log(
+      `compaction kill9 seed=${SEED} iterations=${ITERATIONS} rows=${sent} killed with a merge in progress: ${midMerge}`,
+    );
     expect(midMerge).toBeGreaterThan(0);
   },
   240_000,

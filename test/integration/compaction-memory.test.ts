@@ -45,7 +45,9 @@ async function writeWide(lake: Lake, files: number, rows: number, value: (i: num
 
 /** Row count and an order-independent digest of every row. */
 async function digest(lake: Lake): Promise<Record<string, unknown>> {
-  const r = await lake.query(`SELECT count(*) AS n, sum(hash(session_id, "timestamp", payload))::VARCHAR AS h, sum(length(payload)) AS bytes FROM svc_lake.main.ce_hep`);
+  const r = await lake.query(
+    `SELECT count(*) AS n, sum(hash(session_id, "timestamp", payload))::VARCHAR AS h, sum(length(payload)) AS bytes FROM svc_lake.main.ce_hep`,
+  );
   return r.rows[0]!;
 }
 
@@ -113,7 +115,9 @@ describe("compaction of wide rows", () => {
       const left = await paths(h.lake);
       if (left.length === afterFirst.length) {
         expect(left).toEqual(afterFirst);
-        expect(metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason: "out_of_memory" })).toBeGreaterThanOrEqual(2);
+        expect(
+          metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason: "out_of_memory" }),
+        ).toBeGreaterThanOrEqual(2);
       }
       // Out-of-memory retries over six cycles: the first cycle's, then at most two back-off trials.
       expect(metricValue(h.metrics, "svc_lake_compaction_oom_splits_total", { table: KEY })).toBeLessThanOrEqual(6);

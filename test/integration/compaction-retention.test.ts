@@ -23,7 +23,8 @@ describe.each(["duckdb", "native"] as const)("engine %s", (engine) => {
     // The day before the cut: two files; the cut day: two files before and two after the cutoff;
     // the day after: two files.
     for (const us of [cutoffUs - 25 * HOUR_US, cutoffUs - 23 * HOUR_US]) await writeFile(h.lake, us);
-    for (const us of [cutoffUs - 2 * HOUR_US, cutoffUs - HOUR_US, cutoffUs + HOUR_US, cutoffUs + 2 * HOUR_US]) await writeFile(h.lake, us);
+    for (const us of [cutoffUs - 2 * HOUR_US, cutoffUs - HOUR_US, cutoffUs + HOUR_US, cutoffUs + 2 * HOUR_US])
+      await writeFile(h.lake, us);
     for (const us of [cutoffUs + 23 * HOUR_US, cutoffUs + 25 * HOUR_US]) await writeFile(h.lake, us);
     const [older, cut, next] = [date(cutoffUs - DAY_MS * 1000), date(cutoffUs), date(cutoffUs + DAY_MS * 1000)];
     const afterCutoff = (await filesByPartition(h.lake))
@@ -38,7 +39,9 @@ describe.each(["duckdb", "native"] as const)("engine %s", (engine) => {
     // The cut partition keeps its two files after the cutoff as they were: not merged.
     expect(parts.get(cut)!.map((f) => f.path)).toEqual(afterCutoff);
     expect(parts.get(next)!.map((f) => f.rows)).toEqual([40]);
-    expect(metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason: "retention_cut" })).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason: "retention_cut" }),
+    ).toBeGreaterThanOrEqual(1);
     const left = await h.lake.query(`SELECT count(*) AS n FROM svc_lake.main.ce_hep`);
     expect(left.rows[0]!.n).toBe(80);
 

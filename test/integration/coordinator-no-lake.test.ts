@@ -15,7 +15,10 @@ import { rtcpPacket as rtcp, sipPacket as sip } from "../fixtures/hep.ts";
 
 const NOW_MS = Date.now();
 const T0 = NOW_MS - 20 * 60_000;
-const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+const SMALL = {
+  ingest: { hep: { threads: 0 } },
+  storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } },
+};
 const TOKEN_B = "node-b-token-no-lake-0123456789";
 
 type Item = Record<string, unknown>;
@@ -40,7 +43,10 @@ async function send(node: TestAppliance, packets: Uint8Array[]) {
 beforeAll(async () => {
   dir = tempDir("svc-no-lake-");
   a = await startTestAppliance(`${dir.path}/a`, SMALL);
-  b = await startTestAppliance(`${dir.path}/b`, { ...SMALL, node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_B } } });
+  b = await startTestAppliance(`${dir.path}/b`, {
+    ...SMALL,
+    node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_B } },
+  });
   one = await startWithApi(`${dir.path}/one`, SMALL);
   coord = await startWithApi(`${dir.path}/coord`, {
     storage: { lakehouse: { enable: false } },
@@ -63,7 +69,11 @@ beforeAll(async () => {
   // KPI calls, each whole on one node: answered on a, busy on b.
   const y = { callId: "Y@no-lake", from: "u", to: "dest-1" };
   const z = { callId: "Z@no-lake", from: "u", to: "dest-2" };
-  await send(a, [sip(T0 + 60_000, invite(y)), sip(T0 + 61_000, response(200, "OK", "INVITE", y)), sip(T0 + 70_000, request("BYE", { ...y, toTag: "ttag-1" }))]);
+  await send(a, [
+    sip(T0 + 60_000, invite(y)),
+    sip(T0 + 61_000, response(200, "OK", "INVITE", y)),
+    sip(T0 + 70_000, request("BYE", { ...y, toTag: "ttag-1" })),
+  ]);
   await send(b, [sip(T0 + 120_000, invite(z)), sip(T0 + 121_000, response(486, "Busy Here", "INVITE", z))]);
 }, 60_000);
 
@@ -74,7 +84,8 @@ afterAll(async () => {
 });
 
 const data = (r: ApiResult) => (r.json as unknown as { data: Record<string, unknown> }).data;
-const meta = (r: ApiResult) => (r.json as unknown as { meta?: { nodes?: Array<{ name: string; status: string }>; partial?: boolean } }).meta ?? {};
+const meta = (r: ApiResult) =>
+  (r.json as unknown as { meta?: { nodes?: Array<{ name: string; status: string }>; partial?: boolean } }).meta ?? {};
 const names = (r: ApiResult) => (meta(r).nodes ?? []).map((n) => `${n.name}:${n.status}`);
 const session = { session_id: "X@no-lake", timestamp: { from: T0 - 60_000, to: T0 + 60_000 } };
 const line = (i: Item) => `${i.timestamp_us} ${i.sid} ${String(i.payload ?? "").split("\r\n")[0]}`;
@@ -90,7 +101,10 @@ function pcapRecords(bytes: Uint8Array): number {
 
 describe("a coordinator without a lake reads every node", () => {
   test("call view: every leg from both nodes, in time order, as in one lake; QoS and events too", async () => {
-    const [over, single] = [await coord.api.call("POST", "/transactions/messages", session), await one.api.call("POST", "/transactions/messages", session)];
+    const [over, single] = [
+      await coord.api.call("POST", "/transactions/messages", session),
+      await one.api.call("POST", "/transactions/messages", session),
+    ];
     expect(over.status).toBe(200);
     const items = (r: ApiResult) => (data(r).items as Item[]).map(line);
     expect(items(over)).toEqual(items(single));
@@ -145,14 +159,23 @@ describe("a coordinator without a lake reads every node", () => {
     }
     const kpi = data(await coord.api.call("GET", `/statistics/kpi?${window}`)) as { totals: { attempts: number } };
     expect(kpi.totals.attempts).toBe(2);
-    const hist = { filter: { proto_type: 1, event_type: "call" }, timestamp: { from: T0 - 60_000, to: T0 + 10 * 60_000 }, interval: "1m" };
-    const [ho, hs] = [await coord.api.call("POST", "/transactions/histogram", hist), await one.api.call("POST", "/transactions/histogram", hist)];
+    const hist = {
+      filter: { proto_type: 1, event_type: "call" },
+      timestamp: { from: T0 - 60_000, to: T0 + 10 * 60_000 },
+      interval: "1m",
+    };
+    const [ho, hs] = [
+      await coord.api.call("POST", "/transactions/histogram", hist),
+      await one.api.call("POST", "/transactions/histogram", hist),
+    ];
     expect(ho.status).toBe(200);
     expect(data(ho)).toEqual(data(hs));
     const dbs = await coord.api.call("GET", "/statistics/databases");
     expect(dbs.status).toBe(200);
     expect(names(dbs)).toEqual(["a:ok", "b:ok"]);
-    const sql = await coord.api.call("POST", "/query", { sql: "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%@no-lake'" });
+    const sql = await coord.api.call("POST", "/query", {
+      sql: "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%@no-lake'",
+    });
     expect(sql.status).toBe(200);
     expect((data(sql).rows as Item[]).map((r) => [r.svc_node, Number(r.n)])).toEqual([
       ["a", 5],

@@ -22,7 +22,22 @@ const def: TableDef = {
   sortBy: ["ts"],
 };
 
-const tricky = ["", "plain", "soh \u0001 inside", "\u0001\u0001", 'say "hi"', "a,b", "line1\nline2", "crlf\r\nend", "\\N", "Zoë ☎ 🎧", '"', '""', "tab\there", 'ascii then ü and "quote"'];
+const tricky = [
+  "",
+  "plain",
+  "soh \u0001 inside",
+  "\u0001\u0001",
+  'say "hi"',
+  "a,b",
+  "line1\nline2",
+  "crlf\r\nend",
+  "\\N",
+  "Zoë ☎ 🎧",
+  '"',
+  '""',
+  "tab\there",
+  'ascii then ü and "quote"',
+];
 
 describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
   test("strings (quotes, commas, newlines, \\N, non-ASCII), bytes, NULLs, numbers, booleans, timestamps", async () => {
@@ -65,7 +80,21 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
 
   test("integers written digit by digit and UUIDv7s written in place read back exactly", async () => {
     await using dir = tempDir();
-    const ints = [0, -0, 7, -42, 1.9, -1.9, 10, 1_000_000, 1_764_000_000_123_456, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53 + 2, -(2 ** 62)];
+    const ints = [
+      0,
+      -0,
+      7,
+      -42,
+      1.9,
+      -1.9,
+      10,
+      1_000_000,
+      1_764_000_000_123_456,
+      2 ** 53 - 1,
+      -(2 ** 53 - 1),
+      2 ** 53 + 2,
+      -(2 ** 62),
+    ];
     // What String() gives (the encoder's old path): exact up to 2^53, the shortest round trip beyond.
     const expected = ints.map((v) => (Object.is(Math.trunc(v), -0) ? "0" : String(Math.trunc(v))));
     const batch = new CsvBatch(csvColumns(def).length);
@@ -109,7 +138,15 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     const legacy = `${dir.path}/1.7.2.csv`;
     await Bun.write(legacy, `"old-1",1000,"say ""hi""","a,b",7,0.5,true\n"old-2",2000,\\N,"",\\N,\\N,\\N\n`);
     const batch = new CsvBatch(csvColumns(def).length);
-    batch.str("new-1").time(3000).str('quote " stays').bytes(new TextEncoder().encode("x")).int(1).float(1).bool(false).end();
+    batch
+      .str("new-1")
+      .time(3000)
+      .str('quote " stays')
+      .bytes(new TextEncoder().encode("x"))
+      .int(1)
+      .float(1)
+      .bool(false)
+      .end();
     const current = `${dir.path}/2.7.1.q1.csv`;
     await Bun.write(current, batch.view());
     const inst = await DuckDBInstance.create(":memory:");
@@ -119,7 +156,11 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
       { file: current, def },
     ]);
     expect(parts).toHaveLength(2);
-    const rows = (await con.runAndReadAll(`SELECT uuid, epoch_us(ts) AS ts, s, b, n::VARCHAR AS n FROM (${parts.join(" UNION ALL ")}) ORDER BY uuid`)).getRowObjectsJson();
+    const rows = (
+      await con.runAndReadAll(
+        `SELECT uuid, epoch_us(ts) AS ts, s, b, n::VARCHAR AS n FROM (${parts.join(" UNION ALL ")}) ORDER BY uuid`,
+      )
+    ).getRowObjectsJson();
     expect(rows).toEqual([
       { uuid: "new-1", ts: "3000", s: 'quote " stays', b: "x", n: "1" },
       { uuid: "old-1", ts: "1000", s: 'say "hi"', b: "a,b", n: "7" },
@@ -133,7 +174,9 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     // DuckDB's default buffer is 16 x max_line_size (16 MiB per spool file read); the smaller one
     // bounds the flush's memory (docs/BENCHMARKS.md "Ingest: CPU per message (every core)").
     expect(SPOOL_READ_BUFFER_BYTES).toBe(2 * SPOOL_MAX_LINE_BYTES);
-    expect(spoolSelect(def, [{ file: "/x/1.7.1.q1.csv", def }])[0]).toContain(`buffer_size = ${SPOOL_READ_BUFFER_BYTES}`);
+    expect(spoolSelect(def, [{ file: "/x/1.7.1.q1.csv", def }])[0]).toContain(
+      `buffer_size = ${SPOOL_READ_BUFFER_BYTES}`,
+    );
     await using dir = tempDir();
     const batch = new CsvBatch(csvColumns(def).length);
     // Seven lines just under the limit, with short ones between: several buffer boundaries fall inside a long line.
@@ -151,15 +194,23 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     ];
     sizes.forEach((n, i) => {
       const text = String.fromCharCode(97 + i).repeat(n);
-      expect(batch.str(`id-${i}`).time(i).str(text).bytes(new Uint8Array()).int(i).float(null).bool(null).end()).toBe(true);
+      expect(batch.str(`id-${i}`).time(i).str(text).bytes(new Uint8Array()).int(i).float(null).bool(null).end()).toBe(
+        true,
+      );
     });
     const file = `${dir.path}/0.7.${batch.rows}.q1.csv`;
     await Bun.write(file, batch.view());
     expect(batch.byteLength).toBeGreaterThan(3 * SPOOL_READ_BUFFER_BYTES);
     const inst = await DuckDBInstance.create(":memory:");
     const con = await inst.connect();
-    const rows = (await con.runAndReadAll(`SELECT uuid, length(s) AS len, left(s, 1) AS c, n FROM (${spoolSelect(def, [{ file, def }]).join(" UNION ALL ")}) ORDER BY n`)).getRowObjectsJson();
-    expect(rows).toEqual(sizes.map((n, i) => ({ uuid: `id-${i}`, len: String(n), c: String.fromCharCode(97 + i), n: String(i) })));
+    const rows = (
+      await con.runAndReadAll(
+        `SELECT uuid, length(s) AS len, left(s, 1) AS c, n FROM (${spoolSelect(def, [{ file, def }]).join(" UNION ALL ")}) ORDER BY n`,
+      )
+    ).getRowObjectsJson();
+    expect(rows).toEqual(
+      sizes.map((n, i) => ({ uuid: `id-${i}`, len: String(n), c: String.fromCharCode(97 + i), n: String(i) })),
+    );
     con.closeSync();
     inst.closeSync();
   });

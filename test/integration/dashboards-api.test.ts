@@ -16,7 +16,8 @@ describe("dashboards", () => {
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const items = itemsOf(await c.call("GET", "/dashboards", { token }));
     expect(items.map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
-    const types = (name: string) => (items.find((d) => d.name === name)!.layout as Array<{ type: string }>).map((w) => w.type).sort();
+    const types = (name: string) =>
+      (items.find((d) => d.name === name)!.layout as Array<{ type: string }>).map((w) => w.type).sort();
     expect(types("Home")).toEqual(["call-search", "clock", "result-table"]);
     expect(types("NetGames")).toEqual(["game-netchess", "game-netris"]);
     expect(types("Quality")).toEqual(["kpi-chart", "kpi-table", "kpi-table", "kpi-table"]);
@@ -28,7 +29,11 @@ describe("dashboards", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path, { coordinator: { widgets: { control: { games: false } } } });
     const { token } = await c.login("admin", ADMIN_PASSWORD);
-    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality"]);
+    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual([
+      "Home",
+      "Smart Search",
+      "Quality",
+    ]);
     const reset = await c.call("POST", "/me/dashboards/reset", { token });
     expect(itemsOf(reset).map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality"]);
   });
@@ -44,7 +49,9 @@ describe("dashboards", () => {
     const got = dataOf(await c.call("GET", `/dashboards/${id}`, { token }));
     expect(got).toMatchObject({ name: "Ops", position: 5 });
     expect(got.layout).toEqual([layout[0], { ...layout[1], config: {} }]);
-    expect((await c.call("PUT", `/dashboards/${id}`, { token, body: { name: "Ops 2", position: 0, layout: [] } })).status).toBe(200);
+    expect(
+      (await c.call("PUT", `/dashboards/${id}`, { token, body: { name: "Ops 2", position: 0, layout: [] } })).status,
+    ).toBe(200);
     const list = itemsOf(await c.call("GET", "/dashboards?sort=position", { token }));
     expect(
       list
@@ -53,7 +60,10 @@ describe("dashboards", () => {
         .sort(),
     ).toEqual(["Home", "Ops 2"]);
     expect(list.find((d) => d.name === "Ops 2")).toMatchObject({ position: 0, layout: [] });
-    expect(itemsOf(await c.call("GET", "/dashboards?sort=-name&page[limit]=2", { token })).map((d) => d.name)).toEqual(["Smart Search", "Quality"]);
+    expect(itemsOf(await c.call("GET", "/dashboards?sort=-name&page[limit]=2", { token })).map((d) => d.name)).toEqual([
+      "Smart Search",
+      "Quality",
+    ]);
     expect((await c.call("DELETE", `/dashboards/${id}`, { token })).status).toBe(204);
     expect((await c.call("GET", `/dashboards/${id}`, { token })).status).toBe(404);
     expect((await c.call("DELETE", `/dashboards/${id}`, { token })).status).toBe(404);
@@ -65,23 +75,36 @@ describe("dashboards", () => {
     c.core.settings.users.create({ username: "olga", passwordHash: await hashPassword("olga-password") });
     const admin = await c.login("admin", ADMIN_PASSWORD);
     const olga = await c.login("olga", "olga-password");
-    const id = String(dataOf(await c.call("POST", "/dashboards", { token: admin.token, body: { name: "Private", layout } })).id);
+    const id = String(
+      dataOf(await c.call("POST", "/dashboards", { token: admin.token, body: { name: "Private", layout } })).id,
+    );
     expect((await c.call("GET", `/dashboards/${id}`, { token: olga.token })).status).toBe(404);
-    expect((await c.call("PUT", `/dashboards/${id}`, { token: olga.token, body: { name: "mine", layout: [] } })).status).toBe(404);
+    expect(
+      (await c.call("PUT", `/dashboards/${id}`, { token: olga.token, body: { name: "mine", layout: [] } })).status,
+    ).toBe(404);
     expect((await c.call("DELETE", `/dashboards/${id}`, { token: olga.token })).status).toBe(404);
-    expect(itemsOf(await c.call("GET", "/dashboards", { token: olga.token })).map((d) => d.name)).not.toContain("Private");
+    expect(itemsOf(await c.call("GET", "/dashboards", { token: olga.token })).map((d) => d.name)).not.toContain(
+      "Private",
+    );
   });
 
   test("reset replaces the user's dashboards with the defaults", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
-    for (const d of itemsOf(await c.call("GET", "/dashboards", { token }))) await c.call("DELETE", `/dashboards/${String(d.id)}`, { token });
+    for (const d of itemsOf(await c.call("GET", "/dashboards", { token })))
+      await c.call("DELETE", `/dashboards/${String(d.id)}`, { token });
     await c.call("POST", "/dashboards", { token, body: { name: "Only", layout: [] } });
     const r = await c.call("POST", "/me/dashboards/reset", { token });
     expect(r.status).toBe(200);
     expect((r.json as { message: string }).message).toContain("reset");
-    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
+    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual([
+      "Home",
+      "Smart Search",
+      "Quality",
+      "Games",
+      "NetGames",
+    ]);
   });
 
   test.each([

@@ -19,7 +19,15 @@ import { SQL } from "bun";
 import type { NewDataFile } from "../../src/lake/catalog/index.ts";
 import { PgCatalog } from "../../src/lake/catalog-pg/index.ts";
 import { peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
-import { DUCKLAKE_PG_PEERS as NEEDS, DUCKLAKE_PG_SCRIPT as SCRIPT, duckLakePg as py, type ReadResult, rowsOf, sqlStr, writeParquet } from "../peers/ducklake-pg.ts";
+import {
+  DUCKLAKE_PG_PEERS as NEEDS,
+  DUCKLAKE_PG_SCRIPT as SCRIPT,
+  duckLakePg as py,
+  type ReadResult,
+  rowsOf,
+  sqlStr,
+  writeParquet,
+} from "../peers/ducklake-pg.ts";
 import { type Postgres, postgresPeer, startPostgres } from "../peers/postgres.ts";
 import { freeTcpPort } from "../peers/slapd.ts";
 
@@ -49,16 +57,24 @@ const CALLS = {
 };
 const callRows = (from: number, to: number, day: string) =>
   `SELECT i::BIGINT AS id, CASE WHEN i % 3 = 0 THEN NULL ELSE 'n' || i END AS name, i / 4.0 AS d, DATE ${sqlStr(day)} AS day FROM range(${from}, ${to}) t(i)`;
-const expectedCalls = (from: number, to: number, day: string) => Array.from({ length: to - from }, (_, k) => from + k).map((i) => ({ id: i, name: i % 3 === 0 ? null : `n${i}`, d: i / 4, day }));
+const expectedCalls = (from: number, to: number, day: string) =>
+  Array.from({ length: to - from }, (_, k) => from + k).map((i) => ({
+    id: i,
+    name: i % 3 === 0 ? null : `n${i}`,
+    d: i / 4,
+    day,
+  }));
 
 /** What information_schema says about the DuckLake tables: name, column, position, type, nullability; and the primary keys. */
 async function catalogShape(url: string): Promise<{ columns: string[]; keys: string[] }> {
   const sql = new SQL(url, { max: 1 });
   try {
-    const cols: Array<{ s: string }> = await sql`SELECT table_name || '.' || column_name || ' #' || ordinal_position || ' ' || data_type || ' ' || is_nullable AS s
+    const cols: Array<{ s: string }> =
+      await sql`SELECT table_name || '.' || column_name || ' #' || ordinal_position || ' ' || data_type || ' ' || is_nullable AS s
       FROM information_schema.columns WHERE table_schema = 'public' AND table_name LIKE 'ducklake\\_%' AND table_name NOT LIKE 'ducklake\\_inlined\\_data\\_%\\_%'
       ORDER BY table_name, ordinal_position`;
-    const keys: Array<{ s: string }> = await sql`SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) AS s FROM pg_constraint
+    const keys: Array<{ s: string }> =
+      await sql`SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) AS s FROM pg_constraint
       WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text LIKE 'ducklake\\_%' ORDER BY 1`;
     return { columns: cols.map((r) => r.s), keys: keys.map((r) => r.s) };
   } finally {
@@ -104,7 +120,10 @@ peerTest(
       expect(t.columns.map((c) => c.columnId)).toEqual([1, 2, 3, 4]);
       const f1 = await writeParquet(con, dir.path, t, "2026-11-22", callRows(0, 7, "2026-11-22"));
       const f2 = await writeParquet(con, dir.path, t, "2026-11-23", callRows(7, 12, "2026-11-23"));
-      const { snapshotId } = await cat.commitInserts([{ tableId: t.tableId, files: [f1, f2] }], { writerKey: "w1", watermark: 42 });
+      const { snapshotId } = await cat.commitInserts([{ tableId: t.tableId, files: [f1, f2] }], {
+        writerKey: "w1",
+        watermark: 42,
+      });
       expect(snapshotId).toBe(2);
       expect(await cat.writerWatermark("w1")).toBe(42);
       const listed = await cat.listFiles(t.tableId);
@@ -116,9 +135,15 @@ peerTest(
       const read = py<ReadResult>(["read", libpq, `${dir.path}/`, "main.calls"]);
       expect(read.rows).toEqual([...expectedCalls(0, 7, "2026-11-22"), ...expectedCalls(7, 12, "2026-11-23")]);
       // Adding a column is a snapshot the extension follows; old files read NULL there.
-      const t2 = await cat.ensureTable("main", { ...CALLS, columns: [...CALLS.columns, { name: "extra", type: "varchar" }] });
+      const t2 = await cat.ensureTable("main", {
+        ...CALLS,
+        columns: [...CALLS.columns, { name: "extra", type: "varchar" }],
+      });
       expect(t2.columns.at(-1)).toMatchObject({ columnId: 5, name: "extra" });
-      expect(py<ReadResult>(["read", libpq, `${dir.path}/`, "main.calls"]).rows[0]).toEqual({ ...expectedCalls(0, 1, "2026-11-22")[0], extra: null });
+      expect(py<ReadResult>(["read", libpq, `${dir.path}/`, "main.calls"]).rows[0]).toEqual({
+        ...expectedCalls(0, 1, "2026-11-22")[0],
+        extra: null,
+      });
     } finally {
       con.closeSync();
       await cat.close();
@@ -147,7 +172,10 @@ peerTest(
       const files = await cat.listFiles(t.tableId);
       expect(files.map((f) => f.recordCount)).toEqual([5, 5]);
       for (const f of files) expect(statSync(f.absolutePath).size).toBe(f.fileSizeBytes);
-      const ids = await rowsOf(con, `SELECT id FROM read_parquet([${files.map((f) => sqlStr(f.absolutePath)).join(", ")}]) ORDER BY id`);
+      const ids = await rowsOf(
+        con,
+        `SELECT id FROM read_parquet([${files.map((f) => sqlStr(f.absolutePath)).join(", ")}]) ORDER BY id`,
+      );
       expect(ids.map((r) => Number(r.id))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       expect(files[1]?.columnStats.name).toMatchObject({ min: "ext-5", max: "ext-9", nullCount: 0 });
       const mine = await writeParquet(con, dir.path, t, undefined, "SELECT 100::BIGINT AS id, 'svc' AS name");
@@ -157,7 +185,8 @@ peerTest(
       expect(read.rows.at(-1)).toEqual({ id: 100, name: "svc" });
       // The table statistics svc folded in are what the extension keeps: 11 rows, next row id 11.
       const sql = new SQL(url, { max: 1 });
-      const [stats] = await sql`SELECT record_count::int AS n, next_row_id::int AS next FROM ducklake_table_stats WHERE table_id = ${t.tableId}`;
+      const [stats] =
+        await sql`SELECT record_count::int AS n, next_row_id::int AS next FROM ducklake_table_stats WHERE table_id = ${t.tableId}`;
       await sql.close();
       expect(stats).toEqual({ n: 11, next: 11 });
     } finally {
@@ -198,13 +227,29 @@ peerTest(
         files.push([]);
         for (let k = 0; k < 25; k++) {
           const base = (w * 25 + k) * 3;
-          files[w]?.push(await writeParquet(con, dir.path, t, undefined, `SELECT (${base} + i)::BIGINT AS id, ${w}::INTEGER AS writer FROM range(3) t(i)`));
+          files[w]?.push(
+            await writeParquet(
+              con,
+              dir.path,
+              t,
+              undefined,
+              `SELECT (${base} + i)::BIGINT AS id, ${w}::INTEGER AS writer FROM range(3) t(i)`,
+            ),
+          );
         }
       }
       const snaps = await Promise.all(
         writers.map(async (w, i) => {
           const out: number[] = [];
-          for (const f of files[i] ?? []) out.push((await w.commitInserts([{ tableId: t.tableId, files: [f] }], { writerKey: `w${i}`, watermark: out.length + 1 })).snapshotId);
+          for (const f of files[i] ?? [])
+            out.push(
+              (
+                await w.commitInserts([{ tableId: t.tableId, files: [f] }], {
+                  writerKey: `w${i}`,
+                  watermark: out.length + 1,
+                })
+              ).snapshotId,
+            );
           return out;
         }),
       );
@@ -213,15 +258,19 @@ peerTest(
       expect(new Set(all).size).toBe(100);
       const sql = new SQL(url, { max: 1 });
       try {
-        const [s] = await sql`SELECT count(*)::int AS n, count(DISTINCT snapshot_id)::int AS d, max(snapshot_id)::int AS top FROM ducklake_snapshot`;
+        const [s] =
+          await sql`SELECT count(*)::int AS n, count(DISTINCT snapshot_id)::int AS d, max(snapshot_id)::int AS top FROM ducklake_snapshot`;
         // snapshot 0, one for the table, 100 commits: contiguous ids.
         expect(s).toEqual({ n: 102, d: 102, top: 101 });
-        const [c] = await sql`SELECT count(*)::int AS n FROM ducklake_snapshot_changes WHERE changes_made = ${`inserted_into_table:${t.tableId}`}`;
+        const [c] =
+          await sql`SELECT count(*)::int AS n FROM ducklake_snapshot_changes WHERE changes_made = ${`inserted_into_table:${t.tableId}`}`;
         expect(c?.n).toBe(100);
-        const [f] = await sql`SELECT count(*)::int AS n, count(DISTINCT data_file_id)::int AS d, count(DISTINCT path)::int AS p, count(DISTINCT row_id_start)::int AS r
+        const [f] =
+          await sql`SELECT count(*)::int AS n, count(DISTINCT data_file_id)::int AS d, count(DISTINCT path)::int AS p, count(DISTINCT row_id_start)::int AS r
           FROM ducklake_data_file WHERE table_id = ${t.tableId}`;
         expect(f).toEqual({ n: 100, d: 100, p: 100, r: 100 });
-        const marks: Array<{ k: string; w: number }> = await sql`SELECT writer_key AS k, watermark::int AS w FROM svc_writer_watermark ORDER BY 1`;
+        const marks: Array<{ k: string; w: number }> =
+          await sql`SELECT writer_key AS k, watermark::int AS w FROM svc_writer_watermark ORDER BY 1`;
         expect(marks).toEqual([0, 1, 2, 3].map((i) => ({ k: `w${i}`, w: 25 })));
       } finally {
         await sql.close();
@@ -258,13 +307,15 @@ peerTest(
       // Another writer (as the extension does: no advisory lock) takes the next snapshot id and
       // holds its transaction open; svc's insert of the same id waits on the primary key.
       const tx = await other.reserve();
-      const [base] = await tx`SELECT max(snapshot_id)::int AS s, max(next_catalog_id)::int AS c, max(next_file_id)::int AS f FROM ducklake_snapshot`;
+      const [base] =
+        await tx`SELECT max(snapshot_id)::int AS s, max(next_catalog_id)::int AS c, max(next_file_id)::int AS f FROM ducklake_snapshot`;
       await tx`BEGIN`;
       await tx`INSERT INTO ducklake_snapshot SELECT ${base?.s + 1}, clock_timestamp(), schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot WHERE snapshot_id = ${base?.s}`;
       await tx`INSERT INTO ducklake_snapshot_changes VALUES (${base?.s + 1}, '', NULL, NULL, NULL)`;
       const commit = cat.commitInserts([{ tableId: t.tableId, files: [file] }]);
       await waitFor("svc's commit waiting on the other writer", async () => {
-        const [w] = await other`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
+        const [w] =
+          await other`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
         return w?.n === 1;
       });
       await tx`COMMIT`;
@@ -300,16 +351,29 @@ peerTest(
         ],
       });
       const files: NewDataFile[] = [];
-      for (let k = 0; k < 20; k++) files.push(await writeParquet(con, dir.path, t, undefined, `SELECT (1000 + ${k})::BIGINT AS id, 'svc' AS name`));
+      for (let k = 0; k < 20; k++)
+        files.push(
+          await writeParquet(con, dir.path, t, undefined, `SELECT (1000 + ${k})::BIGINT AS id, 'svc' AS name`),
+        );
       // The extension makes 20 commits of its own (one file each) while svc makes 20.
-      const ext = Bun.spawn([pyPeersPython(), SCRIPT, "insert", libpq, `${dir.path}/`, "main.x", "0", "20", "20"], { stdout: "pipe", stderr: "pipe" });
+      const ext = Bun.spawn([pyPeersPython(), SCRIPT, "insert", libpq, `${dir.path}/`, "main.x", "0", "20", "20"], {
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       // Start once the extension is committing (its first insert is in), so the two overlap.
-      await waitFor("the extension's first commit", async () => (await cat.currentSnapshot()).changes?.startsWith("inserted_into_table") === true, 60_000);
+      await waitFor(
+        "the extension's first commit",
+        async () => (await cat.currentSnapshot()).changes?.startsWith("inserted_into_table") === true,
+        60_000,
+      );
       for (const f of files) await cat.commitInserts([{ tableId: t.tableId, files: [f] }]);
       const code = await ext.exited;
       expect(code, await new Response(ext.stderr).text()).toBe(0);
       const read = py<ReadResult>(["read", libpq, `${dir.path}/`, "main.x"]);
-      expect(read.rows.map((r) => r.id)).toEqual([...Array.from({ length: 20 }, (_, i) => i), ...Array.from({ length: 20 }, (_, i) => 1000 + i)]);
+      expect(read.rows.map((r) => r.id)).toEqual([
+        ...Array.from({ length: 20 }, (_, i) => i),
+        ...Array.from({ length: 20 }, (_, i) => 1000 + i),
+      ]);
       const listed = await cat.listFiles(t.tableId);
       expect(listed.length).toBe(40);
       expect(new Set(listed.map((f) => f.rowIdStart)).size).toBe(40);

@@ -22,22 +22,47 @@ let dir: TempDir;
 let coord: ApiAppliance;
 let edge: TestAppliance;
 
-const sip = (atMs: number, payload: string) => encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: atMs * 1000, protoType: 1, payload });
+const sip = (atMs: number, payload: string) =>
+  encodeHep3({
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    ipProtocol: 17,
+    timestampUs: atMs * 1000,
+    protoType: 1,
+    payload,
+  });
 
 beforeAll(async () => {
   dir = tempDir("svc-enroll-");
-  coord = await startWithApi(`${dir.path}/coord`, { storage: { lakehouse: { enable: false } }, coordinator: { enrollment: { enable: true, token: ENROLL_TOKEN, approval: true } } });
+  coord = await startWithApi(`${dir.path}/coord`, {
+    storage: { lakehouse: { enable: false } },
+    coordinator: { enrollment: { enable: true, token: ENROLL_TOKEN, approval: true } },
+  });
   edge = await startTestAppliance(`${dir.path}/edge`, {
     ingest: { hep: { threads: 0 } },
     storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } },
     node: {
       http_server: { listen: "127.0.0.1:0", token: EDGE_TOKEN },
       // One announcement at start: the test announces again itself.
-      enroll: { enable: true, url: `${coord.a.app.coordinatorUrl}/api/v4`, token: ENROLL_TOKEN, name: "edge-1", interval_sec: 3600 },
+      enroll: {
+        enable: true,
+        url: `${coord.a.app.coordinatorUrl}/api/v4`,
+        token: ENROLL_TOKEN,
+        name: "edge-1",
+        interval_sec: 3600,
+      },
     },
   });
   const call = { callId: "E@enroll", from: "alice", to: "bob" };
-  const r = await fetch(`${edge.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat([sip(NOW_MS - 60_000, invite(call)), sip(NOW_MS - 59_000, response(200, "OK", "INVITE", call))]) });
+  const r = await fetch(`${edge.app.nodeUrl}/api/v1/hep`, {
+    method: "POST",
+    body: Buffer.concat([
+      sip(NOW_MS - 60_000, invite(call)),
+      sip(NOW_MS - 59_000, response(200, "OK", "INVITE", call)),
+    ]),
+  });
   expect(r.status).toBe(202);
   await waitFor("the edge stored its rows", async () => (await edge.app.lake!.summary()).rows >= 2);
 }, 60_000);
@@ -55,10 +80,20 @@ const edges = async () => {
   expect(r.text).not.toContain(EDGE_TOKEN);
   return (r.json as unknown as { data: { items: Edge[] } }).data.items;
 };
-const search = () => coord.api.call("POST", "/transactions/search", { filter: { call_id: "E@enroll" }, timestamp: { from: NOW_MS - 3_600_000, to: NOW_MS }, param: { limit: 10 } });
-const found = (r: ApiResult) => r.json as unknown as { data: { items: unknown[] }; meta?: { nodes?: Array<{ name: string; status: string }> } };
+const search = () =>
+  coord.api.call("POST", "/transactions/search", {
+    filter: { call_id: "E@enroll" },
+    timestamp: { from: NOW_MS - 3_600_000, to: NOW_MS },
+    param: { limit: 10 },
+  });
+const found = (r: ApiResult) =>
+  r.json as unknown as { data: { items: unknown[] }; meta?: { nodes?: Array<{ name: string; status: string }> } };
 const enroll = (body: unknown, token = ENROLL_TOKEN) =>
-  fetch(`${coord.a.app.coordinatorUrl}/api/v4/cluster/enroll`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  fetch(`${coord.a.app.coordinatorUrl}/api/v4/cluster/enroll`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
 
 describe("edge enrolment", () => {
   test("a wrong or missing enrolment token is refused with 401 and a message; nothing is enrolled", async () => {
@@ -82,7 +117,10 @@ describe("edge enrolment", () => {
     const after = await search();
     expect(found(after).data.items.length).toBe(2);
     expect(found(after).meta?.nodes).toEqual([expect.objectContaining({ name: "edge-1", status: "ok" })]);
-    const view = await coord.api.call("POST", "/transactions/messages", { session_id: "E@enroll", timestamp: { from: NOW_MS - 3_600_000, to: NOW_MS } });
+    const view = await coord.api.call("POST", "/transactions/messages", {
+      session_id: "E@enroll",
+      timestamp: { from: NOW_MS - 3_600_000, to: NOW_MS },
+    });
     expect(view.status).toBe(200);
     expect((view.json as unknown as { data: { items: unknown[] } }).data.items.length).toBe(2);
   });
@@ -113,7 +151,8 @@ describe("edge enrolment", () => {
 
   test("guessing the enrolment token is slowed: after 10 wrong tokens from one address, 429", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await enroll({ name: "guess", url: "http://127.0.0.1:1" }, `guess-${i}`)).status);
+    for (let i = 0; i < 11; i++)
+      statuses.push((await enroll({ name: "guess", url: "http://127.0.0.1:1" }, `guess-${i}`)).status);
     expect(statuses).toEqual([...Array(10).fill(401), 429]);
     const r = await enroll({ name: "edge-1", url: edge.app.nodeUrl!, token: EDGE_TOKEN });
     expect(r.status).toBe(429);

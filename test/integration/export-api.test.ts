@@ -50,7 +50,15 @@ function twoLegCall(A: string): Sent[] {
     [A, "BYE", v4.a, v4.b, 5062, request("BYE", { callId: A, ...P, fromTag: "fa", toTag: "ta", cseq: 2 })],
   ];
   // Odd microsecond steps: a millisecond-rounding bug anywhere shows up as a time mismatch.
-  return msgs.map(([callId, event, src, dst, srcPort, payload], i) => ({ callId, event, src, dst, srcPort, timestampUs: BASE_US + i * 10_007, payload }));
+  return msgs.map(([callId, event, src, dst, srcPort, payload], i) => ({
+    callId,
+    event,
+    src,
+    dst,
+    srcPort,
+    timestampUs: BASE_US + i * 10_007,
+    payload,
+  }));
 }
 
 async function ingest(a: Awaited<ReturnType<typeof startWithApi>>["a"], sent: Sent[]): Promise<void> {
@@ -58,7 +66,17 @@ async function ingest(a: Awaited<ReturnType<typeof startWithApi>>["a"], sent: Se
   const udp = await Bun.udpSocket({});
   for (const m of sent) {
     udp.send(
-      encodeHep3({ srcIp: m.src, dstIp: m.dst, srcPort: m.srcPort, dstPort: 5060, timestampUs: m.timestampUs, protoType: 1, captureId: 3, nodeName: "edge", payload: m.payload }),
+      encodeHep3({
+        srcIp: m.src,
+        dstIp: m.dst,
+        srcPort: m.srcPort,
+        dstPort: 5060,
+        timestampUs: m.timestampUs,
+        protoType: 1,
+        captureId: 3,
+        nodeName: "edge",
+        payload: m.payload,
+      }),
       hep!.listeners.udp!.port(),
       "127.0.0.1",
     );
@@ -67,13 +85,17 @@ async function ingest(a: Awaited<ReturnType<typeof startWithApi>>["a"], sent: Se
   await waitFor("the call is stored", async () => {
     await lake!.sync();
     const ids = [...new Set(sent.map((m) => m.callId))];
-    const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id IN (${ids.map((_x, i) => `$${i + 1}`).join(", ")})`, ids);
+    const r = await lake!.query(
+      `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id IN (${ids.map((_x, i) => `$${i + 1}`).join(", ")})`,
+      ids,
+    );
     return Number(r.rows[0]!.n) === sent.length;
   });
 }
 
 const range = { from: NOW_MS - 3_600_000, to: NOW_MS + 60_000 };
-const key = (m: { callId: string; event: string; timestampUs: number; src: string; srcPort: number }) => `${m.timestampUs} ${m.callId} ${m.event} ${m.src}:${m.srcPort}`;
+const key = (m: { callId: string; event: string; timestampUs: number; src: string; srcPort: number }) =>
+  `${m.timestampUs} ${m.callId} ${m.event} ${m.src}:${m.srcPort}`;
 const wireKey = (f: TsharkSip) => key({ ...f, timestampUs: f.timeUs, event: eventOf(f) });
 
 /** Exports, writes the file and returns tshark's view of it (one row per frame). */
@@ -104,9 +126,21 @@ describe("transaction exports", () => {
       expect(all.frames.map((f) => wireKey(f))).toEqual(sent.map(key));
 
       // whitelist = addresses to EXCLUDE (docs/API.md "Exports and share links"), exact address or CIDR.
-      const noV6 = await exportWithTshark(api, dir.path, { session_id: A, timestamp: range, whitelist: ["2001:db8::3"] }, "no-b");
-      expect(noV6.frames.map((f) => wireKey(f))).toEqual(sent.filter((m) => m.src !== "2001:db8::3" && m.dst !== "2001:db8::3").map(key));
-      const noA = await exportWithTshark(api, dir.path, { session_id: [A], timestamp: range, whitelist: ["10.0.0.0/30"] }, "no-a");
+      const noV6 = await exportWithTshark(
+        api,
+        dir.path,
+        { session_id: A, timestamp: range, whitelist: ["2001:db8::3"] },
+        "no-b",
+      );
+      expect(noV6.frames.map((f) => wireKey(f))).toEqual(
+        sent.filter((m) => m.src !== "2001:db8::3" && m.dst !== "2001:db8::3").map(key),
+      );
+      const noA = await exportWithTshark(
+        api,
+        dir.path,
+        { session_id: [A], timestamp: range, whitelist: ["10.0.0.0/30"] },
+        "no-a",
+      );
       expect(new Set(noA.frames.map((f) => f.callId))).toEqual(new Set([`${A}_b2b-1`]));
 
       // The user's default exclusions: an alias (every active alias row of that name) and a disabled entry.
@@ -123,26 +157,43 @@ describe("transaction exports", () => {
       expect(put.status).toBe(200);
       const byDefault = await exportWithTshark(api, dir.path, { session_id: A, timestamp: range }, "defaults");
       expect(byDefault.frames.map((f) => wireKey(f))).toEqual(noV6.frames.map((f) => wireKey(f)));
-      const optedOut = await exportWithTshark(api, dir.path, { session_id: A, timestamp: range, use_default_exclusions: false }, "opted-out");
+      const optedOut = await exportWithTshark(
+        api,
+        dir.path,
+        { session_id: A, timestamp: range, use_default_exclusions: false },
+        "opted-out",
+      );
       expect(optedOut.bytes).toEqual(all.bytes);
 
       // TEXT: header line per message (time, transport, endpoints with ports and aliases), then the SIP text.
-      const text = await api.call("POST", "/transactions/export/text", { session_id: A, timestamp: range, use_default_exclusions: false });
+      const text = await api.call("POST", "/transactions/export/text", {
+        session_id: A,
+        timestamp: range,
+        use_default_exclusions: false,
+      });
       expect(text.status).toBe(200);
       expect(text.headers.get("content-type")).toBe("text/plain; charset=utf-8");
       expect(text.headers.get("content-disposition")).toMatch(/filename="call-.+\.txt"$/);
       const headers = text.text.split("\n").filter((l) => /^\[\d+\] /.test(l));
       expect(headers.length).toBe(sent.length);
-      expect(headers[2]).toMatch(/^\[3\] \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z UDP \[2001:db8::2\]:5060 -> \[2001:db8::3\]:5060 \(far-sbc\)$/);
+      expect(headers[2]).toMatch(
+        /^\[3\] \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z UDP \[2001:db8::2\]:5060 -> \[2001:db8::3\]:5060 \(far-sbc\)$/,
+      );
       expect(headers[0]).toContain(" 10.0.0.1:5062 -> 10.0.0.2:5060");
       for (const m of sent) expect(text.text).toContain(m.payload.split("\r\n")[0]!);
       expect(text.text).toContain(`Call-ID: ${A}_b2b-1\n`);
 
       // Client mistakes are 4xx.
-      expect((await api.call("POST", "/transactions/export/pcap", { session_id: "no-such-call", timestamp: range })).status).toBe(404);
+      expect(
+        (await api.call("POST", "/transactions/export/pcap", { session_id: "no-such-call", timestamp: range })).status,
+      ).toBe(404);
       expect((await api.call("POST", "/transactions/export/pcap", { timestamp: range })).status).toBe(400);
-      expect((await api.call("POST", "/transactions/export/pcap", { session_id: A, timestamp: { from: "soon" } })).status).toBe(400);
-      expect((await api.call("POST", "/transactions/export/pcap", { session_id: A }, { token: null })).status).toBe(401);
+      expect(
+        (await api.call("POST", "/transactions/export/pcap", { session_id: A, timestamp: { from: "soon" } })).status,
+      ).toBe(400);
+      expect((await api.call("POST", "/transactions/export/pcap", { session_id: A }, { token: null })).status).toBe(
+        401,
+      );
     },
     60_000,
   );
@@ -155,7 +206,12 @@ describe("transaction exports", () => {
     const sent = twoLegCall(A);
     await ingest(s.a, sent);
 
-    const made = await api.call("POST", "/transactions/export/link", { session_id: A, timestamp: range, whitelist: ["10.0.0.2"], expires_in_sec: 3600 });
+    const made = await api.call("POST", "/transactions/export/link", {
+      session_id: A,
+      timestamp: range,
+      whitelist: ["10.0.0.2"],
+      expires_in_sec: 3600,
+    });
     expect(made.status).toBe(201);
     const link = made.json!.data as { token: string; pcap_url: string; text_url: string; expires_at: string };
     expect(link.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -185,13 +241,27 @@ describe("transaction exports", () => {
     expect((await fetch(`${api.base}/share/${link.token}/zip`)).status).toBe(401); // not an open route
     expect((await fetch(`${api.base}/share/not-a-token/pcap`)).status).toBe(404);
 
-    const short = await api.call("POST", "/transactions/export/link", { session_id: A, timestamp: range, expires_in_sec: 1 });
+    const short = await api.call("POST", "/transactions/export/link", {
+      session_id: A,
+      timestamp: range,
+      expires_in_sec: 1,
+    });
     expect(short.status).toBe(201);
     const shortUrl = (short.json!.data as { pcap_url: string }).pcap_url;
     await waitFor("the short link expires", async () => (await fetch(shortUrl)).status === 404, 10_000, 100);
 
-    expect((await api.call("POST", "/transactions/export/link", { session_id: A, timestamp: range, expires_in_sec: 31 * 86_400 })).status).toBe(400);
-    expect((await api.call("POST", "/transactions/export/link", { session_id: "nothing-here", timestamp: range })).status).toBe(404);
+    expect(
+      (
+        await api.call("POST", "/transactions/export/link", {
+          session_id: A,
+          timestamp: range,
+          expires_in_sec: 31 * 86_400,
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await api.call("POST", "/transactions/export/link", { session_id: "nothing-here", timestamp: range })).status,
+    ).toBe(404);
   }, 60_000);
 
   test("export jobs: queued → done, download equals the direct export, per user, failures reported", async () => {
@@ -224,7 +294,10 @@ describe("transaction exports", () => {
     const textJob = await api.call("POST", "/exports", { ...body, format: "text" });
     expect(textJob.status).toBe(201);
     const textId = (textJob.json!.data as { id: string }).id;
-    await waitFor("the text job is done", async () => (await api.call("GET", `/exports/${textId}`)).json!.data!.status === "done");
+    await waitFor(
+      "the text job is done",
+      async () => (await api.call("GET", `/exports/${textId}`)).json!.data!.status === "done",
+    );
     const textFile = await api.call("GET", `/exports/${textId}/download`);
     expect(textFile.text).toBe((await api.call("POST", "/transactions/export/text", body)).text);
 
@@ -237,7 +310,11 @@ describe("transaction exports", () => {
     expect((await api.call("GET", "/exports/0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee")).status).toBe(404);
 
     // A job that cannot find its call fails with the reason; its download is 409 (not done).
-    const bad = await api.call("POST", "/exports", { session_id: "nothing-like-this", timestamp: range, format: "text" });
+    const bad = await api.call("POST", "/exports", {
+      session_id: "nothing-like-this",
+      timestamp: range,
+      format: "text",
+    });
     expect(bad.status).toBe(201);
     const badId = (bad.json!.data as { id: string }).id;
     const failed = await waitFor("the job fails", async () => {
@@ -256,7 +333,13 @@ describe("transaction exports", () => {
   test("garbage bodies, ids and tokens on every export and import route answer below 500", async () => {
     await using dir = tempDir();
     await using s = await startWithApi(dir.path);
-    const routes = ["/transactions/export/pcap", "/transactions/export/text", "/transactions/export/link", "/exports", "/imports/pcap"];
+    const routes = [
+      "/transactions/export/pcap",
+      "/transactions/export/text",
+      "/transactions/export/link",
+      "/exports",
+      "/imports/pcap",
+    ];
     const bodies = [
       undefined,
       "",
@@ -273,7 +356,10 @@ describe("transaction exports", () => {
       for (const b of bodies) {
         const r = await fetch(`${s.api.base}${path}`, {
           method: "POST",
-          headers: { authorization: `Bearer ${s.api.token}`, ...(b === undefined ? {} : { "content-type": "application/json" }) },
+          headers: {
+            authorization: `Bearer ${s.api.token}`,
+            ...(b === undefined ? {} : { "content-type": "application/json" }),
+          },
           ...(b === undefined ? {} : { body: b }),
         });
         if (r.status >= 500) failures.push(`POST ${path} ${b} → ${r.status} ${await r.text()}`);

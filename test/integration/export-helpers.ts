@@ -14,7 +14,9 @@ export interface ApiResult {
   bytes: Uint8Array;
   text: string;
   /** Parsed JSON body, or undefined when the body is not JSON. */
-  json: { data?: Record<string, unknown> & { items?: Array<Record<string, unknown>> }; error?: string; message?: string } | undefined;
+  json:
+    | { data?: Record<string, unknown> & { items?: Array<Record<string, unknown>> }; error?: string; message?: string }
+    | undefined;
 }
 
 export interface Api {
@@ -44,11 +46,18 @@ export interface ApiAppliance extends AsyncDisposable {
 
 /** `await using s = await startWithApi(dir)`: the appliance (stopped at scope exit) and an admin client. */
 export async function startWithApi(dir: string, overrides: Record<string, unknown> = {}): Promise<ApiAppliance> {
-  const coordinator = { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) }, ...((overrides.coordinator as Record<string, unknown>) ?? {}) };
+  const coordinator = {
+    auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) },
+    ...((overrides.coordinator as Record<string, unknown>) ?? {}),
+  };
   const a = await startTestAppliance(dir, { ...overrides, coordinator });
   const base = `${a.app.coordinatorUrl}/api/v4`;
   const login = async (username: string, password: string) => {
-    const r = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+    const r = await fetch(`${base}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username, password }),
+    });
     if (r.status !== 201) throw new Error(`login ${username}: ${r.status} ${await r.text()}`);
     return ((await r.json()) as { token: string }).token;
   };
@@ -68,7 +77,9 @@ export async function startWithApi(dir: string, overrides: Record<string, unknow
       headers["content-type"] = "application/json";
       payload = JSON.stringify(body);
     }
-    return await result(await fetch(`${base}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) }));
+    return await result(
+      await fetch(`${base}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) }),
+    );
   };
   return { a, api: { base, token, call, login }, [Symbol.asyncDispose]: () => a[Symbol.asyncDispose]() };
 }
@@ -93,16 +104,47 @@ export function epochTextToUs(epoch: string): number {
 
 /** `tshark -r file -T fields` with the fields the acceptance criterion names; one row per frame. */
 export function tsharkSip(path: string): TsharkSip[] {
-  const fields = ["frame.time_epoch", "ip.src", "ipv6.src", "udp.srcport", "sip.Call-ID", "sip.Method", "sip.Status-Code", "_ws.expert.message", "_ws.malformed"];
-  const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-T", "fields", ...fields.flatMap((f) => ["-e", f])], { stdout: "pipe", stderr: "pipe" });
+  const fields = [
+    "frame.time_epoch",
+    "ip.src",
+    "ipv6.src",
+    "udp.srcport",
+    "sip.Call-ID",
+    "sip.Method",
+    "sip.Status-Code",
+    "_ws.expert.message",
+    "_ws.malformed",
+  ];
+  const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-T", "fields", ...fields.flatMap((f) => ["-e", f])], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`tshark -r ${path}: exit ${r.exitCode}: ${r.stderr.toString()}`);
   return r.stdout
     .toString()
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((line) => {
-      const [t = "", ip4 = "", ip6 = "", port = "", callId = "", method = "", status = "", expert = "", malformed = ""] = line.split("\t");
-      return { timeUs: epochTextToUs(t), src: ip4 || ip6, srcPort: Number(port), callId, method, status, expert: `${expert}${malformed ? ` malformed:${malformed}` : ""}` };
+      const [
+        t = "",
+        ip4 = "",
+        ip6 = "",
+        port = "",
+        callId = "",
+        method = "",
+        status = "",
+        expert = "",
+        malformed = "",
+      ] = line.split("\t");
+      return {
+        timeUs: epochTextToUs(t),
+        src: ip4 || ip6,
+        srcPort: Number(port),
+        callId,
+        method,
+        status,
+        expert: `${expert}${malformed ? ` malformed:${malformed}` : ""}`,
+      };
     });
 }
 

@@ -50,7 +50,14 @@ describe("export job runner", () => {
     const store = openStore(join(dir.path, "settings.db"));
     const { gate, produce } = gatedProducer();
     const files = join(dir.path, "exports");
-    const runner = new ExportJobRunner({ jobs: store.exportJobs, shareLinks: store.shareLinks, dir: files, produce, logger: createLogger({ test: true }), workers: 2 });
+    const runner = new ExportJobRunner({
+      jobs: store.exportJobs,
+      shareLinks: store.shareLinks,
+      dir: files,
+      produce,
+      logger: createLogger({ test: true }),
+      workers: 2,
+    });
     await runner.start();
     const jobs = ["pcap", "text", "pcap", "text"].map((f) => runner.submit("alice", f, { n: f }));
     expect(gate.started).toEqual([jobs[0]!.id, jobs[1]!.id]);
@@ -91,7 +98,14 @@ describe("export job runner", () => {
     const logger = createLogger({ test: true });
     const first = openStore(dbPath);
     const one = gatedProducer();
-    const r1 = new ExportJobRunner({ jobs: first.exportJobs, shareLinks: first.shareLinks, dir: files, produce: one.produce, logger, workers: 1 });
+    const r1 = new ExportJobRunner({
+      jobs: first.exportJobs,
+      shareLinks: first.shareLinks,
+      dir: files,
+      produce: one.produce,
+      logger,
+      workers: 1,
+    });
     await r1.start();
     const a = r1.submit("alice", "pcap", {});
     const b = r1.submit("alice", "pcap", {});
@@ -102,7 +116,15 @@ describe("export job runner", () => {
     const store = openStore(dbPath);
     const two = gatedProducer();
     const ttlMs = 60_000;
-    const r2 = new ExportJobRunner({ jobs: store.exportJobs, shareLinks: store.shareLinks, dir: files, produce: two.produce, logger, workers: 2, ttlMs });
+    const r2 = new ExportJobRunner({
+      jobs: store.exportJobs,
+      shareLinks: store.shareLinks,
+      dir: files,
+      produce: two.produce,
+      logger,
+      workers: 2,
+      ttlMs,
+    });
     await r2.start();
     expect(two.gate.started).toEqual([a.id, b.id]);
     two.gate.release(a.id, new TextEncoder().encode("x"));
@@ -129,7 +151,13 @@ describe("export job runner", () => {
     await using dir = tempDir();
     const store = openStore(join(dir.path, "settings.db"));
     const { produce } = gatedProducer();
-    const runner = new ExportJobRunner({ jobs: store.exportJobs, shareLinks: store.shareLinks, dir: join(dir.path, "exports"), produce, logger: createLogger({ test: true }) });
+    const runner = new ExportJobRunner({
+      jobs: store.exportJobs,
+      shareLinks: store.shareLinks,
+      dir: join(dir.path, "exports"),
+      produce,
+      logger: createLogger({ test: true }),
+    });
     await runner.start();
     for (let i = 0; i < 10; i++) runner.submit("alice", "pcap", {});
     expect(() => runner.submit("alice", "pcap", {})).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));

@@ -22,7 +22,12 @@ async function spawnFrom(dir: string, overrides: Record<string, unknown>) {
   const cfgPath = join(dir, "config.json");
   writeFileSync(cfgPath, JSON.stringify(testConfigJson(dir, overrides)));
   const child = await spawnSvc("svc", cfgPath);
-  return { proc: child.proc, port: child.port("node-http"), node: `http://${child.addr.get("node-http")}`, metrics: `http://${child.addr.get("coordinator-http")}/metrics` };
+  return {
+    proc: child.proc,
+    port: child.port("node-http"),
+    node: `http://${child.addr.get("node-http")}`,
+    metrics: `http://${child.addr.get("coordinator-http")}/metrics`,
+  };
 }
 
 /**
@@ -36,7 +41,9 @@ async function proxiedCentral(dir: string, overrides: Record<string, unknown>) {
     url: `http://127.0.0.1:${proxy.port}`,
     /** What the running central committed of `sender`'s log (of `kind`'s, when given). */
     async committed(sender: string, kind?: string): Promise<number> {
-      const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}${kind ? `&kind=${kind}` : ""}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}${kind ? `&kind=${kind}` : ""}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       return ((await r.json()) as { committed: number }).committed;
     },
     async kill9() {
@@ -61,12 +68,17 @@ async function proxiedCentral(dir: string, overrides: Record<string, unknown>) {
 async function sendToEdge(edge: TestAppliance | string, from: number, n: number): Promise<void> {
   const parts: Uint8Array[] = [];
   for (let i = from; i < from + n; i++) parts.push(forwardPacket(`k9-${i}`, i));
-  const res = await fetch(`${typeof edge === "string" ? edge : edge.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(parts) });
+  const res = await fetch(`${typeof edge === "string" ? edge : edge.app.nodeUrl}/api/v1/hep`, {
+    method: "POST",
+    body: Buffer.concat(parts),
+  });
   expect(res.status).toBe(202);
 }
 
 async function calls(a: TestAppliance): Promise<{ n: number; uuids: number; byCall: Map<string, number> }> {
-  const r = await a.app.lake!.query(`SELECT session_id AS c, epoch_us("timestamp") AS t, count(DISTINCT uuid) OVER () AS u FROM ${CALL} WHERE session_id LIKE 'k9-%'`);
+  const r = await a.app.lake!.query(
+    `SELECT session_id AS c, epoch_us("timestamp") AS t, count(DISTINCT uuid) OVER () AS u FROM ${CALL} WHERE session_id LIKE 'k9-%'`,
+  );
   const byCall = new Map<string, number>();
   for (const row of r.rows) byCall.set(`${row.c}@${row.t}`, (byCall.get(`${row.c}@${row.t}`) ?? 0) + 1);
   return { n: r.rows.length, uuids: Number(r.rows[0]?.u ?? 0), byCall };
@@ -76,7 +88,12 @@ async function calls(a: TestAppliance): Promise<{ n: number; uuids: number; byCa
  * Both lakes read in this process (the central's directories with its configuration): each holds
  * the `total` calls the edge took, the central each exactly as often as the edge.
  */
-async function expectEdgeCallsOnCentral(centralDir: string, edgeDir: string, centralOverrides: Record<string, unknown>, total: number): Promise<void> {
+async function expectEdgeCallsOnCentral(
+  centralDir: string,
+  edgeDir: string,
+  centralOverrides: Record<string, unknown>,
+  total: number,
+): Promise<void> {
   await using c = await startTestAppliance(centralDir, { ...centralOverrides, log: { level: "error" } });
   await using e = await startTestAppliance(edgeDir);
   const [onEdge, onCentral] = [await calls(e), await calls(c)];
@@ -89,12 +106,18 @@ async function expectEdgeCallsOnCentral(centralDir: string, edgeDir: string, cen
 test("kill -9 of the central mid-stream: after its restart it holds the edge's calls, each once", async () => {
   await using dc = tempDir("svc-fwd-k9-central-");
   await using de = tempDir("svc-fwd-k9-edge-");
-  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
+  const centralOverrides = {
+    node: { http_server: { token: TOKEN } },
+    log: { level: "info" },
+    storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+  };
   let total = 0;
   {
     using central = await proxiedCentral(dc.path, centralOverrides);
     {
-      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 200 } } });
+      await using edge = await startTestAppliance(de.path, {
+        ingest: { forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 200 } },
+      });
       const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
       for (; total < 1500; total += 300) await sendToEdge(edge, total, 300);
       // Mid-stream: some batches acknowledged, others still to go.
@@ -104,7 +127,11 @@ test("kill -9 of the central mid-stream: after its restart it holds the edge's c
       expect(before).toBeLessThan(total + 1);
       for (; total < 3000; total += 300) await sendToEdge(edge, total, 300);
       await central.restart();
-      await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 60_000);
+      await waitFor(
+        "the edge's log acknowledged up to its last packet",
+        () => edge.app.relay?.health()?.backlogPackets === 0 || undefined,
+        60_000,
+      );
     }
     await central.stop();
   }
@@ -133,13 +160,24 @@ test("kill -9 of the edge mid-stream: after its restart the central holds every 
     // Every packet sent so far is in the edge's forward log (acknowledged or waiting): HEP is fire
     // and forget, and on a loaded machine more than one 300-packet POST can still wait for the
     // ingest thread's hand-over; the kill then lands in the middle of the forwarding only.
-    const logged = async () => (await gauge(edge.metrics, "svc_forward_sent_packets_total")) + (await gauge(edge.metrics, "svc_forward_backlog_packets"));
-    await waitFor("the first 1500 in the edge's forward log", async () => (await logged()) >= total || undefined, 15_000, 1);
+    const logged = async () =>
+      (await gauge(edge.metrics, "svc_forward_sent_packets_total")) +
+      (await gauge(edge.metrics, "svc_forward_backlog_packets"));
+    await waitFor(
+      "the first 1500 in the edge's forward log",
+      async () => (await logged()) >= total || undefined,
+      15_000,
+      1,
+    );
     edge.proc.kill("SIGKILL");
     expect(await edge.proc.exited).not.toBe(0);
     edge = await spawnFrom(de.path, edgeOverrides);
     for (; total < 3000; total += 300) await sendToEdge(edge.node, total, 300);
-    await waitFor("the restarted edge's log acknowledged", async () => (await gauge(edge.metrics, "svc_forward_backlog_packets")) === 0 || undefined, 60_000);
+    await waitFor(
+      "the restarted edge's log acknowledged",
+      async () => (await gauge(edge.metrics, "svc_forward_backlog_packets")) === 0 || undefined,
+      60_000,
+    );
     edge.proc.kill("SIGTERM");
     expect(await edge.proc.exited).toBe(0);
   } finally {
@@ -147,7 +185,11 @@ test("kill -9 of the edge mid-stream: after its restart the central holds every 
   }
   // In this process on the same directories: the stop's last hand-over may still wait in the log.
   await using e = await startTestAppliance(de.path, { ...edgeOverrides, log: { level: "error" } });
-  await waitFor("the edge's log acknowledged to its end", () => e.app.relay!.health()?.backlogPackets === 0 || undefined, 15_000);
+  await waitFor(
+    "the edge's log acknowledged to its end",
+    () => e.app.relay!.health()?.backlogPackets === 0 || undefined,
+    15_000,
+  );
   await c.app.lake!.sync();
   const onEdge = await calls(e);
   // An empty backlog means the central holds every packet; held rows become visible at its next
@@ -172,13 +214,19 @@ test("kill -9 of the central at many points while it commits: the committed mark
   await using dc = tempDir("svc-fwd-k9m-central-");
   await using de = tempDir("svc-fwd-k9m-edge-");
   // Group commits every 0.2 s or 300 rows: kills land before, during and after them.
-  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 300 } } };
+  const centralOverrides = {
+    node: { http_server: { token: TOKEN } },
+    log: { level: "info" },
+    storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 300 } },
+  };
   let total = 0;
   const KILLS = 8;
   {
     using central = await proxiedCentral(dc.path, centralOverrides);
     {
-      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 50 } } });
+      await using edge = await startTestAppliance(de.path, {
+        ingest: { forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 50 } },
+      });
       const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
       for (let k = 0; k < KILLS; k++) {
         const base = sent();
@@ -191,8 +239,16 @@ test("kill -9 of the central at many points while it commits: the committed mark
       }
       const sender = edge.app.relay!.senderId()!;
       // Every packet held and committed: the edge's idle question sees the last commit too.
-      await waitFor("the central committed every packet", async () => (await central.committed(sender)) === total || undefined, 60_000);
-      await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 30_000);
+      await waitFor(
+        "the central committed every packet",
+        async () => (await central.committed(sender)) === total || undefined,
+        60_000,
+      );
+      await waitFor(
+        "the edge's log acknowledged up to its last packet",
+        () => edge.app.relay?.health()?.backlogPackets === 0 || undefined,
+        30_000,
+      );
     }
     await central.stop();
   }
@@ -204,11 +260,18 @@ test("kill -9 of the central at many points while it commits: the committed mark
 test("kill -9 of the central while it takes forwarded line-protocol requests: every point exactly once", async () => {
   await using dc = tempDir("svc-fwd-k9lp-central-");
   await using de = tempDir("svc-fwd-k9lp-edge-");
-  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 200 } } };
+  const centralOverrides = {
+    node: { http_server: { token: TOKEN } },
+    log: { level: "info" },
+    storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 200 } },
+  };
   let requests = 0;
   const write = async (url: string, n: number) => {
     for (let r = 0; r < n; r++, requests++) {
-      const lines = Array.from({ length: 20 }, (_, i) => `k9,req=r${requests} n=${i}i ${1_790_000_000_000_000_000n + BigInt(requests * 20 + i)}`);
+      const lines = Array.from(
+        { length: 20 },
+        (_, i) => `k9,req=r${requests} n=${i}i ${1_790_000_000_000_000_000n + BigInt(requests * 20 + i)}`,
+      );
       const res = await fetch(`${url}/write?db=k9lp&precision=ns`, { method: "POST", body: lines.join("\n") });
       expect(res.status).toBe(204);
     }
@@ -217,7 +280,10 @@ test("kill -9 of the central while it takes forwarded line-protocol requests: ev
     using central = await proxiedCentral(dc.path, centralOverrides);
     {
       await using edge = await startTestAppliance(de.path, {
-        ingest: { line_protocol: { enable: true }, forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 5 } },
+        ingest: {
+          line_protocol: { enable: true },
+          forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 5 },
+        },
       });
       const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
       for (let k = 0; k < 3; k++) {
@@ -228,11 +294,18 @@ test("kill -9 of the central while it takes forwarded line-protocol requests: ev
         await central.restart();
       }
       const sender = edge.app.relay!.senderId()!;
-      await waitFor("the central committed every request", async () => (await central.committed(sender, "line_protocol")) === requests || undefined, 60_000);
+      await waitFor(
+        "the central committed every request",
+        async () => (await central.committed(sender, "line_protocol")) === requests || undefined,
+        60_000,
+      );
     }
     await central.stop();
   }
   await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
   const r = await c.app.lake!.query("SELECT count(*) AS n, count(DISTINCT (req, n)) AS d FROM svc_lake.k9lp.k9");
-  expect({ n: Number(r.rows[0]!.n), distinct: Number(r.rows[0]!.d) }).toEqual({ n: requests * 20, distinct: requests * 20 });
+  expect({ n: Number(r.rows[0]!.n), distinct: Number(r.rows[0]!.d) }).toEqual({
+    n: requests * 20,
+    distinct: requests * 20,
+  });
 }, 180_000);

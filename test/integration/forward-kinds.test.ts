@@ -33,19 +33,42 @@ test("an edge with HEP and OTLP forwarding off forwards line protocol only and k
   const hep = Buffer.concat(Array.from({ length: 5 }, (_, i) => forwardPacket(`fk-${i}`, i)));
   const h = await fetch(`${e.app.nodeUrl}/api/v1/hep`, { method: "POST", body: hep });
   expect(h.status).toBe(202);
-  const logs = { resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ logRecords: [{ body: { stringValue: "fk-log" } }] }] }] };
-  const o = await fetch(`${e.app.otlp!.httpUrl()}/v1/logs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(logs) });
+  const logs = {
+    resourceLogs: [
+      { resource: { attributes: [] }, scopeLogs: [{ logRecords: [{ body: { stringValue: "fk-log" } }] }] },
+    ],
+  };
+  const o = await fetch(`${e.app.otlp!.httpUrl()}/v1/logs`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(logs),
+  });
   expect(o.status).toBe(200);
   for (let i = 0; i < 3; i++) {
-    const res = await fetch(`${e.app.lineProtocol!.url()}/api/v2/write?bucket=fk&precision=ns`, { method: "POST", body: `cpu,host=h${i} usage=${i} ${1_790_000_000_000_000_000n + BigInt(i)}` });
+    const res = await fetch(`${e.app.lineProtocol!.url()}/api/v2/write?bucket=fk&precision=ns`, {
+      method: "POST",
+      body: `cpu,host=h${i} usage=${i} ${1_790_000_000_000_000_000n + BigInt(i)}`,
+    });
     expect(res.status).toBe(204);
   }
   const sender = e.app.relay!.senderId()!;
-  await waitFor("the line-protocol position committed on the central", async () => (await c.app.lake!.writerMark(`forward:${sender}:line_protocol`)) === 3 || undefined, 15_000);
+  await waitFor(
+    "the line-protocol position committed on the central",
+    async () => (await c.app.lake!.writerMark(`forward:${sender}:line_protocol`)) === 3 || undefined,
+    15_000,
+  );
   await e.app.lake!.sync();
   // The edge stored everything itself.
-  expect(await count(e, "main.hep_proto_1_call", "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'fk-%'")).toBe(5);
-  expect(await count(e, "main.otlp_logs", "SELECT count(*) AS n FROM svc_lake.main.otlp_logs WHERE body = 'fk-log'")).toBe(1);
+  expect(
+    await count(
+      e,
+      "main.hep_proto_1_call",
+      "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'fk-%'",
+    ),
+  ).toBe(5);
+  expect(
+    await count(e, "main.otlp_logs", "SELECT count(*) AS n FROM svc_lake.main.otlp_logs WHERE body = 'fk-log'"),
+  ).toBe(1);
   // The central got the line protocol, and nothing of the other two.
   expect(await count(c, "fk.cpu", "SELECT count(*) AS n FROM svc_lake.fk.cpu")).toBe(3);
   expect(await c.app.lake!.writerMark(`forward:${sender}`)).toBe(0);
@@ -60,6 +83,8 @@ test("an edge with HEP and OTLP forwarding off forwards line protocol only and k
 
 test("forwarding with every kind off is refused at start", async () => {
   await using d = tempDir("svc-fwd-kinds-none-");
-  const start = startTestAppliance(d.path, { ingest: { forward: { enable: true, url: "http://127.0.0.1:9", hep: false, line_protocol: false, otlp: false } } });
+  const start = startTestAppliance(d.path, {
+    ingest: { forward: { enable: true, url: "http://127.0.0.1:9", hep: false, line_protocol: false, otlp: false } },
+  });
   await expect(start).rejects.toThrow(/nothing would be forwarded/);
 });

@@ -19,7 +19,9 @@ async function lpRows(a: TestAppliance): Promise<string[]> {
 
 async function logRows(a: TestAppliance): Promise<string[]> {
   if (!a.app.lake!.table("main.otlp_logs")) return [];
-  const r = await a.app.lake!.query(`SELECT body, epoch_us("timestamp") AS t, epoch_us(observed_timestamp) AS o FROM svc_lake.main.otlp_logs WHERE body LIKE 'fw-%' ORDER BY body`);
+  const r = await a.app.lake!.query(
+    `SELECT body, epoch_us("timestamp") AS t, epoch_us(observed_timestamp) AS o FROM svc_lake.main.otlp_logs WHERE body LIKE 'fw-%' ORDER BY body`,
+  );
   return r.rows.map((x) => `${x.body}|${x.t}|${x.o}`);
 }
 
@@ -28,7 +30,11 @@ test("an edge forwards the line-protocol and OTLP requests it accepted: the cent
   await using de = tempDir("svc-fwd-lp-edge-");
   await using c = await startTestAppliance(dc.path, { node: { http_server: { token: TOKEN } } });
   await using e = await startTestAppliance(de.path, {
-    ingest: { line_protocol: { enable: true }, otlp: { enable: true }, forward: { enable: true, url: c.app.nodeUrl!, token: TOKEN, timeout_sec: 1, batch_packets: 7 } },
+    ingest: {
+      line_protocol: { enable: true },
+      otlp: { enable: true },
+      forward: { enable: true, url: c.app.nodeUrl!, token: TOKEN, timeout_sec: 1, batch_packets: 7 },
+    },
   });
   const lpUrl = e.app.lineProtocol!.url();
   const otlpUrl = e.app.otlp!.httpUrl()!;
@@ -42,13 +48,31 @@ test("an edge forwards the line-protocol and OTLP requests it accepted: the cent
     expect(res.status).toBe(204);
     const logs = {
       resourceLogs: [
-        { resource: { attributes: [] }, scopeLogs: [{ logRecords: [{ timeUnixNano: String(T0 + BigInt(i) * 1000n), body: { stringValue: `fw-${i}` } }, { body: { stringValue: `fw-now-${i}` } }] }] },
+        {
+          resource: { attributes: [] },
+          scopeLogs: [
+            {
+              logRecords: [
+                { timeUnixNano: String(T0 + BigInt(i) * 1000n), body: { stringValue: `fw-${i}` } },
+                { body: { stringValue: `fw-now-${i}` } },
+              ],
+            },
+          ],
+        },
       ],
     };
-    const o = await fetch(`${otlpUrl}/v1/logs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(logs) });
+    const o = await fetch(`${otlpUrl}/v1/logs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(logs),
+    });
     expect(o.status).toBe(200);
   }
-  await waitFor("the central holds every line-protocol row", async () => (await lpRows(c)).length >= 50 || undefined, 20_000);
+  await waitFor(
+    "the central holds every line-protocol row",
+    async () => (await lpRows(c)).length >= 50 || undefined,
+    20_000,
+  );
   await waitFor("the central holds every log record", async () => (await logRows(c)).length >= 40 || undefined, 20_000);
   await waitFor("the edge's logs acknowledged", () => e.app.relay!.health()?.backlogPackets === 0 || undefined, 10_000);
   await e.app.lake!.sync();
@@ -61,7 +85,10 @@ test("an edge forwards the line-protocol and OTLP requests it accepted: the cent
   const sender = e.app.relay!.senderId()!;
   await waitFor(
     "both streams' marks committed",
-    async () => ((await c.app.lake!.writerMark(`forward:${sender}:otlp`)) === 20 && (await c.app.lake!.writerMark(`forward:${sender}:line_protocol`)) === 20) || undefined,
+    async () =>
+      ((await c.app.lake!.writerMark(`forward:${sender}:otlp`)) === 20 &&
+        (await c.app.lake!.writerMark(`forward:${sender}:line_protocol`)) === 20) ||
+      undefined,
     10_000,
   );
 });

@@ -49,18 +49,30 @@ const acked = (dir: string) => {
 test("batches the central refuses for good are committed over: the edge's log drains, the taken packets are stored once", async () => {
   await using dc = tempDir("svc-fwd-refused-central-");
   await using de = tempDir("svc-fwd-refused-edge-");
-  await using c = await startTestAppliance(dc.path, { node: { http_server: { token: TOKEN } }, ingest: { hep: { auth_key: KEY } }, storage: { lakehouse: { max_buffered_rows: 1000 } } });
-  await using e = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: c.app.nodeUrl!, token: TOKEN, timeout_sec: 1, batch_packets: 300 } } });
+  await using c = await startTestAppliance(dc.path, {
+    node: { http_server: { token: TOKEN } },
+    ingest: { hep: { auth_key: KEY } },
+    storage: { lakehouse: { max_buffered_rows: 1000 } },
+  });
+  await using e = await startTestAppliance(de.path, {
+    ingest: { forward: { enable: true, url: c.app.nodeUrl!, token: TOKEN, timeout_sec: 1, batch_packets: 300 } },
+  });
   const sender = e.app.relay!.senderId()!;
   const position = async () =>
-    (await (await fetch(`${c.app.nodeUrl}/api/v1/forward?sender=${sender}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { last: number; committed: number };
+    (await (
+      await fetch(`${c.app.nodeUrl}/api/v1/forward?sender=${sender}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { last: number; committed: number };
 
   // Only refused packets: no row on the central, yet its position is committed and the edge drains.
   await sendToEdge(
     e,
     Array.from({ length: 30 }, (_, i) => packet(`rf-bad-${i}`, i, false)),
   );
-  await waitFor("the refused packets committed over on the central", async () => (await c.app.lake!.writerMark(`forward:${sender}`)) === 30 || undefined, 15_000);
+  await waitFor(
+    "the refused packets committed over on the central",
+    async () => (await c.app.lake!.writerMark(`forward:${sender}`)) === 30 || undefined,
+    15_000,
+  );
   await waitFor("the edge's log acknowledged up to them", () => acked(de.path) === 30 || undefined, 10_000);
   expect(c.app.metrics.render()).toMatch(/^svc_hep_packets_dropped_total\{[^}]*reason="auth_failed"[^}]*\} 30$/m);
 
@@ -72,8 +84,14 @@ test("batches the central refuses for good are committed over: the edge's log dr
     Array.from({ length: 30 }, (_, i) => packet(`rf-tail-${i}`, i, false)),
   );
   // The position the edge hears (not the catalog mark, which shows before the rows are queryable).
-  await waitFor("every packet committed on the central", async () => (await position()).committed === 1260 || undefined, 20_000);
+  await waitFor(
+    "every packet committed on the central",
+    async () => (await position()).committed === 1260 || undefined,
+    20_000,
+  );
   await waitFor("the edge's log acknowledged", () => acked(de.path) === 1260 || undefined, 10_000);
-  const r = await c.app.lake!.query("SELECT count(*) AS n, count(DISTINCT session_id) AS calls, count(DISTINCT uuid) AS u FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'rf-%'");
+  const r = await c.app.lake!.query(
+    "SELECT count(*) AS n, count(DISTINCT session_id) AS calls, count(DISTINCT uuid) AS u FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'rf-%'",
+  );
   expect(r.rows[0]).toEqual({ n: 800, calls: 800, u: 800 });
 });

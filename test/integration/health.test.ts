@@ -15,13 +15,22 @@ describe("/health and lost rows", () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, {
       ingest: { line_protocol: { enable: true } },
-      storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000, min_free_bytes: 1 } },
+      storage: {
+        lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000, min_free_bytes: 1 },
+      },
     });
     const { ingest, metrics, nodeUrl, coordinatorUrl } = a.app;
     const before = await health(coordinatorUrl!);
     expect(before.status).toBe(200);
     expect(before.body.status).toBe("pass");
-    expect(Object.keys(before.body.checks).sort()).toEqual(["disk:free", "ingest:thread", "lake:backlog", "lake:flush", "lake:rows_lost", "startup"]);
+    expect(Object.keys(before.body.checks).sort()).toEqual([
+      "disk:free",
+      "ingest:thread",
+      "lake:backlog",
+      "lake:flush",
+      "lake:rows_lost",
+      "startup",
+    ]);
     expect(before.text).not.toContain(dir.path);
     expect(before.body.output).toBeUndefined();
     const lpHealth = async () => {
@@ -48,14 +57,22 @@ describe("/health and lost rows", () => {
       ),
     );
     let drained: (() => void) | undefined;
-    const tcp = await Bun.connect({ hostname: "127.0.0.1", port: ingest!.listeners.tcp!.port(), socket: { data() {}, drain: () => drained?.() } });
+    const tcp = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: ingest!.listeners.tcp!.port(),
+      socket: { data() {}, drain: () => drained?.() },
+    });
     for (let off = 0; off < frames.length; ) {
       const wait = new Promise<void>((r) => (drained = r));
       off += tcp.write(frames.subarray(off));
       if (off < frames.length) await wait;
     }
     tcp.flush();
-    await waitFor("every packet counted", () => metrics.sumOf("svc_hep_packets_received_total") === sent || undefined, 15_000);
+    await waitFor(
+      "every packet counted",
+      () => metrics.sumOf("svc_hep_packets_received_total") === sent || undefined,
+      15_000,
+    );
     tcp.end();
 
     for (const base of [nodeUrl!, coordinatorUrl!]) {
@@ -91,11 +108,17 @@ describe("/health and lost rows", () => {
     // The first restart is immediate; a second crash within 5 s waits for the next start slot,
     // and meanwhile no thread reads the sockets.
     await thread.worker()!.terminate();
-    await waitFor("the first restart", () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 1 || undefined);
+    await waitFor(
+      "the first restart",
+      () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 1 || undefined,
+    );
     await waitFor("the new thread handing over", async () => (await check()).status === "warn" || undefined);
     expect((await check()).output).toContain("restarted 1 times");
     await thread.worker()!.terminate();
-    await waitFor("the second restart counted", () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 2 || undefined);
+    await waitFor(
+      "the second restart counted",
+      () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 2 || undefined,
+    );
     const down = await health(base);
     expect(down.status).toBe(503);
     expect(down.body.checks["ingest:thread"]![0]!.status).toBe("fail");

@@ -28,7 +28,18 @@ function callPackets(callId: string, t0Us: number, spacingMs: number, captureId:
     [A, B, request("BYE", { ...p, cseq: 2 })],
     [B, A, response(200, "OK", "BYE", { ...p, cseq: 2 })],
   ];
-  return msgs.map(([src, dst, payload], i) => encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: t0Us + i * spacingMs * 1000, protoType: 1, captureId, payload }));
+  return msgs.map(([src, dst, payload], i) =>
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: t0Us + i * spacingMs * 1000,
+      protoType: 1,
+      captureId,
+      payload,
+    }),
+  );
 }
 
 interface Row {
@@ -39,7 +50,9 @@ interface Row {
 
 test("out-of-window agent times are shifted per source: spacing and order kept, rows marked, call view says so", async () => {
   await using dir = tempDir();
-  await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  await using a = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  });
   const { ingest, lake, coordinatorUrl, metrics } = a.app;
   const run = crypto.randomUUID().slice(0, 8);
   const old = { callId: `clock-2012-${run}`, t0Us: Date.UTC(2012, 0, 15, 8, 30, 0) * 1000 + 456, captureId: 701 };
@@ -57,12 +70,21 @@ test("out-of-window agent times are shifted per source: spacing and order kept, 
   const sentToMs = Date.now();
 
   const rowsOf = async (callId: string): Promise<Row[]> => {
-    const r = await lake!.query(`SELECT epoch_us(timestamp) AS ts, event, data_extra FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1 ORDER BY timestamp`, [callId]);
-    return r.rows.map((x) => ({ ts: Number(x.ts), event: String(x.event), extra: JSON.parse(String(x.data_extra)) as Record<string, unknown> }));
+    const r = await lake!.query(
+      `SELECT epoch_us(timestamp) AS ts, event, data_extra FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1 ORDER BY timestamp`,
+      [callId],
+    );
+    return r.rows.map((x) => ({
+      ts: Number(x.ts),
+      event: String(x.event),
+      extra: JSON.parse(String(x.data_extra)) as Record<string, unknown>,
+    }));
   };
   await waitFor("the three calls in the lake", async () => {
     await lake!.sync();
-    const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`clock-%-${run}`]);
+    const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [
+      `clock-%-${run}`,
+    ]);
     return Number(r.rows[0]!.n) === 21;
   });
   // Arrival is when the ingest thread reads the datagram: after the send, before the rows are seen.
@@ -76,7 +98,9 @@ test("out-of-window agent times are shifted per source: spacing and order kept, 
     const gaps = rows.slice(1).map((r, i) => r.ts - rows[i]!.ts);
     for (const g of gaps) expect(Math.abs(g - 100_000)).toBeLessThanOrEqual(1000);
     const shift = rows[0]!.extra.time_shifted_us as number;
-    expect(rows.map((r) => [r.extra.time_source, r.extra.ts_fallback, r.extra.time_shifted_us])).toEqual(rows.map(() => ["shifted", true, shift]));
+    expect(rows.map((r) => [r.extra.time_source, r.extra.ts_fallback, r.extra.time_shifted_us])).toEqual(
+      rows.map(() => ["shifted", true, shift]),
+    );
     rows.forEach((r, i) => expect(r.ts).toBe(s.t0Us + i * 100_000 + shift));
     // Anchored at the arrival of the source's first packet handled: the first sent with one
     // ingest thread; with several, any of the burst that a thread reached first.
@@ -89,12 +113,20 @@ test("out-of-window agent times are shifted per source: spacing and order kept, 
   expect(shifts[0]).not.toBe(shifts[1]);
   // An agent time inside the window is kept as is and not marked.
   const kept = await rowsOf(fresh.callId);
-  expect(kept.map((r) => [r.ts, r.extra.time_source ?? null, r.extra.ts_fallback ?? null])).toEqual(kept.map((_r, i) => [fresh.t0Us + i * 100_000, null, null]));
-  await waitFor("the fallback counter by reason", () => /svc_hep_timestamp_fallback_total\{reason="too_old"\} 14\b/.test(metrics.render()));
+  expect(kept.map((r) => [r.ts, r.extra.time_source ?? null, r.extra.ts_fallback ?? null])).toEqual(
+    kept.map((_r, i) => [fresh.t0Us + i * 100_000, null, null]),
+  );
+  await waitFor("the fallback counter by reason", () =>
+    /svc_hep_timestamp_fallback_total\{reason="too_old"\} 14\b/.test(metrics.render()),
+  );
 
   // The call view: the messages API carries the note, with the offset in years and days.
   const api = `${coordinatorUrl}/api/v4`;
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const { token } = (await login.json()) as { token: string };
   const view = async (callId: string) => {
     const r = await fetch(`${api}/transactions/messages`, {
@@ -103,12 +135,21 @@ test("out-of-window agent times are shifted per source: spacing and order kept, 
       body: JSON.stringify({ session_id: callId, timestamp: { from: sentFromMs - 60_000, to: sentToMs + 60_000 } }),
     });
     expect(r.status).toBe(200);
-    return ((await r.json()) as { data: { items: Array<{ timestamp_us: number }>; time_shift: { messages: number; shifts_us: number[]; note: string } | null } }).data;
+    return (
+      (await r.json()) as {
+        data: {
+          items: Array<{ timestamp_us: number }>;
+          time_shift: { messages: number; shifts_us: number[]; note: string } | null;
+        };
+      }
+    ).data;
   };
   const v = await view(old.callId);
   expect(v.items.map((m) => m.timestamp_us - v.items[0]!.timestamp_us)).toEqual(order.map((_e, i) => i * 100_000));
   expect(v.time_shift).toMatchObject({ messages: 7, shifts_us: [shifts[0]] });
-  expect(v.time_shift!.note).toMatch(/^Times shifted by 14 y \d+ d: the agent's clock was outside the accepted window; spacing kept$/);
+  expect(v.time_shift!.note).toMatch(
+    /^Times shifted by 14 y \d+ d: the agent's clock was outside the accepted window; spacing kept$/,
+  );
   expect((await view(older.callId)).time_shift!.note).toMatch(/^Times shifted by 17 y \d+ d: /);
   expect((await view(fresh.callId)).time_shift).toBeNull();
 });

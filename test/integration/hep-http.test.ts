@@ -25,7 +25,10 @@ const packet = (callId: string, authKey?: string) =>
 
 const concat = (...parts: Uint8Array[]) => Buffer.concat(parts);
 
-type Answer = { status: number; body: { error?: string; message?: string; accepted?: number; rejected?: Record<string, number> } };
+type Answer = {
+  status: number;
+  body: { error?: string; message?: string; accepted?: number; rejected?: Record<string, number> };
+};
 
 async function post(a: TestAppliance, body: Uint8Array): Promise<Answer> {
   const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(body) });
@@ -34,7 +37,9 @@ async function post(a: TestAppliance, body: Uint8Array): Promise<Answer> {
 
 async function count(a: TestAppliance, callId: string): Promise<number> {
   await a.app.lake!.sync();
-  const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
+  const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [
+    callId,
+  ]);
   return Number(r.rows[0]!.n);
 }
 
@@ -55,11 +60,23 @@ describe("POST /api/v1/hep answers what became of the packets", () => {
     const right = await post(a, packet("http-right", "s3cret-key"));
     expect(right).toEqual({ status: 202, body: { accepted: 1, rejected: {} } });
 
-    const mixed = await post(a, concat(packet("http-mixed-1", "s3cret-key"), packet("http-mixed-bad", "nope"), packet("http-mixed-2", "s3cret-key")));
+    const mixed = await post(
+      a,
+      concat(
+        packet("http-mixed-1", "s3cret-key"),
+        packet("http-mixed-bad", "nope"),
+        packet("http-mixed-2", "s3cret-key"),
+      ),
+    );
     expect(mixed).toEqual({ status: 202, body: { accepted: 2, rejected: { auth_failed: 1 } } });
 
-    await waitFor("the accepted packets stored", async () => (await count(a, "http-right")) + (await count(a, "http-mixed-1")) + (await count(a, "http-mixed-2")) === 3);
-    for (const id of ["http-no-key", "http-wrong-1", "http-wrong-2", "http-mixed-bad"]) expect(await count(a, id)).toBe(0);
+    await waitFor(
+      "the accepted packets stored",
+      async () =>
+        (await count(a, "http-right")) + (await count(a, "http-mixed-1")) + (await count(a, "http-mixed-2")) === 3,
+    );
+    for (const id of ["http-no-key", "http-wrong-1", "http-wrong-2", "http-mixed-bad"])
+      expect(await count(a, id)).toBe(0);
     expect(a.app.metrics.render()).toMatch(/svc_hep_packets_dropped_total\{reason="auth_failed"\} 4/);
   });
 
@@ -82,10 +99,15 @@ describe("POST /api/v1/hep answers what became of the packets", () => {
 
   test("a full write buffer is 503 with Retry-After, not 202", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { max_buffered_rows: 1000, flush_interval_sec: 3600, batch_size: 100000 } } });
+    await using a = await startTestAppliance(dir.path, {
+      storage: { lakehouse: { max_buffered_rows: 1000, flush_interval_sec: 3600, batch_size: 100000 } },
+    });
     const fill = concat(...Array.from({ length: 1000 }, (_, i) => packet(`fill-${i}`)));
     expect((await post(a, fill)).body.accepted).toBe(1000);
-    const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(packet("over-the-top")) });
+    const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, {
+      method: "POST",
+      body: Buffer.from(packet("over-the-top")),
+    });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("1");
     expect(await res.json()).toMatchObject({ error: "UNAVAILABLE", accepted: 0, rejected: { backlog_full: 1 } });

@@ -35,13 +35,21 @@ describe("HEP ingest thread", () => {
     const prefix = `thread-${crypto.randomUUID()}`;
     const sent = 3000;
     {
-      await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000 } } });
+      await using a = await startTestAppliance(dir.path, {
+        storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000 } },
+      });
       const { ingest, metrics } = a.app;
       // Over TCP: no kernel drops, so every packet is either stored or counted as backlog_full.
       let drained: (() => void) | undefined;
-      const tcp = await Bun.connect({ hostname: "127.0.0.1", port: ingest!.listeners.tcp!.port(), socket: { data() {}, drain: () => drained?.() } });
+      const tcp = await Bun.connect({
+        hostname: "127.0.0.1",
+        port: ingest!.listeners.tcp!.port(),
+        socket: { data() {}, drain: () => drained?.() },
+      });
       const burst = async (from: number, to: number) => {
-        const frames = new Uint8Array(Array.from({ length: to - from }, (_, i) => [...packet(`${prefix}-${from + i}@x`, from + i)]).flat());
+        const frames = new Uint8Array(
+          Array.from({ length: to - from }, (_, i) => [...packet(`${prefix}-${from + i}@x`, from + i)]).flat(),
+        );
         for (let off = 0; off < frames.length; ) {
           // What the socket did not take now goes when it asks for more (drain).
           const wait = new Promise<void>((r) => (drained = r));
@@ -55,7 +63,11 @@ describe("HEP ingest thread", () => {
       await burst(0, 600);
       await waitFor("the first rows in the lake's backlog", () => a.app.lake!.backlog() === 600 || undefined, 15_000);
       await burst(600, sent);
-      await waitFor("every packet counted on the main thread", () => metrics.sumOf("svc_hep_packets_received_total") === sent || undefined, 15_000);
+      await waitFor(
+        "every packet counted on the main thread",
+        () => metrics.sumOf("svc_hep_packets_received_total") === sent || undefined,
+        15_000,
+      );
       const text = metrics.render();
       expect(series(text, "svc_hep_packets_received_total", 'transport="tcp"')).toBe(sent);
       expect(series(text, "svc_hep_packets_decoded_total", 'proto="1"')).toBe(sent);
@@ -66,14 +78,20 @@ describe("HEP ingest thread", () => {
       expect(series(text, "svc_hep_packets_dropped_total", 'reason="backlog_full"')).toBe(sent - accepted);
       await waitFor("the accepted rows in the lake's buffer", async () => {
         await a.app.lake!.sync();
-        const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`${prefix}-%`]);
+        const r = await a.app.lake!.query(
+          `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`,
+          [`${prefix}-%`],
+        );
         return Number(r.rows[0]!.n) === accepted || undefined;
       });
       tcp.end();
     }
     // Stopped (flushed) and opened again: exactly the accepted rows, in Parquet.
     await using b = await startTestAppliance(dir.path);
-    const r = await b.app.lake!.query(`SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`${prefix}-%`]);
+    const r = await b.app.lake!.query(
+      `SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`,
+      [`${prefix}-%`],
+    );
     expect(Number(r.rows[0]!.n)).toBe(1000);
     expect(Number(r.rows[0]!.d)).toBe(1000);
   }, 60_000);
@@ -81,11 +99,17 @@ describe("HEP ingest thread", () => {
   test("HEP over HTTP on the thread: the 202 comes once the rows are in the lake's write path", async () => {
     await using dir = tempDir();
     // No timed seal for a minute on either side: only the hand-over the reply waits for can move rows.
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 1 } }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep: { threads: 1 } },
+      storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+    });
     expect(a.app.ingest!.thread).toBeDefined();
     const before = a.app.lake!.backlog();
     for (let i = 0; i < 5; i++) {
-      const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(packet(`http-${i}-${crypto.randomUUID()}@x`, i)) });
+      const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, {
+        method: "POST",
+        body: Buffer.from(packet(`http-${i}-${crypto.randomUUID()}@x`, i)),
+      });
       expect(res.status).toBe(202);
       // In the lake's backlog as soon as the reply is read, not one seal interval later.
       expect(a.app.lake!.backlog() - before).toBe(i + 1);
@@ -101,7 +125,10 @@ describe("HEP ingest thread", () => {
     const udp = await Bun.udpSocket({ socket: { error() {} } });
     const stored = async (callId: string) => {
       await a.app.lake!.sync();
-      const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [callId]);
+      const r = await a.app.lake!.query(
+        `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`,
+        [callId],
+      );
       return Number(r.rows[0]!.n);
     };
     udp.send(packet("before-crash@x", 0), port, "127.0.0.1");
@@ -109,7 +136,10 @@ describe("HEP ingest thread", () => {
 
     const first = a.app.ingest!.thread!.worker()!;
     await first.terminate(); // as if the thread had crashed
-    await waitFor("the restart counted", () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 1 || undefined);
+    await waitFor(
+      "the restart counted",
+      () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 1 || undefined,
+    );
     await waitFor("a new thread", () => (a.app.ingest!.thread!.worker() !== first ? true : undefined));
     // Until the new thread has bound the port, datagrams are refused: keep sending until one lands.
     let i = 0;
@@ -131,7 +161,9 @@ describe("HEP ingest thread", () => {
     const udpPort = await freeUdpPort();
     const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
-      const start = startTestAppliance(dir.path, { ingest: { hep: { udp: { listen: `127.0.0.1:${udpPort}` }, tcp: { listen: `127.0.0.1:${taken.port}` } } } });
+      const start = startTestAppliance(dir.path, {
+        ingest: { hep: { udp: { listen: `127.0.0.1:${udpPort}` }, tcp: { listen: `127.0.0.1:${taken.port}` } } },
+      });
       expect(start).rejects.toThrow(/in use/i);
       await start.catch(() => {});
       // The UDP listener started before the TCP one failed: its socket must be closed again.
@@ -151,7 +183,10 @@ describe("HEP ingest thread", () => {
     udp.send(packet(callId, 0), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
     const n = await waitFor("the packet stored", async () => {
       await a.app.lake!.sync();
-      const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
+      const r = await a.app.lake!.query(
+        `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`,
+        [callId],
+      );
       return Number(r.rows[0]!.n) || undefined;
     });
     expect(n).toBe(1);

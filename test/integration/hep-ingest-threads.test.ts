@@ -39,7 +39,9 @@ function family(text: string, name: string): Map<string, number> {
 describe("several HEP ingest threads", () => {
   test("one UDP flow from one address and port is spread over 3 threads and stored exactly once", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 3, udp: { socket_buffer_bytes: 8_388_608 } } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep: { threads: 3, udp: { socket_buffer_bytes: 8_388_608 } } },
+    });
     const port = a.app.ingest!.listeners.udp!.port();
     const prefix = `spread-${crypto.randomUUID()}`;
     const sent = 900;
@@ -48,10 +50,20 @@ describe("several HEP ingest threads", () => {
     for (let i = 0; i < sent; i++) {
       udp.send(packet(`${prefix}-${i}@x`, i), port, "127.0.0.1");
       // In steps the receive buffers hold whatever net.core.rmem_max allows them (no loss to tell apart).
-      if (i % 50 === 49) await waitFor("the step received", () => a.app.metrics.sumOf("svc_hep_thread_packets_total") >= i + 1 || undefined, 20_000, 5);
+      if (i % 50 === 49)
+        await waitFor(
+          "the step received",
+          () => a.app.metrics.sumOf("svc_hep_thread_packets_total") >= i + 1 || undefined,
+          20_000,
+          5,
+        );
     }
     udp.close();
-    await waitFor("every datagram received", () => a.app.metrics.sumOf("svc_hep_packets_received_total") === sent || undefined, 20_000);
+    await waitFor(
+      "every datagram received",
+      () => a.app.metrics.sumOf("svc_hep_packets_received_total") === sent || undefined,
+      20_000,
+    );
     const perThread = family(a.app.metrics.render(), "svc_hep_thread_packets_total");
     expect([...perThread.keys()].sort()).toEqual(['thread="0"', 'thread="1"', 'thread="2"']);
     // A random pick per datagram: each of 3 threads gets about 300 (0 or a whole share would be a hash pick).
@@ -62,7 +74,10 @@ describe("several HEP ingest threads", () => {
     expect([...perThread.values()].reduce((x, y) => x + y, 0)).toBe(sent);
     await waitFor("every row in the lake, once", async () => {
       await a.app.lake!.sync();
-      const r = await a.app.lake!.query(`SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`${prefix}-%`]);
+      const r = await a.app.lake!.query(
+        `SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`,
+        [`${prefix}-%`],
+      );
       return (Number(r.rows[0]!.n) === sent && Number(r.rows[0]!.d) === sent) || undefined;
     });
   }, 60_000);
@@ -78,7 +93,13 @@ describe("several HEP ingest threads", () => {
     // In bursts of 30: each thread reads its share in its own polling turn, not when it arrived.
     for (let i = 0; i < sent; i++) {
       udp.send(packet(`${prefix}-${i}@x`, i, ts), port, "127.0.0.1");
-      if (i % 30 === 29) await waitFor("the burst received", () => a.app.metrics.sumOf("svc_hep_thread_packets_total") >= i + 1 || undefined, 20_000, 5);
+      if (i % 30 === 29)
+        await waitFor(
+          "the burst received",
+          () => a.app.metrics.sumOf("svc_hep_thread_packets_total") >= i + 1 || undefined,
+          20_000,
+          5,
+        );
     }
     udp.close();
     const perThread = family(a.app.metrics.render(), "svc_hep_thread_packets_total");
@@ -86,7 +107,10 @@ describe("several HEP ingest threads", () => {
     let order: number[] = [];
     await waitFor("every row in the lake", async () => {
       await a.app.lake!.sync();
-      const r = await a.app.lake!.query(`SELECT session_id FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1 ORDER BY "timestamp", uuid`, [`${prefix}-%`]);
+      const r = await a.app.lake!.query(
+        `SELECT session_id FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1 ORDER BY "timestamp", uuid`,
+        [`${prefix}-%`],
+      );
       order = r.rows.map((row) => Number(String(row.session_id).slice(prefix.length + 1, -2)));
       return order.length === sent || undefined;
     });
@@ -99,12 +123,18 @@ describe("several HEP ingest threads", () => {
     await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 2 } } });
     const prefix = `http-${crypto.randomUUID()}`;
     for (let i = 0; i < 4; i++) {
-      const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(packet(`${prefix}-${i}@x`, i)) });
+      const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, {
+        method: "POST",
+        body: Buffer.from(packet(`${prefix}-${i}@x`, i)),
+      });
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ accepted: 1, rejected: {} });
     }
     // A body that is not HEP: the thread's answer becomes the same 400 as on one thread.
-    const bad = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: new Uint8Array([1, 2, 3, 4, 5, 6, 7]) });
+    const bad = await fetch(`${a.app.nodeUrl}/api/v1/hep`, {
+      method: "POST",
+      body: new Uint8Array([1, 2, 3, 4, 5, 6, 7]),
+    });
     expect(bad.status).toBe(400);
     const perThread = family(a.app.metrics.render(), "svc_hep_thread_packets_total");
     await waitFor("both threads counted their bodies", () => {
@@ -114,10 +144,15 @@ describe("several HEP ingest threads", () => {
     expect(perThread.size).toBe(2);
     await waitFor("every row in the lake", async () => {
       await a.app.lake!.sync();
-      const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`${prefix}-%`]);
+      const r = await a.app.lake!.query(
+        `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`,
+        [`${prefix}-%`],
+      );
       return Number(r.rows[0]!.n) === 4 || undefined;
     });
-    const health = (await (await fetch(`${a.app.nodeUrl}/health`)).json()) as { checks: Record<string, Array<{ componentId?: string; status: string; kernel_drops_last_minute?: number }>> };
+    const health = (await (await fetch(`${a.app.nodeUrl}/health`)).json()) as {
+      checks: Record<string, Array<{ componentId?: string; status: string; kernel_drops_last_minute?: number }>>;
+    };
     const threads = health.checks["ingest:thread"]!;
     expect(threads.map((t) => t.componentId)).toEqual(["thread-0", "thread-1"]);
     for (const t of threads) {
@@ -142,7 +177,9 @@ describe("several HEP ingest threads", () => {
       return;
     }
     try {
-      const start = startTestAppliance(dir.path, { ingest: { hep: { threads: 2, udp: { listen: `127.0.0.1:${other.port}` } } } });
+      const start = startTestAppliance(dir.path, {
+        ingest: { hep: { threads: 2, udp: { listen: `127.0.0.1:${other.port}` } } },
+      });
       expect(start).rejects.toThrow(/in use/i);
       await start.catch(() => {});
     } finally {
@@ -152,16 +189,28 @@ describe("several HEP ingest threads", () => {
 
   test("TCP connections spread over 3 threads; max_connections holds over all of them", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 3, tcp: { max_connections: 8, max_connections_per_ip: 8, reserved_for_known_percent: 0 } } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: {
+        hep: { threads: 3, tcp: { max_connections: 8, max_connections_per_ip: 8, reserved_for_known_percent: 0 } },
+      },
+    });
     const port = a.app.ingest!.listeners.tcp!.port();
     const prefix = `tcp-${crypto.randomUUID()}`;
     const conns = await Promise.all(Array.from({ length: 12 }, () => connect(port)));
     // Refused at accept on whichever thread the kernel gave them to: 8 held over all three.
-    await waitFor("four connections refused over the threads", () => a.app.metrics.sumOf("svc_hep_connections_closed_total") === 4 || undefined, 15_000);
+    await waitFor(
+      "four connections refused over the threads",
+      () => a.app.metrics.sumOf("svc_hep_connections_closed_total") === 4 || undefined,
+      15_000,
+    );
     await waitFor("the refused ones closed", () => conns.filter((c) => c.isClosed()).length === 4 || undefined);
     const open = conns.filter((c) => !c.isClosed());
     open.forEach((c, i) => c.socket.write(packet(`${prefix}-${i}@x`, i)));
-    await waitFor("a packet from every open connection", () => a.app.metrics.sumOf("svc_hep_thread_packets_total") === open.length || undefined, 15_000);
+    await waitFor(
+      "a packet from every open connection",
+      () => a.app.metrics.sumOf("svc_hep_thread_packets_total") === open.length || undefined,
+      15_000,
+    );
     // The kernel's accept spread is a hash per connection: 8 connections reach more than one thread.
     const perThread = family(a.app.metrics.render(), "svc_hep_thread_packets_total");
     expect([...perThread.values()].filter((n) => n > 0).length).toBeGreaterThan(1);
@@ -174,7 +223,9 @@ describe("several HEP ingest threads", () => {
     const reuse = { reusePort: true } as Record<string, unknown>;
     const other = Bun.listen({ hostname: "127.0.0.1", port: 0, ...reuse, socket: { data() {} } });
     try {
-      const start = startTestAppliance(dir.path, { ingest: { hep: { threads: 2, tcp: { listen: `127.0.0.1:${other.port}` } } } });
+      const start = startTestAppliance(dir.path, {
+        ingest: { hep: { threads: 2, tcp: { listen: `127.0.0.1:${other.port}` } } },
+      });
       expect(start).rejects.toThrow(/in use/i);
       await start.catch(() => {});
     } finally {

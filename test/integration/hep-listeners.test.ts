@@ -6,11 +6,25 @@ import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { invite } from "../fixtures/sip.ts";
 
 const packet = (callId: string, tsUs = Date.now() * 1000) =>
-  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: tsUs, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
+  encodeHep3({
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    ipProtocol: 6,
+    timestampUs: tsUs,
+    protoType: 1,
+    payload: invite({ callId, from: "a", to: "b" }),
+  });
 
-async function countCall(lake: NonNullable<Awaited<ReturnType<typeof startTestAppliance>>["app"]["lake"]>, callId: string): Promise<number> {
+async function countCall(
+  lake: NonNullable<Awaited<ReturnType<typeof startTestAppliance>>["app"]["lake"]>,
+  callId: string,
+): Promise<number> {
   await lake.sync();
-  const r = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
+  const r = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [
+    callId,
+  ]);
   return Number(r.rows[0]!.n);
 }
 
@@ -23,12 +37,20 @@ describe("HEP listeners and node endpoints", () => {
     expect(tls).toBeDefined();
     // Bun's TLS client drops writes made before the handshake completes: write after it.
     const { promise: handshake, resolve } = Promise.withResolvers<void>();
-    const s = await Bun.connect({ hostname: "127.0.0.1", port: tls!.port(), tls: { rejectUnauthorized: false }, socket: { data() {}, handshake: () => resolve() } });
+    const s = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: tls!.port(),
+      tls: { rejectUnauthorized: false },
+      socket: { data() {}, handshake: () => resolve() },
+    });
     await handshake;
     s.write(packet("tls-call-1"));
     s.write(packet("tls-call-2"));
     s.flush();
-    await waitFor("both TLS packets stored", async () => (await countCall(a.app.lake!, "tls-call-1")) + (await countCall(a.app.lake!, "tls-call-2")) === 2);
+    await waitFor(
+      "both TLS packets stored",
+      async () => (await countCall(a.app.lake!, "tls-call-1")) + (await countCall(a.app.lake!, "tls-call-2")) === 2,
+    );
     expect(a.app.metrics.render()).toMatch(/svc_hep_packets_received_total\{transport="tls"\} 2/);
     s.end();
   });
@@ -41,7 +63,11 @@ describe("HEP listeners and node endpoints", () => {
     const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const good = packet("fuzz-anchor");
     const udp = await Bun.udpSocket({});
-    const tcp = await Bun.connect({ hostname: "127.0.0.1", port: ingest!.listeners.tcp!.port(), socket: { data() {} } });
+    const tcp = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: ingest!.listeners.tcp!.port(),
+      socket: { data() {} },
+    });
     let sentBad = 0;
     for (let i = 0; i < 2000; i++) {
       let buf: Uint8Array;
@@ -59,7 +85,8 @@ describe("HEP listeners and node endpoints", () => {
       }
       udp.send(buf, ingest!.listeners.udp!.port(), "127.0.0.1");
       if (i % 10 === 0) tcp.write(buf);
-      if (i % 100 === 0) await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(buf) }).then((r) => r.arrayBuffer());
+      if (i % 100 === 0)
+        await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(buf) }).then((r) => r.arrayBuffer());
       sentBad++;
     }
     tcp.flush();
@@ -69,7 +96,10 @@ describe("HEP listeners and node endpoints", () => {
     tcp.flush();
     const res = await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(packet("after-fuzz-http")) });
     expect(res.status).toBe(202);
-    await waitFor("packets after the fuzz stored", async () => (await countCall(lake!, "after-fuzz-udp")) === 1 && (await countCall(lake!, "after-fuzz-http")) === 1);
+    await waitFor(
+      "packets after the fuzz stored",
+      async () => (await countCall(lake!, "after-fuzz-udp")) === 1 && (await countCall(lake!, "after-fuzz-http")) === 1,
+    );
     await waitFor("tcp stream resynchronised", async () => (await countCall(lake!, "after-fuzz-tcp")) === 1);
     const text = metrics.render();
     const sum = (re: RegExp) => [...text.matchAll(re)].reduce((s, m) => s + Number(m[1]), 0);
@@ -113,15 +143,28 @@ describe("HEP listeners and node endpoints", () => {
     await waitFor("rows", async () => (await countCall(lake!, "meta-1")) + (await countCall(lake!, "meta-2")) === 2);
     await lake!.flush();
     const stats = (await (await fetch(`${nodeUrl}/api/v1/metadata/stats`)).json()) as Record<string, unknown>;
-    expect(stats).toMatchObject({ row_count: 2, min_timestamp: t0 * 1000, max_timestamp: (t0 + 3_600_000_000) * 1000, oldest_data: "2026-01-10T12:00:00.000Z" });
+    expect(stats).toMatchObject({
+      row_count: 2,
+      min_timestamp: t0 * 1000,
+      max_timestamp: (t0 + 3_600_000_000) * 1000,
+      oldest_data: "2026-01-10T12:00:00.000Z",
+    });
     const check = async (minMs: number, maxMs: number) =>
       (await (
-        await fetch(`${nodeUrl}/api/v1/metadata/check`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ min_ts: minMs * 1e6, max_ts: maxMs * 1e6 }) })
+        await fetch(`${nodeUrl}/api/v1/metadata/check`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ min_ts: minMs * 1e6, max_ts: maxMs * 1e6 }),
+        })
       ).json()) as Record<string, unknown>;
     const inside = await check(t0 / 1000 + 60_000, t0 / 1000 + 120_000);
     expect(inside).toMatchObject({ has_data: true, data_span_hours: 1 });
     expect((await check(t0 / 1000 - 7_200_000, t0 / 1000 - 3_600_000)).has_data).toBe(false);
-    const bad = await fetch(`${nodeUrl}/api/v1/metadata/check`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ min_ts: "x" }) });
+    const bad = await fetch(`${nodeUrl}/api/v1/metadata/check`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ min_ts: "x" }),
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toBe("VALIDATION");
     const emptyHep = await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: new Uint8Array() });
@@ -158,9 +201,15 @@ describe("capture agents", () => {
     await using a = await startTestAppliance(dir.path, overrides);
     const api = `${a.app.coordinatorUrl}/api/v4`;
     const login = (await (
-      await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "agents-pass" }) })
+      await fetch(`${api}/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password: "agents-pass" }),
+      })
     ).json()) as { token: string };
-    const list = (await (await fetch(`${api}/agents`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { data: { items: Array<Record<string, unknown>> } };
+    const list = (await (
+      await fetch(`${api}/agents`, { headers: { authorization: `Bearer ${login.token}` } })
+    ).json()) as { data: { items: Array<Record<string, unknown>> } };
     const agent = list.data.items.find((x) => x.node_id === "4242");
     expect(agent).toMatchObject({ node_name: "edge-agent", ip: "127.0.0.1", packets: 5 });
   });

@@ -31,7 +31,12 @@ export interface ListenerCounts {
 export async function startThreadListener(init: ThreadListenerInit) {
   const registry = new MetricsRegistry();
   const logger = createLogger({ thread: init.threadIndex });
-  const sink = new BatchSink({ define: async (def) => def, backlog: () => 0, maxBufferedRows: 1_000_000, rowsLost: rowsLostCounter(registry) });
+  const sink = new BatchSink({
+    define: async (def) => def,
+    backlog: () => 0,
+    maxBufferedRows: 1_000_000,
+    rowsLost: rowsLostCounter(registry),
+  });
   const pipeline = new HepPipeline(
     sink,
     {
@@ -82,4 +87,5 @@ export async function startThreadListener(init: ThreadListenerInit) {
 }
 
 /** Connections the listener accepted or refused at accept. */
-export const seenBy = (c: ListenerCounts): number => c.accepted + (c.closed.max_connections ?? 0) + (c.closed.per_ip_limit ?? 0) + (c.closed.reserved_for_known ?? 0);
+export const seenBy = (c: ListenerCounts): number =>
+  c.accepted + (c.closed.max_connections ?? 0) + (c.closed.per_ip_limit ?? 0) + (c.closed.reserved_for_known ?? 0);

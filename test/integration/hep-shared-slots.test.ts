@@ -9,7 +9,12 @@ import { createSharedKnown } from "../../src/ingest/hep/shared-known.ts";
 import { createSharedSlots, releaseThread, sharedSlotsUsage } from "../../src/ingest/hep/shared-slots.ts";
 import { reservedSlots } from "../../src/ingest/hep/slots.ts";
 import { waitFor } from "../harness.ts";
-import { type ListenerCounts, seenBy, startThreadListener, type ThreadListenerInit } from "./hep-shared-slots-helpers.ts";
+import {
+  type ListenerCounts,
+  seenBy,
+  startThreadListener,
+  type ThreadListenerInit,
+} from "./hep-shared-slots-helpers.ts";
 import type { StressInit } from "./hep-shared-slots-stress-worker.ts";
 import { type Client, connect, packet } from "./hep-stream-helpers.ts";
 
@@ -76,7 +81,13 @@ async function connectSeen(threads: Thread[], port: number, from: string): Promi
 /** Limits as the listener options say them, and the shared state made from them. */
 function sharedSlots(maxConnections: number, maxConnectionsPerIp: number, reservedForKnownPercent: number) {
   const limits = { maxConnections, maxConnectionsPerIp, reservedForKnownPercent };
-  return { limits, slots: createSharedSlots({ maxConnections, maxConnectionsPerIp, reservedForKnown: reservedSlots(maxConnections, reservedForKnownPercent) }, { threads: 2 }) };
+  return {
+    limits,
+    slots: createSharedSlots(
+      { maxConnections, maxConnectionsPerIp, reservedForKnown: reservedSlots(maxConnections, reservedForKnownPercent) },
+      { threads: 2 },
+    ),
+  };
 }
 
 describe("HEP stream slots over several threads", () => {
@@ -108,7 +119,9 @@ describe("HEP stream slots over several threads", () => {
     const others: Array<{ c: Client; refused: boolean }> = [];
     for (let i = 2; i <= 5; i++) others.push(await connectSeen(workers, port, `127.0.3.${i}`));
     expect(others.map((x) => x.refused)).toEqual([false, false, true, true]);
-    await waitFor("the refused clients closed", () => [fromOne[2]!, others[2]!, others[3]!].every((x) => x.c.isClosed()));
+    await waitFor("the refused clients closed", () =>
+      [fromOne[2]!, others[2]!, others[3]!].every((x) => x.c.isClosed()),
+    );
     expect(sharedSlotsUsage(slots).total).toBe(4);
     const closed = { ...(await w0.counts()).closed };
     for (const [k, v] of Object.entries((await w1.counts()).closed)) closed[k] = (closed[k] ?? 0) + v;
@@ -180,10 +193,21 @@ describe("HEP stream slots over several threads", () => {
   test("a listener refuses shared slots made for other limits, and a thread index already in use", async () => {
     const { slots, limits } = sharedSlots(4, 2, 50);
     const known = createSharedKnown({ knownAddresses: 16, ttlMs: 60_000 });
-    await expect(startThreadListener({ port: 0, slots, known, threadIndex: 0, reusePort: false, limits: { ...limits, maxConnectionsPerIp: 3 } })).rejects.toThrow(/other limits/);
+    await expect(
+      startThreadListener({
+        port: 0,
+        slots,
+        known,
+        threadIndex: 0,
+        reusePort: false,
+        limits: { ...limits, maxConnectionsPerIp: 3 },
+      }),
+    ).rejects.toThrow(/other limits/);
     const a = await startThreadListener({ port: 0, slots, known, threadIndex: 0, reusePort: false, limits });
     cleanups.push(() => a.stop());
-    await expect(startThreadListener({ port: 0, slots, known, threadIndex: 0, reusePort: false, limits })).rejects.toThrow(/in use/);
+    await expect(
+      startThreadListener({ port: 0, slots, known, threadIndex: 0, reusePort: false, limits }),
+    ).rejects.toThrow(/in use/);
   });
 
   test("four Workers racing for slots never hold more than max_connections, or more than the per-IP cap for one address, at any instant", async () => {
@@ -199,7 +223,15 @@ describe("HEP stream slots over several threads", () => {
         cleanups.push(() => worker.terminate());
         return new Promise<{ violations: number; admitted: number }>((resolve) => {
           worker.onmessage = (e) => resolve(e.data);
-          const init: StressInit = { slots, taken, threadIndex, iterations: 200_000, addresses, maxConnections, maxConnectionsPerIp };
+          const init: StressInit = {
+            slots,
+            taken,
+            threadIndex,
+            iterations: 200_000,
+            addresses,
+            maxConnections,
+            maxConnectionsPerIp,
+          };
           worker.postMessage(init);
         });
       }),

@@ -12,7 +12,16 @@ import { waitFor } from "../harness.ts";
 
 /** A HEP3 INVITE with Call-ID `callId`, stored in hep_proto_1_call. */
 export const packet = (callId: string) =>
-  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
+  encodeHep3({
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    ipProtocol: 6,
+    timestampUs: Date.now() * 1000,
+    protoType: 1,
+    payload: invite({ callId, from: "a", to: "b" }),
+  });
 
 /** A client connection from a source address, with a promise that settles when it is closed. */
 export interface Client {
@@ -31,17 +40,28 @@ function track(socket: net.Socket, ready: string): Promise<Client> {
 }
 
 /** A TCP connection to `port` from source address `from`; settles once connected or closed. */
-export const connect = (port: number, from = "127.0.0.1"): Promise<Client> => track(net.connect({ host: "127.0.0.1", port, localAddress: from }), "connect");
+export const connect = (port: number, from = "127.0.0.1"): Promise<Client> =>
+  track(net.connect({ host: "127.0.0.1", port, localAddress: from }), "connect");
 
 /** A TLS connection (self-signed server accepted) from `from`; settles once the handshake is done or the socket closed. */
 export function connectTls(port: number, from = "127.0.0.1"): Promise<Client> {
   // localAddress is passed on to the TCP connect (Node's types list it for net only).
-  const opts: tls.ConnectionOptions & net.TcpNetConnectOpts = { host: "127.0.0.1", port, localAddress: from, rejectUnauthorized: false };
+  const opts: tls.ConnectionOptions & net.TcpNetConnectOpts = {
+    host: "127.0.0.1",
+    port,
+    localAddress: from,
+    rejectUnauthorized: false,
+  };
   return track(tls.connect(opts), "secureConnect");
 }
 
 /** Connects from `from` and waits until the server has seen the socket (its accept or refusal counted). */
-export async function connectSeen(a: TestAppliance, port: number, from: string, transport: "tcp" | "tls" = "tcp"): Promise<Client> {
+export async function connectSeen(
+  a: TestAppliance,
+  port: number,
+  from: string,
+  transport: "tcp" | "tls" = "tcp",
+): Promise<Client> {
   const before = seen(a, transport);
   const c = await (transport === "tls" ? connectTls(port, from) : connect(port, from));
   await waitFor(`the server saw the connection from ${from}`, () => seen(a, transport) > before);
@@ -59,12 +79,17 @@ const REFUSALS = ["max_connections", "per_ip_limit", "reserved_for_known"];
 /** Connections the server accepted or refused at accept, on `transport`. */
 export const seen = (a: TestAppliance, transport: "tcp" | "tls"): number =>
   counter(a, "svc_hep_connections_total", `transport="${transport}"`) +
-  REFUSALS.reduce((n, reason) => n + counter(a, "svc_hep_connections_closed_total", `transport="${transport}",reason="${reason}"`), 0);
+  REFUSALS.reduce(
+    (n, reason) => n + counter(a, "svc_hep_connections_closed_total", `transport="${transport}",reason="${reason}"`),
+    0,
+  );
 
 /** Whether the INVITE with `callId` is in the lake. */
 export async function stored(a: TestAppliance, callId: string): Promise<boolean> {
   await a.app.lake!.sync();
-  const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
+  const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [
+    callId,
+  ]);
   return Number(r.rows[0]!.n) === 1;
 }
 

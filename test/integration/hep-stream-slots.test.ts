@@ -9,9 +9,20 @@ import { describe, expect, test } from "bun:test";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
-import { type Client, connect, connectSeen, connectTls, counter, packet, seen, sendAndStore, stored } from "./hep-stream-helpers.ts";
+import {
+  type Client,
+  connect,
+  connectSeen,
+  connectTls,
+  counter,
+  packet,
+  seen,
+  sendAndStore,
+  stored,
+} from "./hep-stream-helpers.ts";
 
-const closedBy = (a: TestAppliance, transport: string, reason: string) => counter(a, "svc_hep_connections_closed_total", `transport="${transport}",reason="${reason}"`);
+const closedBy = (a: TestAppliance, transport: string, reason: string) =>
+  counter(a, "svc_hep_connections_closed_total", `transport="${transport}",reason="${reason}"`);
 
 /** Writes `bytes` one byte per `everyMs` on `c` (a slow-loris); returns the function that stops it. */
 function trickle(c: Client, bytes: Uint8Array, everyMs: number): () => void {
@@ -27,7 +38,13 @@ function trickle(c: Client, bytes: Uint8Array, everyMs: number): () => void {
  * until the server has accepted or refused every one. In order (each seen before the next) when
  * the test depends on which is oldest; else all at once.
  */
-async function hostile(a: TestAppliance, port: number, hosts: number, perHost: number, opts: { transport?: "tcp" | "tls"; inOrder?: boolean } = {}): Promise<Client[]> {
+async function hostile(
+  a: TestAppliance,
+  port: number,
+  hosts: number,
+  perHost: number,
+  opts: { transport?: "tcp" | "tls"; inOrder?: boolean } = {},
+): Promise<Client[]> {
   const transport = opts.transport ?? "tcp";
   const from = Array.from({ length: hosts * perHost }, (_, i) => `127.0.1.${1 + Math.floor(i / perHost)}`);
   if (opts.inOrder) {
@@ -37,12 +54,16 @@ async function hostile(a: TestAppliance, port: number, hosts: number, perHost: n
   }
   const before = seen(a, transport);
   const out = await Promise.all(from.map((f) => (transport === "tls" ? connectTls(port, f) : connect(port, f))));
-  await waitFor(`the server saw all ${from.length} hostile connections`, () => seen(a, transport) === before + from.length);
+  await waitFor(
+    `the server saw all ${from.length} hostile connections`,
+    () => seen(a, transport) === before + from.length,
+  );
   return out;
 }
 
 /** Waits until svc_hep_connections_closed_total{transport, reason} is `n` (the ingest thread reports its counters every 100 ms). */
-const closedCount = (a: TestAppliance, transport: string, reason: string, n: number) => waitFor(`${n} closed with reason ${reason}`, () => closedBy(a, transport, reason) === n);
+const closedCount = (a: TestAppliance, transport: string, reason: string, n: number) =>
+  waitFor(`${n} closed with reason ${reason}`, () => closedBy(a, transport, reason) === n);
 
 describe("HEP stream slots under hostile clients", () => {
   test("a connection trickling a byte every 100 ms is closed at idle_timeout_sec; one sending whole frames as slowly stays", async () => {
@@ -68,7 +89,9 @@ describe("HEP stream slots under hostile clients", () => {
 
   test("a frame not complete within frame_timeout_sec closes its connection, long before idle_timeout_sec", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 0, tcp: { idle_timeout_sec: 600, frame_timeout_sec: 0.3 } } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep: { threads: 0, tcp: { idle_timeout_sec: 600, frame_timeout_sec: 0.3 } } },
+    });
     const c = await connect(a.app.ingest!.listeners.tcp!.port(), "127.0.0.2");
     await sendAndStore(a, c, "before-slow-frame");
     const stop = trickle(c, packet("slow-frame"), 50);
@@ -84,7 +107,9 @@ describe("HEP stream slots under hostile clients", () => {
   test("40 hostile addresses take every slot they may; an agent that sent HEP before still connects and its messages are stored", async () => {
     await using dir = tempDir();
     // 48 slots, 2 per address: 40 addresses could hold 80. The default reserved share (25 %) keeps 12 for known addresses.
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { tcp: { max_connections: 48, max_connections_per_ip: 2 } } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep: { tcp: { max_connections: 48, max_connections_per_ip: 2 } } },
+    });
     const port = a.app.ingest!.listeners.tcp!.port();
     const first = await connect(port, "127.0.0.200");
     await sendAndStore(a, first, "agent-before");
@@ -92,7 +117,9 @@ describe("HEP stream slots under hostile clients", () => {
     const agent = await connect(port, "127.0.0.200");
     const ids = Array.from({ length: 20 }, (_, i) => `agent-under-attack-${i}`);
     for (const id of ids) agent.socket.write(packet(id));
-    await waitFor("all 20 messages of the agent stored", async () => (await Promise.all(ids.map((id) => stored(a, id)))).every(Boolean));
+    await waitFor("all 20 messages of the agent stored", async () =>
+      (await Promise.all(ids.map((id) => stored(a, id)))).every(Boolean),
+    );
     expect(agent.isClosed()).toBe(false);
     // The hostile hosts got the unreserved slots, no more: 35 beside the agent's first connection.
     await closedCount(a, "tcp", "reserved_for_known", 45);
@@ -106,7 +133,9 @@ describe("HEP stream slots under hostile clients", () => {
 
   test("a full table: a known agent takes the slot of the oldest connection that never sent a frame; the per-address cap still holds", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { tcp: { max_connections: 8, max_connections_per_ip: 2, reserved_for_known_percent: 0 } } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep: { tcp: { max_connections: 8, max_connections_per_ip: 2, reserved_for_known_percent: 0 } } },
+    });
     const port = a.app.ingest!.listeners.tcp!.port();
     const first = await connect(port, "127.0.0.200");
     await sendAndStore(a, first, "known-first");
@@ -142,7 +171,9 @@ describe("HEP stream slots under hostile clients", () => {
   peerTest("HEP over TLS: a byte trickle after the handshake is closed at idle_timeout_sec", [OPENSSL], async () => {
     await using dir = tempDir();
     const { cert, key } = selfSignedCert(dir.path);
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { tls: { cert, key }, tcp: { idle_timeout_sec: 1 } } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep: { tls: { cert, key }, tcp: { idle_timeout_sec: 1 } } },
+    });
     const loris = await connectTls(a.app.ingest!.listeners.tls!.port(), "127.0.0.2");
     expect(loris.isClosed()).toBe(false);
     const stop = trickle(loris, packet("tls-loris"), 100);
@@ -154,19 +185,25 @@ describe("HEP stream slots under hostile clients", () => {
     }
   });
 
-  peerTest("HEP over TLS: an address known from TCP takes the slot of a silent TLS connection in a full table", [OPENSSL], async () => {
-    await using dir = tempDir();
-    const { cert, key } = selfSignedCert(dir.path);
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { tls: { cert, key }, tcp: { max_connections: 2, reserved_for_known_percent: 0 } } } });
-    const tcpAgent = await connect(a.app.ingest!.listeners.tcp!.port(), "127.0.0.200");
-    await sendAndStore(a, tcpAgent, "known-over-tcp");
-    const port = a.app.ingest!.listeners.tls!.port();
-    const held = await hostile(a, port, 2, 1, { transport: "tls", inOrder: true });
-    const agent = await connectTls(port, "127.0.0.200");
-    await sendAndStore(a, agent, "known-over-tls");
-    await waitFor("the oldest silent TLS connection closed for the agent", () => held[0]!.isClosed());
-    await closedCount(a, "tls", "evicted_for_known", 1);
-    expect(held[1]!.isClosed()).toBe(false);
-    for (const c of [tcpAgent, agent, ...held]) c.socket.destroy();
-  });
+  peerTest(
+    "HEP over TLS: an address known from TCP takes the slot of a silent TLS connection in a full table",
+    [OPENSSL],
+    async () => {
+      await using dir = tempDir();
+      const { cert, key } = selfSignedCert(dir.path);
+      await using a = await startTestAppliance(dir.path, {
+        ingest: { hep: { tls: { cert, key }, tcp: { max_connections: 2, reserved_for_known_percent: 0 } } },
+      });
+      const tcpAgent = await connect(a.app.ingest!.listeners.tcp!.port(), "127.0.0.200");
+      await sendAndStore(a, tcpAgent, "known-over-tcp");
+      const port = a.app.ingest!.listeners.tls!.port();
+      const held = await hostile(a, port, 2, 1, { transport: "tls", inOrder: true });
+      const agent = await connectTls(port, "127.0.0.200");
+      await sendAndStore(a, agent, "known-over-tls");
+      await waitFor("the oldest silent TLS connection closed for the agent", () => held[0]!.isClosed());
+      await closedCount(a, "tls", "evicted_for_known", 1);
+      expect(held[1]!.isClosed()).toBe(false);
+      for (const c of [tcpAgent, agent, ...held]) c.socket.destroy();
+    },
+  );
 });

@@ -28,7 +28,10 @@ const ROUNDS = 3;
 const SOURCES = [150, 150, 150, 150, 400];
 const TAIL = 300;
 /** No flush during a round: every sealed row is in the spool at the kill, nothing in Parquet yet. */
-const OVERRIDES = { ingest: { hep: { threads: 3 } }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
+const OVERRIDES = {
+  ingest: { hep: { threads: 3 } },
+  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+};
 const CALL = "svc_lake.main.hep_proto_1_call";
 
 const packet = (callId: string, i: number) =>
@@ -58,7 +61,8 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
     const child = await spawnSvc("child appliance", cfgPath);
     const udpPort = child.port("hep-udp");
     const metrics = async () => await (await fetch(`http://${child.addr.get("coordinator-http")}/metrics`)).text();
-    const received = async () => [...metricFamily(await metrics(), "svc_hep_thread_packets_total").values()].reduce((x, y) => x + y, 0);
+    const received = async () =>
+      [...metricFamily(await metrics(), "svc_hep_thread_packets_total").values()].reduce((x, y) => x + y, 0);
     const sockets = await Promise.all(SOURCES.map(() => Bun.udpSocket({})));
     const known: string[] = [];
     try {
@@ -80,10 +84,20 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
       for (const [k, n] of perThread) expect({ k, some: n > 0 }).toEqual({ k, some: true });
       // Sealed: every known row in a spool batch the child wrote (no flush empties the spool).
       const roundIds = async () => (await spooledCallIds(spoolDir, 0)).filter((id) => id.startsWith(`tk9-${round}-`));
-      await waitFor("every known row sealed into the spool", async () => (await roundIds()).length >= known.length || undefined, 20_000, 10);
+      await waitFor(
+        "every known row sealed into the spool",
+        async () => (await roundIds()).length >= known.length || undefined,
+        20_000,
+        10,
+      );
       // A tail from one source, and the kill while the threads read and seal it.
       for (let i = 0; i < TAIL; i++) sockets[4]!.send(packet(`tk9-${round}-tail-${i}`, i), udpPort, "127.0.0.1");
-      await waitFor("part of the tail read", async () => (await received()) >= known.length + TAIL / 3 || undefined, 20_000, 1);
+      await waitFor(
+        "part of the tail read",
+        async () => (await received()) >= known.length + TAIL / 3 || undefined,
+        20_000,
+        1,
+      );
       child.proc.kill("SIGKILL");
       expect(await child.proc.exited).not.toBe(0);
     } finally {
@@ -100,14 +114,20 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
       await using a = await startTestAppliance(dir.path, OVERRIDES);
       const lake = a.app.lake!;
       await lake.sync();
-      const dups = await lake.query(`SELECT session_id, count(*) AS n FROM ${CALL} GROUP BY 1 HAVING count(*) > 1 LIMIT 5`);
+      const dups = await lake.query(
+        `SELECT session_id, count(*) AS n FROM ${CALL} GROUP BY 1 HAVING count(*) > 1 LIMIT 5`,
+      );
       expect(dups.rows).toEqual([]);
-      const rows = await lake.query(`SELECT session_id FROM ${CALL} WHERE starts_with(session_id, $1)`, [`tk9-${round}-`]);
+      const rows = await lake.query(`SELECT session_id FROM ${CALL} WHERE starts_with(session_id, $1)`, [
+        `tk9-${round}-`,
+      ]);
       const stored = rows.rows.map((r) => String(r.session_id)).sort();
       // Exactly the sealed rows: none lost, none invented, none twice.
       expect(stored).toEqual([...sealed].sort());
       for (const [prev, n] of kept) {
-        const r = await lake.query(`SELECT count(*) AS n FROM ${CALL} WHERE starts_with(session_id, $1)`, [`tk9-${prev}-`]);
+        const r = await lake.query(`SELECT count(*) AS n FROM ${CALL} WHERE starts_with(session_id, $1)`, [
+          `tk9-${prev}-`,
+        ]);
         expect({ round: prev, n: Number(r.rows[0]!.n) }).toEqual({ round: prev, n });
       }
       kept.set(round, stored.length);

@@ -8,7 +8,14 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ETHERTYPE, LINKTYPE, extractSipMessages, writePcap, type CapturedSip, type PcapRecord } from "../../src/pcap/index.ts";
+import {
+  ETHERTYPE,
+  LINKTYPE,
+  extractSipMessages,
+  writePcap,
+  type CapturedSip,
+  type PcapRecord,
+} from "../../src/pcap/index.ts";
 import { PcapngBuilder, ethernet, ipv4, ipv6, tcp, udp } from "../../src/pcap/testing.ts";
 import { register, invite, request, response } from "../fixtures/sip.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
@@ -34,22 +41,49 @@ function capture(tag: string, baseUs: number): { records: PcapRecord[]; ids: Rec
     dstPort: fwd ? 5060 : 5062,
     payload,
   });
-  const v6 = (payload: string, fwd: boolean) => ({ srcIp: fwd ? "2001:db8:5::9" : "2001:db8:5::1", dstIp: fwd ? "2001:db8:5::1" : "2001:db8:5::9", srcPort: 5060, dstPort: 5060, payload });
+  const v6 = (payload: string, fwd: boolean) => ({
+    srcIp: fwd ? "2001:db8:5::9" : "2001:db8:5::1",
+    dstIp: fwd ? "2001:db8:5::1" : "2001:db8:5::9",
+    srcPort: 5060,
+    dstPort: 5060,
+    payload,
+  });
   const msgs = [
     v4(invite({ ...c, srcIp: "192.0.2.10" }), true),
     v4(response(100, "Trying", "INVITE", c), false),
     v6(register({ callId: ids.registration, user: "alice", cseq: 1 }), true),
-    v6(response(401, "Unauthorized", "REGISTER", { callId: ids.registration, from: "alice", to: "alice", fromTag: "reg-1", cseq: 1 }), false),
+    v6(
+      response(401, "Unauthorized", "REGISTER", {
+        callId: ids.registration,
+        from: "alice",
+        to: "alice",
+        fromTag: "reg-1",
+        cseq: 1,
+      }),
+      false,
+    ),
     v4(response(200, "OK", "INVITE", { ...c, toTag: "t1" }), false),
     v6(register({ callId: ids.registration, user: "alice", cseq: 2 }), true),
-    v6(response(200, "OK", "REGISTER", { callId: ids.registration, from: "alice", to: "alice", fromTag: "reg-1", cseq: 2 }), false),
+    v6(
+      response(200, "OK", "REGISTER", {
+        callId: ids.registration,
+        from: "alice",
+        to: "alice",
+        fromTag: "reg-1",
+        cseq: 2,
+      }),
+      false,
+    ),
     v4(request("ACK", { ...c, toTag: "t1", cseq: 1 }), true),
     v4(request("OPTIONS", { callId: ids.default, from: "mon", to: "pbx", cseq: 7 }), true),
     v4(response(200, "OK", "OPTIONS", { callId: ids.default, from: "mon", to: "pbx", cseq: 7 }), false),
     v4(request("BYE", { ...c, toTag: "t1", cseq: 2 }), true),
     v4(response(200, "OK", "BYE", { ...c, toTag: "t1", cseq: 2 }), false),
   ];
-  return { records: msgs.map((m, i) => ({ ...m, timestampUs: baseUs + i * 12_345 + 7, payload: enc.encode(m.payload) })), ids };
+  return {
+    records: msgs.map((m, i) => ({ ...m, timestampUs: baseUs + i * 12_345 + 7, payload: enc.encode(m.payload) })),
+    ids,
+  };
 }
 
 async function importFile(api: Api, bytes: Uint8Array, name: string, fields: Record<string, string> = {}) {
@@ -82,10 +116,16 @@ const capturedKey = (m: CapturedSip, shiftUs = 0) => {
   const callId = /^Call-ID:\s*(.*)$/im.exec(text)?.[1]?.trim() ?? "";
   return `${m.timestampUs + shiftUs} ${callId} ${status ?? first.split(" ")[0]} ${m.srcIp}:${m.srcPort}>${m.dstIp}:${m.dstPort}`;
 };
-const rowKey = (r: Record<string, unknown>) => `${r.timestamp_us} ${r.session_id} ${r.event} ${r.src_ip}:${r.src_port}>${r.dst_ip}:${r.dst_port}`;
+const rowKey = (r: Record<string, unknown>) =>
+  `${r.timestamp_us} ${r.session_id} ${r.event} ${r.src_ip}:${r.src_port}>${r.dst_ip}:${r.dst_port}`;
 
 /** Every stored row of these Call-IDs, per SIP table, through POST /transactions/search. */
-async function searchRows(api: Api, callIds: string[], fromUs: number, toUs: number): Promise<Record<Table, Array<Record<string, unknown>>>> {
+async function searchRows(
+  api: Api,
+  callIds: string[],
+  fromUs: number,
+  toUs: number,
+): Promise<Record<Table, Array<Record<string, unknown>>>> {
   const out = { call: [], registration: [], default: [] } as Record<Table, Array<Record<string, unknown>>>;
   for (const t of TABLES) {
     const r = await api.call("POST", "/transactions/search", {
@@ -100,7 +140,14 @@ async function searchRows(api: Api, callIds: string[], fromUs: number, toUs: num
 }
 
 /** Exports the call view (call + default tables) and the registration view; tshark's rows of both. */
-async function exportBack(api: Api, dir: string, rows: Record<Table, Array<Record<string, unknown>>>, fromUs: number, toUs: number, name: string) {
+async function exportBack(
+  api: Api,
+  dir: string,
+  rows: Record<Table, Array<Record<string, unknown>>>,
+  fromUs: number,
+  toUs: number,
+  name: string,
+) {
   const timestamp = { from: Math.floor(fromUs / 1000) - 1000, to: Math.ceil(toUs / 1000) + 1000 };
   const frames = [];
   for (const [eventType, tables] of [
@@ -109,7 +156,12 @@ async function exportBack(api: Api, dir: string, rows: Record<Table, Array<Recor
   ] as const) {
     const ids = [...new Set(tables.flatMap((t) => rows[t].map((r) => String(r.session_id))))];
     if (ids.length === 0) continue;
-    const r = await api.call("POST", "/transactions/export/pcap", { session_id: ids, event_type: eventType, timestamp, use_default_exclusions: false });
+    const r = await api.call("POST", "/transactions/export/pcap", {
+      session_id: ids,
+      event_type: eventType,
+      timestamp,
+      use_default_exclusions: false,
+    });
     expect(r.status).toBe(200);
     const path = join(dir, `${name}-${eventType}.pcap`);
     await Bun.write(path, r.bytes);
@@ -153,7 +205,12 @@ describe("PCAP import", () => {
       const rows = await searchRows(api, Object.values(ids), baseUs, records.at(-1)!.timestampUs);
       const all = TABLES.flatMap((t) => rows[t]);
       expect(sorted(all.map(rowKey))).toEqual(sorted(want.map((m) => capturedKey(m))));
-      expect(rows.registration.map((x) => x.session_id)).toEqual([ids.registration, ids.registration, ids.registration, ids.registration]);
+      expect(rows.registration.map((x) => x.session_id)).toEqual([
+        ids.registration,
+        ids.registration,
+        ids.registration,
+        ids.registration,
+      ]);
       for (const m of want) {
         const row = all.find((x) => x.timestamp_us === m.timestampUs)!;
         expect(row.payload).toBe(dec.decode(m.payload));
@@ -163,7 +220,9 @@ describe("PCAP import", () => {
 
       const frames = await exportBack(api, dir.path, rows, baseUs, records.at(-1)!.timestampUs, "built");
       expect(frames.filter((f) => f.expert !== "")).toEqual([]);
-      expect(sorted(frames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)} ${f.src}:${f.srcPort}`))).toEqual(sorted(want.map((m) => capturedKey(m).split(">")[0]!)));
+      expect(sorted(frames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)} ${f.src}:${f.srcPort}`))).toEqual(
+        sorted(want.map((m) => capturedKey(m).split(">")[0]!)),
+      );
 
       // pcapng by hand: nanosecond interface, IPv6 UDP, and two SIP messages in one IPv4 TCP segment.
       const T = (NOW_MS - 600_000) * 1000;
@@ -173,9 +232,16 @@ describe("PCAP import", () => {
       const m1 = request("MESSAGE", { callId: `${ng}-tcp`, from: "5001", to: "6002", cseq: 1 });
       const m2 = request("MESSAGE", { callId: `${ng}-tcp`, from: "5001", to: "6002", cseq: 2 });
       const seg = enc.encode(m1 + m2);
-      const v6 = (src: string, dst: string, p: Uint8Array) => ethernet(ETHERTYPE.IPV6, ipv6({ src, dst, nextHeader: 17 }, udp(src, dst, 5060, 5060, p)));
+      const v6 = (src: string, dst: string, p: Uint8Array) =>
+        ethernet(ETHERTYPE.IPV6, ipv6({ src, dst, nextHeader: 17 }, udp(src, dst, 5060, 5060, p)));
       const v4tcp = (syn: boolean, seq: number, p?: Uint8Array) =>
-        ethernet(ETHERTYPE.IPV4, ipv4({ src: "198.51.100.1", dst: "198.51.100.2", protocol: 6 }, tcp({ srcPort: 40123, dstPort: 5060, seq, syn }, p)));
+        ethernet(
+          ETHERTYPE.IPV4,
+          ipv4(
+            { src: "198.51.100.1", dst: "198.51.100.2", protocol: 6 },
+            tcp({ srcPort: 40123, dstPort: 5060, seq, syn }, p),
+          ),
+        );
       const pcapng = new PcapngBuilder()
         .interface(LINKTYPE.ETHERNET, { tsresol: 9 })
         .packet(0, BigInt(T) * 1000n + 999n, v6("2001:db8:6::1", "2001:db8:6::2", inv))
@@ -185,7 +251,12 @@ describe("PCAP import", () => {
         .bytes();
       const ngr = await importFile(api, pcapng, "hand.pcapng", { override_to_current_time: "off" });
       expect(ngr.status).toBe(201);
-      expect(ngr.json!.data).toMatchObject({ file: { format: "pcapng", frames: 4 }, sip_messages: 4, imported: 4, transports: { udp: 2, tcp: 2 } });
+      expect(ngr.json!.data).toMatchObject({
+        file: { format: "pcapng", frames: 4 },
+        sip_messages: 4,
+        imported: 4,
+        transports: { udp: 2, tcp: 2 },
+      });
       const ngWant = extractSipMessages(pcapng).messages;
       expect(ngWant.map((m) => m.timestampUs)).toEqual([T, T + 20_001, T + 40_003, T + 40_003]);
       const ngRows = await searchRows(api, [ng, `${ng}-tcp`], T, T + 40_003);
@@ -197,7 +268,9 @@ describe("PCAP import", () => {
       ).toEqual([`${ng} UDP`, `${ng} UDP`, `${ng}-tcp TCP`, `${ng}-tcp TCP`]);
       const ngFrames = await exportBack(api, dir.path, ngRows, T, T + 40_003, "pcapng");
       expect(ngFrames.filter((f) => f.expert !== "")).toEqual([]);
-      expect(sorted(ngFrames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)}`))).toEqual(sorted(ngWant.map((m) => capturedKey(m).split(" ").slice(0, 3).join(" "))));
+      expect(sorted(ngFrames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)}`))).toEqual(
+        sorted(ngWant.map((m) => capturedKey(m).split(" ").slice(0, 3).join(" "))),
+      );
     },
     60_000,
   );
@@ -224,7 +297,9 @@ describe("PCAP import", () => {
     );
     const t0 = Number(stored.rows[0]!.us);
     expect(t0).toBe(rep.first_timestamp_us);
-    expect(stored.rows.map((x) => Number(x.us) - t0)).toEqual(old.records.map((x) => x.timestampUs - old.records[0]!.timestampUs));
+    expect(stored.rows.map((x) => Number(x.us) - t0)).toEqual(
+      old.records.map((x) => x.timestampUs - old.records[0]!.timestampUs),
+    );
 
     // Without the override an old capture keeps its times, and the report warns about retention.
     const kept = capture(crypto.randomUUID(), Date.UTC(2015, 5, 1) * 1000);
@@ -240,9 +315,16 @@ describe("PCAP import", () => {
       const c = capture(crypto.randomUUID(), (NOW_MS - 300_000) * 1000);
       const f = await importFile(api, writePcap(c.records), "forced.pcap", { [field]: value });
       expect(f.status).toBe(201);
-      expect(f.json!.data).toMatchObject({ imported: 12, tables: { [`hep_proto_1_${table}`]: 12 }, forced_table: table });
+      expect(f.json!.data).toMatchObject({
+        imported: 12,
+        tables: { [`hep_proto_1_${table}`]: 12 },
+        forced_table: table,
+      });
       const ids = Object.values(c.ids);
-      const n = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_${table} WHERE session_id IN ($1, $2, $3)`, ids);
+      const n = await lake!.query(
+        `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_${table} WHERE session_id IN ($1, $2, $3)`,
+        ids,
+      );
       expect(Number(n.rows[0]!.n)).toBe(12);
     }
   }, 60_000);
@@ -252,14 +334,24 @@ describe("PCAP import", () => {
     await using s = await startWithApi(dir.path);
     const { api } = s;
     const good = writePcap(capture(crypto.randomUUID(), (NOW_MS - 60_000) * 1000).records);
-    const expect400 = async (res: Promise<{ status: number; json: { error?: string; message?: string } | undefined }>, pattern: RegExp) => {
+    const expect400 = async (
+      res: Promise<{ status: number; json: { error?: string; message?: string } | undefined }>,
+      pattern: RegExp,
+    ) => {
       const r = await res;
       expect(r.status).toBe(400);
       expect(r.json?.message ?? "").toMatch(pattern);
     };
     await expect400(importFile(api, enc.encode("this is not a capture at all"), "notes.txt"), /not a pcap or pcapng/);
     await expect400(importFile(api, new Uint8Array(0), "empty.pcap"), /not a pcap/);
-    await expect400(importFile(api, writePcap([{ timestampUs: 1, srcIp: "10.0.0.1", dstIp: "10.0.0.2", payload: Uint8Array.of(0x80, 0, 1, 2) }]), "rtp.pcap"), /no SIP messages/);
+    await expect400(
+      importFile(
+        api,
+        writePcap([{ timestampUs: 1, srcIp: "10.0.0.1", dstIp: "10.0.0.2", payload: Uint8Array.of(0x80, 0, 1, 2) }]),
+        "rtp.pcap",
+      ),
+      /no SIP messages/,
+    );
     await expect400(importFile(api, good, "x.pcap", { override_to_current_time: "maybe" }), /override_to_current_time/);
     await expect400(importFile(api, good, "x.pcap", { force_sip_table: "calls" }), /force_sip_table/);
     await expect400(importFile(api, good, "x.pcap", { force_sip_table: "call", force_table: "default" }), /conflicts/);
@@ -291,7 +383,8 @@ describe("PCAP import: a capture of millions of empty records", () => {
     await using s = await startWithApi(dir.path, { coordinator: { imports: { max_records: EMPTY + SIP } } });
     const { api } = s;
     const metricsUrl = `${s.a.app.coordinatorUrl}/metrics`;
-    const framesParsed = async () => Number(/^svc_pcap_import_frames_total (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
+    const framesParsed = async () =>
+      Number(/^svc_pcap_import_frames_total (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
     const { records, ids } = capture(crypto.randomUUID(), (NOW_MS - 600_000) * 1000);
     const file = withEmptyRecords(writePcap(records), EMPTY);
 
@@ -322,7 +415,12 @@ describe("PCAP import: a capture of millions of empty records", () => {
     // One record more than the cap: refused before anything is parsed or stored.
     const over = await importFile(api, withEmptyRecords(writePcap(records), EMPTY + 1), "over.pcap");
     expect(over.status).toBe(413);
-    expect(over.json).toMatchObject({ error: "PAYLOAD_TOO_LARGE", reason: "max_records", records: EMPTY + SIP + 1, max_records: EMPTY + SIP });
+    expect(over.json).toMatchObject({
+      error: "PAYLOAD_TOO_LARGE",
+      reason: "max_records",
+      records: EMPTY + SIP + 1,
+      max_records: EMPTY + SIP,
+    });
     expect(over.json!.message).toContain(`coordinator.imports.max_records (${EMPTY + SIP})`);
     expect(await framesParsed()).toBe(before + EMPTY + SIP);
     // The uploads were spooled beside the catalog and are gone again.
@@ -367,7 +465,13 @@ function groundTruth(tsv: string) {
     .split("\n")
     .filter((l) => l.trim() !== "");
   const cols = header.split("\t");
-  const out = { callIds: [] as string[], events: [] as string[], fromUsers: [] as string[], toUsers: [] as string[], times: [] as number[] };
+  const out = {
+    callIds: [] as string[],
+    events: [] as string[],
+    fromUsers: [] as string[],
+    toUsers: [] as string[],
+    times: [] as number[],
+  };
   for (const line of lines) {
     const cells = line.split("\t");
     const get = (c: string) => cells[cols.indexOf(c)] ?? "";
@@ -381,8 +485,11 @@ function groundTruth(tsv: string) {
   return out;
 }
 
-const corpusFiles = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap") && existsSync(join(CORPUS, f.replace(/\.pcap$/, ".sip.tsv")))) : [];
-if (corpusFiles.length === 0) console.warn(`skip: PCAP import corpus round trip needs ${CORPUS} (third-party captures, not in the repo)`);
+const corpusFiles = existsSync(CORPUS)
+  ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap") && existsSync(join(CORPUS, f.replace(/\.pcap$/, ".sip.tsv"))))
+  : [];
+if (corpusFiles.length === 0)
+  console.warn(`skip: PCAP import corpus round trip needs ${CORPUS} (third-party captures, not in the repo)`);
 
 describe("PCAP import: public corpus", () => {
   for (const name of corpusFiles) {
@@ -418,10 +525,13 @@ describe("PCAP import: public corpus", () => {
         const frames = await exportBack(api, dir.path, rows, minUs, maxUs, name);
         // Nothing malformed; any other expert note must be tshark's opinion of the original too
         // (the corpus has headers tshark does not know and an ISUP body it calls stray characters).
-        const experts = (fs: Array<{ expert: string }>) => fs.flatMap((f) => f.expert.split(",")).filter((e) => e !== "");
+        const experts = (fs: Array<{ expert: string }>) =>
+          fs.flatMap((f) => f.expert.split(",")).filter((e) => e !== "");
         const original = new Set(experts(tsharkSip(join(CORPUS, name))));
         expect(experts(frames).filter((e) => /malformed/i.test(e) || !original.has(e))).toEqual([]);
-        expect(sorted(frames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)} ${f.src}:${f.srcPort}`))).toEqual(sorted(want.map((m) => capturedKey(m).split(">")[0]!)));
+        expect(sorted(frames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)} ${f.src}:${f.srcPort}`))).toEqual(
+          sorted(want.map((m) => capturedKey(m).split(">")[0]!)),
+        );
       },
       120_000,
     );

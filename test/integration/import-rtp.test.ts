@@ -82,9 +82,17 @@ function capture(t0Us: number): Uint8Array {
     media[k + 1] = { at: y.at, seq: x.seq };
   }
   for (const m of media) from(A, B, "rtp", rtp(1000 + m.seq, 160_000 + m.seq * 160, 0x5eed), m.at);
-  for (let k = 1; k <= 3; k++) from(B, A, "rtcp", rr(0xb0b, 0x5eed, 3 * k, k, 1000 + k * 130, 40 + k), start + k * 2_600_000 + 1_000);
+  for (let k = 1; k <= 3; k++)
+    from(B, A, "rtcp", rr(0xb0b, 0x5eed, 3 * k, k, 1000 + k * 130, 40 + k), start + k * 2_600_000 + 1_000);
   // A datagram to a port no SDP names stays udp_not_sip.
-  recs.push({ timestampUs: start + 5_000, srcIp: A.ip, dstIp: B.ip, srcPort: 9, dstPort: 9, payload: enc.encode("noise") });
+  recs.push({
+    timestampUs: start + 5_000,
+    srcIp: A.ip,
+    dstIp: B.ip,
+    srcPort: 9,
+    dstPort: 9,
+    payload: enc.encode("noise"),
+  });
   const end = start + PACKETS * 20_000 + 20_000;
   from(A, B, "sip", enc.encode(sip("BYE sip:bob@example.com SIP/2.0", "2 BYE")), end);
   from(B, A, "sip", enc.encode(sip("SIP/2.0 200 OK", "2 BYE")), end + 10_000);
@@ -101,13 +109,18 @@ async function importFile(api: Api, bytes: Uint8Array, fields: Record<string, st
 
 /** tshark's `-q -z rtp,streams` line of the A → B stream: lost packets, max and mean jitter (ms). */
 async function tsharkStream(file: string): Promise<{ lost: number; maxJitter: number; meanJitter: number }> {
-  const r = Bun.spawnSync(["tshark", "-n", "-r", file, "-o", "rtp.heuristic_rtp:TRUE", "-q", "-z", "rtp,streams"], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(["tshark", "-n", "-r", file, "-o", "rtp.heuristic_rtp:TRUE", "-q", "-z", "rtp,streams"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const out = new TextDecoder().decode(r.stdout);
   expect({ exit: r.exitCode, err: r.exitCode ? new TextDecoder().decode(r.stderr) : "" }).toEqual({ exit: 0, err: "" });
   const line = out.split("\n").find((l) => l.includes(A.ip) && l.includes(String(A.rtp)) && /0x0*5eed/i.test(l));
   if (!line) throw new Error(`tshark listed no A → B stream:\n${out}`);
   // … Payload  Pkts  Lost (pct)  Min Delta  Mean Delta  Max Delta  Min Jitter  Mean Jitter  Max Jitter  Problem?
-  const m = /\s(\d+)\s+(-?\d+)\s+\(([-\d.]+)%\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)/.exec(line);
+  const m = /\s(\d+)\s+(-?\d+)\s+\(([-\d.]+)%\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)/.exec(
+    line,
+  );
   if (!m) throw new Error(`unexpected tshark line: ${line}`);
   return { lost: Number(m[2]), meanJitter: Number(m[8]), maxJitter: Number(m[9]) };
 }
@@ -124,38 +137,77 @@ peerTest(
     writeFileSync(file, bytes);
     const r = await importFile(s.api, bytes);
     expect(r.status).toBe(201);
-    const rep = r.json!.data as Record<string, unknown> & { media: Record<string, number>; skipped: Record<string, number>; tables: Record<string, number> };
+    const rep = r.json!.data as Record<string, unknown> & {
+      media: Record<string, number>;
+      skipped: Record<string, number>;
+      tables: Record<string, number>;
+    };
     expect(rep.media).toEqual({ rtcp_reports: 3, rtp_packets: PACKETS - LOST.size, rtp_streams: 1 });
     expect(rep.skipped.udp_not_sip).toBe(1);
     expect(rep.tables).toMatchObject({ hep_proto_5_default: 3, hep_proto_34_default: 1 });
     expect(rep.time_shift).toBeNull();
 
-    const q = await s.api.call("POST", "/transactions/qos", { session_id: CALL_ID, timestamp: { from: t0 / 1000 - 60_000, to: Date.now() + 60_000 } });
+    const q = await s.api.call("POST", "/transactions/qos", {
+      session_id: CALL_ID,
+      timestamp: { from: t0 / 1000 - 60_000, to: Date.now() + 60_000 },
+    });
     expect(q.status).toBe(200);
-    const streams = (q.json!.data as { streams: Array<Record<string, unknown> & { points: Array<Record<string, number>>; summary: Record<string, number> }> }).streams;
+    const streams = (
+      q.json!.data as {
+        streams: Array<
+          Record<string, unknown> & { points: Array<Record<string, number>>; summary: Record<string, number> }
+        >;
+      }
+    ).streams;
     const rtcp = streams.find((x) => x.proto === 5)!;
-    expect({ src: `${rtcp.src_ip}:${rtcp.src_port}`, reports: rtcp.summary.reports, lost: rtcp.summary.total_lost }).toEqual({ src: `${B.ip}:${B.rtp + 1}`, reports: 3, lost: 3 });
+    expect({
+      src: `${rtcp.src_ip}:${rtcp.src_port}`,
+      reports: rtcp.summary.reports,
+      lost: rtcp.summary.total_lost,
+    }).toEqual({ src: `${B.ip}:${B.rtp + 1}`, reports: 3, lost: 3 });
     expect(rtcp.computed_from_rtp).toBe(false);
     const media = streams.find((x) => x.proto === 34)!;
-    expect({ src: `${media.src_ip}:${media.src_port}`, dst: `${media.dst_ip}:${media.dst_port}`, ssrc: media.ssrc, rtp: media.computed_from_rtp }).toEqual({
+    expect({
+      src: `${media.src_ip}:${media.src_port}`,
+      dst: `${media.dst_ip}:${media.dst_port}`,
+      ssrc: media.ssrc,
+      rtp: media.computed_from_rtp,
+    }).toEqual({
       src: `${A.ip}:${A.rtp}`,
       dst: `${B.ip}:${B.rtp}`,
       ssrc: String(0x5eed),
       rtp: true,
     });
-    const events = await s.api.call("POST", "/transactions/events", { session_id: CALL_ID, timestamp: { from: t0 / 1000 - 60_000, to: Date.now() + 60_000 } });
+    const events = await s.api.call("POST", "/transactions/events", {
+      session_id: CALL_ID,
+      timestamp: { from: t0 / 1000 - 60_000, to: Date.now() + 60_000 },
+    });
     const report = (events.json!.data!.items ?? []).find((it) => it.kind === "media")!;
     const j = JSON.parse(String(report.payload)) as Record<string, number | string>;
-    expect(j).toMatchObject({ source: "rtp", CORRELATION_ID: CALL_ID, CODEC_NAME: "PCMU", CLOCK: 8000, packets: PACKETS - LOST.size, expected: PACKETS, packets_lost: LOST.size });
+    expect(j).toMatchObject({
+      source: "rtp",
+      CORRELATION_ID: CALL_ID,
+      CODEC_NAME: "PCMU",
+      CLOCK: 8000,
+      packets: PACKETS - LOST.size,
+      expected: PACKETS,
+      packets_lost: LOST.size,
+    });
     // A gap counts once per loss run (3: 50-51, 200, 333), each swapped pair twice (the jump ahead, then the late packet): 7.
     expect(j.seq_errors).toBe(7);
-    expect(report.summary).toBe(`Media report (computed from RTP) · MOS ${Number(j.mos).toFixed(2)} · ${LOST.size} lost · jitter ${j.jitter} ms`);
+    expect(report.summary).toBe(
+      `Media report (computed from RTP) · MOS ${Number(j.mos).toFixed(2)} · ${LOST.size} lost · jitter ${j.jitter} ms`,
+    );
 
     const ts = await tsharkStream(file);
     const near = (ours: number, theirs: number) => Math.abs(ours - theirs) <= Math.abs(theirs) * 0.01;
     expect({ lost: j.packets_lost, tshark: ts.lost }).toEqual({ lost: ts.lost, tshark: ts.lost });
-    expect({ max: j.max_jitter, tshark: ts.maxJitter, near: near(Number(j.max_jitter), ts.maxJitter) }).toMatchObject({ near: true });
-    expect({ mean: j.jitter, tshark: ts.meanJitter, near: near(Number(j.jitter), ts.meanJitter) }).toMatchObject({ near: true });
+    expect({ max: j.max_jitter, tshark: ts.maxJitter, near: near(Number(j.max_jitter), ts.maxJitter) }).toMatchObject({
+      near: true,
+    });
+    expect({ mean: j.jitter, tshark: ts.meanJitter, near: near(Number(j.jitter), ts.meanJitter) }).toMatchObject({
+      near: true,
+    });
   },
   120_000,
 );

@@ -1,7 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { startTestAppliance } from "../appliance.ts";
-import { callMessages, mosReport, registerMessages, rtcpReport, type KpiCall, type Outcome, type Sent } from "../fixtures/kpi-calls.ts";
+import {
+  callMessages,
+  mosReport,
+  registerMessages,
+  rtcpReport,
+  type KpiCall,
+  type Outcome,
+  type Sent,
+} from "../fixtures/kpi-calls.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 
 /**
@@ -15,7 +23,14 @@ const NOW = Date.now();
 const W0 = NOW - 30 * MIN;
 const W1 = NOW;
 
-const call = (id: string, atMin: number, to: string, outcome: Outcome, code: number | null, t: Partial<KpiCall> = {}): KpiCall => ({
+const call = (
+  id: string,
+  atMin: number,
+  to: string,
+  outcome: Outcome,
+  code: number | null,
+  t: Partial<KpiCall> = {},
+): KpiCall => ({
   callId: `${id}@kpi.test`,
   to,
   t0: W0 + atMin * MIN,
@@ -80,7 +95,11 @@ function expected(calls: KpiCall[]) {
     asr: completed ? count("answered") / completed : null,
     ner: completed ? calls.filter((c) => NER_SET.includes(c.outcome)).length / completed : null,
     acd_s: mean(calls.filter((c) => c.byeMs !== undefined).map((c) => (c.byeMs! - c.answerMs!) / 1000)),
-    pdd_ms: mean(calls.flatMap((c) => ((c.ringMs ?? c.answerMs) === undefined ? [] : [Math.min(c.ringMs ?? Infinity, c.answerMs ?? Infinity)]))),
+    pdd_ms: mean(
+      calls.flatMap((c) =>
+        (c.ringMs ?? c.answerMs) === undefined ? [] : [Math.min(c.ringMs ?? Infinity, c.answerMs ?? Infinity)],
+      ),
+    ),
     setup_ms: mean(calls.flatMap((c) => (c.answerMs === undefined ? [] : [c.answerMs]))),
   };
 }
@@ -109,32 +128,73 @@ async function sendAll(a: Awaited<ReturnType<typeof startTestAppliance>>, batche
 describe("call-quality KPIs", () => {
   test("GET /statistics/kpi and /statistics/kpi/destinations: exact figures from declared calls, node filter, steps, bad input", async () => {
     await using dir = tempDir("svc-kpi-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, storage: { lakehouse: { flush_interval_sec: 3600 } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      storage: { lakehouse: { flush_interval_sec: 3600 } },
+    });
     const callPackets = [
-      ...CALLS.flatMap((c) => callMessages(c, c.callId.startsWith("a2") ? { auth: true, reinviteAtMs: 10_000 } : c.callId.startsWith("c2") ? { cancelWithout487: true } : {})),
+      ...CALLS.flatMap((c) =>
+        callMessages(
+          c,
+          c.callId.startsWith("a2")
+            ? { auth: true, reinviteAtMs: 10_000 }
+            : c.callId.startsWith("c2")
+              ? { cancelWithout487: true }
+              : {},
+        ),
+      ),
       ...callMessages(BEFORE, { reinviteAtMs: 11 * MIN }),
     ];
     const other = [
-      ...REGS.flatMap((r) => registerMessages({ callId: r.callId, user: "alice", cseq: r.cseq, atMs: W0 + r.at * MIN, node: 7, codes: r.codes })),
+      ...REGS.flatMap((r) =>
+        registerMessages({
+          callId: r.callId,
+          user: "alice",
+          cseq: r.cseq,
+          atMs: W0 + r.at * MIN,
+          node: 7,
+          codes: r.codes,
+        }),
+      ),
       ...RTCP.map((r) => rtcpReport(W0 + r.at * MIN, 7, r.jitter, r.fl, r.callId)),
       ...MOS.map((m, i) => mosReport(W0 + (2 + i) * MIN + 30_000, 7, m.mos, m.callId)),
     ];
     await sendAll(a, [callPackets, other]);
 
     const api = `${a.app.coordinatorUrl}/api/v4`;
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     const get = async (path: string) => {
       const r = await fetch(`${api}${path}`, { headers: { authorization: `Bearer ${token}` } });
-      return { status: r.status, json: (await r.json()) as { data: Record<string, any>; error?: string; message?: string } };
+      return {
+        status: r.status,
+        json: (await r.json()) as { data: Record<string, any>; error?: string; message?: string },
+      };
     };
 
     const r = await get(`/statistics/kpi?from=${W0}&to=${W1}&step=10m`);
     expect(r.status).toBe(200);
     const tot = r.json.data.totals;
     const want = expected(CALLS);
-    expect({ attempts: tot.attempts, answered: tot.outcomes.answered }).toEqual({ attempts: want.attempts, answered: want.answered });
-    for (const o of ["answered", "busy", "no_answer", "rejected", "cancelled", "redirected", "failed", "no_response", "pending"] as Outcome[]) {
+    expect({ attempts: tot.attempts, answered: tot.outcomes.answered }).toEqual({
+      attempts: want.attempts,
+      answered: want.answered,
+    });
+    for (const o of [
+      "answered",
+      "busy",
+      "no_answer",
+      "rejected",
+      "cancelled",
+      "redirected",
+      "failed",
+      "no_response",
+      "pending",
+    ] as Outcome[]) {
       expect({ o, n: tot.outcomes[o] }).toEqual({ o, n: CALLS.filter((c) => c.outcome === o).length });
     }
     expect(tot.asr).toBeCloseTo(want.asr!, 9);
@@ -145,11 +205,17 @@ describe("call-quality KPIs", () => {
     // Response-code mix: the declared final codes of the completed calls.
     const mix = new Map<number | null, number>();
     for (const c of CALLS) if (c.outcome !== "pending") mix.set(c.code, (mix.get(c.code) ?? 0) + 1);
-    expect(r.json.data.response_codes).toEqual([...mix].map(([code, calls]) => ({ code, calls })).sort((x, y) => (x.code ?? 1000) - (y.code ?? 1000)));
+    expect(r.json.data.response_codes).toEqual(
+      [...mix].map(([code, calls]) => ({ code, calls })).sort((x, y) => (x.code ?? 1000) - (y.code ?? 1000)),
+    );
     // Registrations, RTCP, MOS.
-    for (const o of ["success", "challenged", "failed", "no_response"]) expect({ o, n: tot.registrations[o] }).toEqual({ o, n: REGS.filter((x) => x.outcome === o).length });
+    for (const o of ["success", "challenged", "failed", "no_response"])
+      expect({ o, n: tot.registrations[o] }).toEqual({ o, n: REGS.filter((x) => x.outcome === o).length });
     const regOk = REGS.filter((x) => x.outcome === "success").length;
-    expect(tot.registration_success_ratio).toBeCloseTo(regOk / REGS.filter((x) => x.outcome !== "challenged").length, 9);
+    expect(tot.registration_success_ratio).toBeCloseTo(
+      regOk / REGS.filter((x) => x.outcome !== "challenged").length,
+      9,
+    );
     expect(tot.rtcp_reports).toBe(RTCP.length);
     expect(tot.jitter_ms_avg).toBeCloseTo(mean(RTCP.map((x) => x.jitter / 8))!, 6);
     expect(tot.jitter_ms_max).toBeCloseTo(Math.max(...RTCP.map((x) => x.jitter / 8)), 6);
@@ -160,7 +226,9 @@ describe("call-quality KPIs", () => {
     // Series: 10-minute steps from the last multiple of 10 minutes at or before W0.
     const origin = Math.floor(W0 / (10 * MIN)) * 10 * MIN;
     const series = r.json.data.series as Array<{ start_ms: number; attempts: number; asr: number | null }>;
-    expect(series.map((s) => s.start_ms)).toEqual(Array.from({ length: Math.ceil((W1 - origin) / (10 * MIN)) }, (_x, i) => origin + i * 10 * MIN));
+    expect(series.map((s) => s.start_ms)).toEqual(
+      Array.from({ length: Math.ceil((W1 - origin) / (10 * MIN)) }, (_x, i) => origin + i * 10 * MIN),
+    );
     series.forEach((s, i) => {
       const inStep = CALLS.filter((c) => Math.min(series.length - 1, Math.floor((c.t0 - origin) / (10 * MIN))) === i);
       expect({ i, attempts: s.attempts, asr: s.asr === null ? null : Number(s.asr.toFixed(9)) }).toEqual({
@@ -180,7 +248,12 @@ describe("call-quality KPIs", () => {
     // Node filter: node 8 only.
     const n8 = await get(`/statistics/kpi?from=${W0}&to=${W1}&node=8`);
     const want8 = expected(CALLS.filter((c) => c.node === 8));
-    expect({ attempts: n8.json.data.totals.attempts, asr: n8.json.data.totals.asr, acd: n8.json.data.totals.acd_s, node: n8.json.data.node }).toEqual({
+    expect({
+      attempts: n8.json.data.totals.attempts,
+      asr: n8.json.data.totals.asr,
+      acd: n8.json.data.totals.acd_s,
+      node: n8.json.data.node,
+    }).toEqual({
       attempts: want8.attempts,
       asr: want8.asr,
       acd: want8.acd_s,
@@ -193,16 +266,31 @@ describe("call-quality KPIs", () => {
     const byDest = new Map<string, KpiCall[]>();
     for (const c of CALLS) if (c.outcome !== "pending") byDest.set(c.to, [...(byDest.get(c.to) ?? []), c]);
     const ranked = [...byDest]
-      .map(([destination, cs]) => ({ destination, attempts: cs.length, failures: cs.filter((c) => FAIL_SET.includes(c.outcome)).length }))
+      .map(([destination, cs]) => ({
+        destination,
+        attempts: cs.length,
+        failures: cs.filter((c) => FAIL_SET.includes(c.outcome)).length,
+      }))
       .filter((x) => x.failures > 0)
       .sort((x, y) => y.failures - x.failures || (x.destination < y.destination ? -1 : 1))
       .slice(0, 2);
-    expect(d.json.data.items.map((x: { destination: string; attempts: number; failures: number }) => ({ destination: x.destination, attempts: x.attempts, failures: x.failures }))).toEqual(ranked);
+    expect(
+      d.json.data.items.map((x: { destination: string; attempts: number; failures: number }) => ({
+        destination: x.destination,
+        attempts: x.attempts,
+        failures: x.failures,
+      })),
+    ).toEqual(ranked);
     expect(d.json.data.items[0].top_code).toBe(503);
 
     // An empty window: zero counts and null ratios, not an error.
     const empty = await get(`/statistics/kpi?from=${W0 - 120 * MIN}&to=${W0 - 90 * MIN}`);
-    expect({ status: empty.status, attempts: empty.json.data.totals.attempts, asr: empty.json.data.totals.asr, acd: empty.json.data.totals.acd_s }).toEqual({
+    expect({
+      status: empty.status,
+      attempts: empty.json.data.totals.attempts,
+      asr: empty.json.data.totals.asr,
+      acd: empty.json.data.totals.acd_s,
+    }).toEqual({
       status: 200,
       attempts: 0,
       asr: null,
@@ -218,10 +306,15 @@ describe("call-quality KPIs", () => {
       [`node=`, "node"],
     ] as const) {
       const bad = await get(`/statistics/kpi?${q}`);
-      expect({ q, status: bad.status, names: (bad.json.message ?? "").includes(member) }).toEqual({ q, status: 400, names: true });
+      expect({ q, status: bad.status, names: (bad.json.message ?? "").includes(member) }).toEqual({
+        q,
+        status: 400,
+        names: true,
+      });
     }
     expect((await fetch(`${api}/statistics/kpi`)).status).toBe(401); // behind the login like every statistic
-    for (const q of ["limit=0", "limit=101", "limit=x"]) expect({ q, status: (await get(`/statistics/kpi/destinations?${q}`)).status }).toEqual({ q, status: 400 });
+    for (const q of ["limit=0", "limit=101", "limit=x"])
+      expect({ q, status: (await get(`/statistics/kpi/destinations?${q}`)).status }).toEqual({ q, status: 400 });
   }, 60_000);
 
   peerTest(
@@ -248,10 +341,20 @@ describe("call-quality KPIs", () => {
       expect(value('svc_kpi_call_attempts{window="5m"}')).toBe(want.attempts);
       expect(value('svc_kpi_asr_ratio{window="5m"}')).toBeCloseTo(want.asr!, 9);
       expect(value('svc_kpi_ner_ratio{window="5m"}')).toBeCloseTo(want.ner!, 9);
-      expect(value('svc_kpi_calls{window="5m",outcome="pending"}')).toBe(recent.filter((c) => c.outcome === "pending").length);
+      expect(value('svc_kpi_calls{window="5m",outcome="pending"}')).toBe(
+        recent.filter((c) => c.outcome === "pending").length,
+      );
       expect(body).not.toContain("kpi.test"); // never a Call-ID or a user as a label
-      const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([body]), stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      const proc = Bun.spawn(["promtool", "check", "metrics"], {
+        stdin: new Blob([body]),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [out, err, code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ]);
       expect((out + err).trim()).toBe("");
       expect(code).toBe(0);
     },

@@ -25,7 +25,12 @@ peerTest(
   async () => {
     azurite = await startAzurite(tmp.path);
     const a = azurite;
-    const azure = (endpoint: string) => ({ account_name: a.account, account_key: a.accountKey, connection_string: "", endpoint });
+    const azure = (endpoint: string) => ({
+      account_name: a.account,
+      account_key: a.accountKey,
+      connection_string: "",
+      endpoint,
+    });
     const dataPath = `az://${a.container}/outage/`;
     const url = new URL(a.endpoint);
     await storeOutage("lake-azure-outage", {

@@ -40,7 +40,12 @@ peerTest(
   "retention and expiry delete exactly the blobs of the retired files from the container",
   [AZURITE_PEER],
   async () => {
-    const azure = { account_name: a!.account, account_key: a!.accountKey, connection_string: "", endpoint: a!.endpoint };
+    const azure = {
+      account_name: a!.account,
+      account_key: a!.accountKey,
+      connection_string: "",
+      endpoint: a!.endpoint,
+    };
     const dataPath = `az://${a!.container}/retention/`;
     const store = openObjectStore({ data_path: dataPath, s3: NO_S3, azure });
     const config = testConfig(`${tmp.path}/lake`, {
@@ -57,7 +62,12 @@ peerTest(
         },
       },
     });
-    const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics: new MetricsRegistry(), sealIntervalMs: 20 });
+    const lake = new Lake({
+      config: lakeConfig(config),
+      logger: createLogger({ test: true }),
+      metrics: new MetricsRegistry(),
+      sealIntervalMs: 20,
+    });
     await lake.start();
     try {
       await lake.defineTable(def);
@@ -68,7 +78,9 @@ peerTest(
       await ingest(lake, 40, 20, nowUs - DAY_US);
       const files = await lake.files(KEY);
       expect(files.length).toBe(3);
-      const recent = files.filter((f) => f.path.includes(new Date((nowUs - DAY_US) / 1000).toISOString().slice(0, 10))).map((f) => f.path);
+      const recent = files
+        .filter((f) => f.path.includes(new Date((nowUs - DAY_US) / 1000).toISOString().slice(0, 10)))
+        .map((f) => f.path);
       expect(recent.length).toBe(1);
       // Another program's blob and an unknown writer-named blob under the same prefix.
       await store.put("notes/readme.txt", new TextEncoder().encode("not the lake's"));

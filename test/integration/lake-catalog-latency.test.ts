@@ -72,7 +72,13 @@ describe("a catalog that answers a round trip later", () => {
   test("views, scan plans and the summary never show a row twice or lose one while flushes commit", async () => {
     await using dir = tempDir();
     const config = testConfig(dir.path, { storage: { lakehouse: { batch_size: 150, flush_interval_sec: 0.05 } } });
-    const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics: new MetricsRegistry(), openCatalog: lateCatalog, sealIntervalMs: 10 });
+    const lake = new Lake({
+      config: lakeConfig(config),
+      logger: createLogger({ test: true }),
+      metrics: new MetricsRegistry(),
+      openCatalog: lateCatalog,
+      sealIntervalMs: 10,
+    });
     await lake.start();
     try {
       await lake.defineTable(def);
@@ -100,8 +106,12 @@ describe("a catalog that answers a round trip later", () => {
       const snapshots = new Set<number>();
       try {
         for (let i = 0; i < 120 || snapshots.size < 8; i++) {
-          const view = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM svc_lake.main.latency_probe`);
-          const plan = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(key, { buffer: true })}) t`);
+          const view = await lake.query(
+            `SELECT count(*) AS n, count(DISTINCT k) AS d FROM svc_lake.main.latency_probe`,
+          );
+          const plan = await lake.query(
+            `SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(key, { buffer: true })}) t`,
+          );
           const summary = await lake.summary();
           for (const [what, r] of [
             ["view", view],

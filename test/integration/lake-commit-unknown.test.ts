@@ -37,7 +37,11 @@ test("a commit that landed but whose answer was lost: its files stay, its rows a
         if (prop === "commitDataFiles") {
           return async (...args: Parameters<LakeCatalog["commitDataFiles"]>) => {
             const r = await target.commitDataFiles(...args);
-            if (++commits === 1) throw new AppError("UNAVAILABLE", "catalog database unavailable: Connection closed (injected after COMMIT)");
+            if (++commits === 1)
+              throw new AppError(
+                "UNAVAILABLE",
+                "catalog database unavailable: Connection closed (injected after COMMIT)",
+              );
             return r;
           };
         }
@@ -46,7 +50,13 @@ test("a commit that landed but whose answer was lost: its files stay, its rows a
     });
   };
   const config = testConfig(dir.path, { storage: { lakehouse: { flush_interval_sec: 600 } } });
-  const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics: new MetricsRegistry(), openCatalog, sealIntervalMs: 20 });
+  const lake = new Lake({
+    config: lakeConfig(config),
+    logger: createLogger({ test: true }),
+    metrics: new MetricsRegistry(),
+    openCatalog,
+    sealIntervalMs: 20,
+  });
   await lake.start();
   try {
     await lake.defineTable(def);

@@ -21,17 +21,30 @@ const BASE_MS = Date.now() - 3_600_000;
 function lpBatch(measurement: string, from: number, compressible = false): string {
   const lines: string[] = [];
   for (let i = from; i < from + ROWS_PER_BATCH; i++) {
-    const hex = compressible ? "0123456789abcdef".repeat(62) : Buffer.from(crypto.getRandomValues(new Uint8Array(500))).toString("hex");
+    const hex = compressible
+      ? "0123456789abcdef".repeat(62)
+      : Buffer.from(crypto.getRandomValues(new Uint8Array(500))).toString("hex");
     lines.push(`${measurement},host=h i=${i}i,p="${hex}" ${BASE_MS + i}`);
   }
   return lines.join("\n");
 }
 
 /** The appliance with the line-protocol receiver, flushing as soon as rows are sealed, no compaction. */
-function startOnDisk(dir: string, lakehouse: { data_path: string; catalog_path: string; min_free_bytes: number; reserve_free_bytes: number; spool_format?: string }) {
+function startOnDisk(
+  dir: string,
+  lakehouse: {
+    data_path: string;
+    catalog_path: string;
+    min_free_bytes: number;
+    reserve_free_bytes: number;
+    spool_format?: string;
+  },
+) {
   return startTestAppliance(dir, {
     ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
-    storage: { lakehouse: { ...lakehouse, flush_interval_sec: 0.05, batch_size: 1_000_000, compaction: { enable: false } } },
+    storage: {
+      lakehouse: { ...lakehouse, flush_interval_sec: 0.05, batch_size: 1_000_000, compaction: { enable: false } },
+    },
   });
 }
 
@@ -43,7 +56,12 @@ describe("disk full", () => {
       await using dir = tempDir();
       // Parquet on an 8 MiB tmpfs; catalog and spool on the ordinary disk (the flush fails, ingest goes on).
       await using disk = mountTmpfs(join(dir.path, "lake"), 8 << 20);
-      await using a = await startOnDisk(dir.path, { data_path: disk.path, catalog_path: `${dir.path}/state/catalog.sqlite`, min_free_bytes: 1 << 20, reserve_free_bytes: 256 << 10 });
+      await using a = await startOnDisk(dir.path, {
+        data_path: disk.path,
+        catalog_path: `${dir.path}/state/catalog.sqlite`,
+        min_free_bytes: 1 << 20,
+        reserve_free_bytes: 256 << 10,
+      });
       const { lake, metrics, nodeUrl, coordinatorUrl } = a.app;
       const lp = a.app.lineProtocol!.url();
       const written = () => metrics.sumOf("svc_lake_rows_written_total");
@@ -65,11 +83,21 @@ describe("disk full", () => {
       for (let b = 0; b < 20; b++) await write();
       const backlogRows = accepted - ROWS_PER_BATCH;
       expect(lake!.backlog()).toBe(backlogRows);
-      await waitFor("a flush that failed for lack of space", () => metrics.render().includes('svc_lake_flush_failures_total{table="main.diskfull",reason="no_space"}') || undefined, 30_000);
+      await waitFor(
+        "a flush that failed for lack of space",
+        () =>
+          metrics.render().includes('svc_lake_flush_failures_total{table="main.diskfull",reason="no_space"}') ||
+          undefined,
+        30_000,
+      );
 
       // /health on both ports: 503, the flush check names the table and the reason, no path
       // (free space is read at most once a second).
-      await waitFor("/health to see the full disk", async () => (await health(nodeUrl!)).status === 503 || undefined, 10_000);
+      await waitFor(
+        "/health to see the full disk",
+        async () => (await health(nodeUrl!)).status === 503 || undefined,
+        10_000,
+      );
       for (const base of [nodeUrl!, coordinatorUrl!]) {
         const h = await health(base);
         expect(h.status).toBe(503);
@@ -105,9 +133,13 @@ describe("disk full", () => {
       const backlogBytes = files.reduce((s, f) => s + f.bytes, 0) * (backlogRows / accepted);
       expect(backlogBytes).toBeGreaterThan(leave);
       // No partial file of a failed flush is left taking space: every Parquet file on disk is committed.
-      const onDisk = readdirSync(disk.path, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".parquet"));
+      const onDisk = readdirSync(disk.path, { recursive: true, encoding: "utf8" }).filter((f) =>
+        f.endsWith(".parquet"),
+      );
       expect(onDisk.length).toBe(files.length);
-      const r = await lake!.query(`SELECT count(*) AS n, count(DISTINCT i) AS d, min(i) AS lo, max(i) AS hi FROM svc_lake.main.diskfull`);
+      const r = await lake!.query(
+        `SELECT count(*) AS n, count(DISTINCT i) AS d, min(i) AS lo, max(i) AS hi FROM svc_lake.main.diskfull`,
+      );
       expect(r.rows[0]).toEqual({ n: accepted, d: accepted, lo: 0, hi: accepted - 1 });
       expect(metrics.sumOf("svc_lake_rows_lost_total")).toBe(0);
       await waitFor("/health passes again", async () => (await health(nodeUrl!)).status === 200 || undefined, 10_000);
@@ -124,12 +156,21 @@ describe("disk full", () => {
       // Everything on a 16 MiB tmpfs: Parquet, catalog and the spool beside it; no reserve, so the
       // spool itself meets the full disk.
       await using disk = mountTmpfs(join(dir.path, "all"), 16 << 20);
-      await using a = await startOnDisk(dir.path, { data_path: `${disk.path}/lake`, catalog_path: `${disk.path}/catalog.sqlite`, min_free_bytes: 1 << 20, reserve_free_bytes: 0 });
+      await using a = await startOnDisk(dir.path, {
+        data_path: `${disk.path}/lake`,
+        catalog_path: `${disk.path}/catalog.sqlite`,
+        min_free_bytes: 1 << 20,
+        reserve_free_bytes: 0,
+      });
       const { lake, metrics, nodeUrl } = a.app;
       const lp = a.app.lineProtocol!.url();
       // The table exists (its catalog rows) before the disk fills.
       expect((await lpWrite(lp, "/write?precision=ms", lpBatch("spoolfull", 0))).status).toBe(204);
-      await waitFor("the first batch in Parquet", () => metrics.sumOf("svc_lake_rows_written_total") === ROWS_PER_BATCH || undefined, 30_000);
+      await waitFor(
+        "the first batch in Parquet",
+        () => metrics.sumOf("svc_lake_rows_written_total") === ROWS_PER_BATCH || undefined,
+        30_000,
+      );
 
       const filler = disk.fill(0);
       // Answered after the spool write: its failure is a 503 the client retries, not a 204 for
@@ -138,7 +179,8 @@ describe("disk full", () => {
       expect(refused.status).toBe(503);
       expect(refused.body?.error).toContain("could not write the points to disk");
       await lake!.sync();
-      const lost = () => a.app.metrics.render().match(/svc_lake_rows_lost_total\{reason="spool_write_failed"\} (\d+)/)?.[1];
+      const lost = () =>
+        a.app.metrics.render().match(/svc_lake_rows_lost_total\{reason="spool_write_failed"\} (\d+)/)?.[1];
       await waitFor("rows counted as lost by the spool", () => lost() === String(ROWS_PER_BATCH) || undefined, 10_000);
       const spool = join(disk.path, "spool", "main.spoolfull");
       expect(readdirSync(spool).filter((f) => f.endsWith(".tmp"))).toEqual([]);
@@ -151,8 +193,14 @@ describe("disk full", () => {
 
       rmSync(filler);
       expect((await lpWrite(lp, "/write?precision=ms", lpBatch("spoolfull", 2 * ROWS_PER_BATCH))).status).toBe(204);
-      await waitFor("the new rows in Parquet", () => metrics.sumOf("svc_lake_rows_written_total") === 2 * ROWS_PER_BATCH || undefined, 30_000);
-      const r = await lake!.query(`SELECT count(*) AS n, min(i) AS lo FROM svc_lake.main.spoolfull WHERE i >= ${ROWS_PER_BATCH}`);
+      await waitFor(
+        "the new rows in Parquet",
+        () => metrics.sumOf("svc_lake_rows_written_total") === 2 * ROWS_PER_BATCH || undefined,
+        30_000,
+      );
+      const r = await lake!.query(
+        `SELECT count(*) AS n, min(i) AS lo FROM svc_lake.main.spoolfull WHERE i >= ${ROWS_PER_BATCH}`,
+      );
       expect(r.rows[0]).toEqual({ n: ROWS_PER_BATCH, lo: 2 * ROWS_PER_BATCH });
     },
     120_000,
@@ -185,7 +233,10 @@ describe("disk full", () => {
       // small). Sixteen accepted batches need the spool freed by flushes several times over.
       disk.fill(reserve + (1 << 20));
       // The writer reads the free space every tick (100 ms).
-      await waitFor("the writer to see the filled disk", () => (lake!.writerHealth()?.spoolFreeBytes ?? Infinity) < reserve + (2 << 20) || undefined);
+      await waitFor(
+        "the writer to see the filled disk",
+        () => (lake!.writerHealth()?.spoolFreeBytes ?? Infinity) < reserve + (2 << 20) || undefined,
+      );
       let refused = 0;
       let next = accepted; // first value of `i` in the next body (refused bodies leave gaps)
       while (accepted < 17 * ROWS_PER_BATCH) {
@@ -216,10 +267,18 @@ describe("disk full", () => {
           expect(h.body.checks["disk:free"]!.find((c) => c.componentId === "state")!.status).not.toBe("pass");
         }
         // A flush commits, its spool files go (≥ 2 s grace), the writer sees the room.
-        await waitFor("room above the reserve again", () => (lake!.writerHealth()?.spoolFreeBytes ?? 0) > reserve + (512 << 10) || undefined, 30_000);
+        await waitFor(
+          "room above the reserve again",
+          () => (lake!.writerHealth()?.spoolFreeBytes ?? 0) > reserve + (512 << 10) || undefined,
+          30_000,
+        );
       }
       expect(refused).toBeGreaterThan(0);
-      await waitFor("every accepted row in Parquet", () => (lake!.backlog() === 0 && written() === accepted) || undefined, 60_000);
+      await waitFor(
+        "every accepted row in Parquet",
+        () => (lake!.backlog() === 0 && written() === accepted) || undefined,
+        60_000,
+      );
       const r = await lake!.query(`SELECT count(*) AS n, count(DISTINCT i) AS d FROM svc_lake.main.reserve`);
       expect(r.rows[0]).toEqual({ n: accepted, d: accepted });
       expect(metrics.sumOf("svc_lake_rows_lost_total")).toBe(0);

@@ -36,7 +36,13 @@ describe("flush failures", () => {
       });
     };
     const config = testConfig(dir.path, { storage: { lakehouse: { batch_size: 1, flush_interval_sec: 0.05 } } });
-    const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics: new MetricsRegistry(), openCatalog, sealIntervalMs: 20 });
+    const lake = new Lake({
+      config: lakeConfig(config),
+      logger: createLogger({ test: true }),
+      metrics: new MetricsRegistry(),
+      openCatalog,
+      sealIntervalMs: 20,
+    });
     await lake.start();
     try {
       await lake.defineTable(def);
@@ -46,7 +52,8 @@ describe("flush failures", () => {
       // Long queries hold the query connections meanwhile (flushes must not depend on them).
       let busy: Promise<unknown> | undefined;
       for (let burst = 0; burst < 30; burst++) {
-        if (burst === 3) busy = Promise.all([0, 1, 2, 3].map(() => lake.query("SELECT sum(i) AS s FROM range(300000000) t(i)")));
+        if (burst === 3)
+          busy = Promise.all([0, 1, 2, 3].map(() => lake.query("SELECT sum(i) AS s FROM range(300000000) t(i)")));
         for (let i = 0; i < 50; i++, n++)
           lake
             .row(key)!
@@ -61,7 +68,9 @@ describe("flush failures", () => {
       await busy;
       await lake.flush();
       expect(commits).toBeGreaterThanOrEqual(2); // the first commit (injected failure) and a retry at least
-      const r = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(key, { buffer: false })}) t`);
+      const r = await lake.query(
+        `SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(key, { buffer: false })}) t`,
+      );
       expect(r.rows[0]).toEqual({ n, d: n });
       const all = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.ff_probe`);
       expect(all.rows[0]!.n).toBe(n);

@@ -23,8 +23,16 @@ const PEER_SCRIPT = resolve(import.meta.dir, "../peers/ducklake_queries.py");
 type Row = Record<string, unknown>;
 
 /** Runs named statements in the stock DuckDB with the catalog attached as `l`. */
-function peerQueries(catalog: string, dataPath: string, queries: Record<string, string>, mode: "ro" | "rw" = "ro"): Record<string, Row[]> {
-  const p = Bun.spawnSync([pyPeersPython(), PEER_SCRIPT, catalog, dataPath, mode, JSON.stringify(queries)], { stdout: "pipe", stderr: "pipe" });
+function peerQueries(
+  catalog: string,
+  dataPath: string,
+  queries: Record<string, string>,
+  mode: "ro" | "rw" = "ro",
+): Record<string, Row[]> {
+  const p = Bun.spawnSync([pyPeersPython(), PEER_SCRIPT, catalog, dataPath, mode, JSON.stringify(queries)], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (!p.success) throw new Error(`ducklake_queries.py failed (${p.exitCode}): ${p.stderr.toString()}`);
   return JSON.parse(p.stdout.toString()) as Record<string, Row[]>;
 }
@@ -34,13 +42,26 @@ const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000_000 - 1_800_000_000;
 let seq = 0;
 function hep(payload: string, from = "10.1.0.1", to = "10.1.0.2"): Uint8Array {
   seq++;
-  return encodeHep3({ ipFamily: 4, ipProtocol: 17, srcIp: from, dstIp: to, srcPort: 5060, dstPort: 5060, timestampUs: T0 + seq * 1000, protoType: 1, captureId: 3001, nodeName: "interop", payload });
+  return encodeHep3({
+    ipFamily: 4,
+    ipProtocol: 17,
+    srcIp: from,
+    dstIp: to,
+    srcPort: 5060,
+    dstPort: 5060,
+    timestampUs: T0 + seq * 1000,
+    protoType: 1,
+    captureId: 3001,
+    nodeName: "interop",
+    payload,
+  });
 }
 
 /** One call's messages in order, and the event names the lake must show for them. */
 function callMessages(callId: string, part: "setup" | "teardown" | "short"): Array<[string, Uint8Array]> {
   const c = { callId, from: "alice", to: "bob", fromTag: "f1", toTag: "t1" };
-  const back = (code: number, reason: string, method = "INVITE", cseq = 1) => hep(response(code, reason, method, { ...c, cseq }), "10.1.0.2", "10.1.0.1");
+  const back = (code: number, reason: string, method = "INVITE", cseq = 1) =>
+    hep(response(code, reason, method, { ...c, cseq }), "10.1.0.2", "10.1.0.1");
   if (part === "teardown")
     return [
       ["BYE", hep(request("BYE", { ...c, cseq: 2 }))],
@@ -70,7 +91,8 @@ function comparedQueries(firstDataSnapshot: number): Record<string, string> {
   };
 }
 
-const fill = (sql: string, prefix: string) => sql.replaceAll("{call}", `${prefix}.${CALL}`).replaceAll("{reg}", `${prefix}.${REG}`);
+const fill = (sql: string, prefix: string) =>
+  sql.replaceAll("{call}", `${prefix}.${CALL}`).replaceAll("{reg}", `${prefix}.${REG}`);
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 
 peerTest(
@@ -88,11 +110,13 @@ peerTest(
       to.push(...msgs.map((m) => m[1]));
     };
     for (let i = 0; i < 40; i++) add(batch1, `interop-${i}@svc`, callMessages(`interop-${i}@svc`, "setup"));
-    for (let i = 0; i < 20; i++) batch1.push(hep(register({ callId: `reg-${i}@svc`, user: `user${i}`, expires: 600 + i }), "10.1.0.9"));
+    for (let i = 0; i < 20; i++)
+      batch1.push(hep(register({ callId: `reg-${i}@svc`, user: `user${i}`, expires: 600 + i }), "10.1.0.9"));
     const batch1Calls = [...expected.values()].reduce((n, e) => n + e.length, 0);
     for (let i = 0; i < 40; i++) add(batch2, `interop-${i}@svc`, callMessages(`interop-${i}@svc`, "teardown"));
     for (let i = 40; i < 60; i++) add(batch2, `interop-${i}@svc`, callMessages(`interop-${i}@svc`, "short"));
-    for (let i = 20; i < 30; i++) batch2.push(hep(register({ callId: `reg-${i}@svc`, user: `user${i}`, expires: 600 + i }), "10.1.0.9"));
+    for (let i = 20; i < 30; i++)
+      batch2.push(hep(register({ callId: `reg-${i}@svc`, user: `user${i}`, expires: 600 + i }), "10.1.0.9"));
     const totalCalls = [...expected.values()].reduce((n, e) => n + e.length, 0);
 
     const ours: Record<string, Row[]> = {};
@@ -100,7 +124,9 @@ peerTest(
     let afterFirstFlush = 0;
     let finalSnapshot = 0;
     {
-      await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000 } } });
+      await using a = await startTestAppliance(dir.path, {
+        storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000 } },
+      });
       const lake = a.app.lake!;
       const udp = await Bun.udpSocket({});
       const port = a.app.ingest!.listeners.udp!.port();
@@ -110,11 +136,17 @@ peerTest(
       };
       const before = await lake.snapshotId();
       for (const p of batch1) udp.send(p, port, "127.0.0.1");
-      await waitFor("batch 1 in the buffer", async () => (await count(CALL)) === batch1Calls && (await count(REG)) === 20);
+      await waitFor(
+        "batch 1 in the buffer",
+        async () => (await count(CALL)) === batch1Calls && (await count(REG)) === 20,
+      );
       await lake.flush();
       afterFirstFlush = await lake.snapshotId();
       for (const p of batch2) udp.send(p, port, "127.0.0.1");
-      await waitFor("batch 2 in the buffer", async () => (await count(CALL)) === totalCalls && (await count(REG)) === 30);
+      await waitFor(
+        "batch 2 in the buffer",
+        async () => (await count(CALL)) === totalCalls && (await count(REG)) === 30,
+      );
       await lake.flush();
       finalSnapshot = await lake.snapshotId();
       udp.close();
@@ -132,15 +164,20 @@ peerTest(
         cat.close();
       }
       expect(firstDataSnapshot).toBeGreaterThan(0);
-      for (const [name, sql] of Object.entries(comparedQueries(firstDataSnapshot))) ours[name] = (await lake.query(fill(sql, "svc_lake"))).rows;
+      for (const [name, sql] of Object.entries(comparedQueries(firstDataSnapshot)))
+        ours[name] = (await lake.query(fill(sql, "svc_lake"))).rows;
     }
 
     // Our own answers are right before they are compared: every message once, in order, per call.
     expect(ours.count).toEqual([{ n: totalCalls }]);
-    expect(Object.fromEntries(ours.perCall!.map((r) => [String(r.session_id), String(r.events).split(",")]))).toEqual(Object.fromEntries([...expected].sort(([x], [y]) => (x < y ? -1 : 1))));
+    expect(Object.fromEntries(ours.perCall!.map((r) => [String(r.session_id), String(r.events).split(",")]))).toEqual(
+      Object.fromEntries([...expected].sort(([x], [y]) => (x < y ? -1 : 1))),
+    );
     expect(ours.atFirst!.length).toBe(batch1Calls);
     expect(ours.beforeFirst).toEqual([{ n: 0 }]);
-    expect(ours.regRows!.map((r) => [r.session_id, r.aor, r.expires]).sort()).toEqual(Array.from({ length: 30 }, (_, i) => [`reg-${i}@svc`, `sip:user${i}@example.com`, String(600 + i)]).sort());
+    expect(ours.regRows!.map((r) => [r.session_id, r.aor, r.expires]).sort()).toEqual(
+      Array.from({ length: 30 }, (_, i) => [`reg-${i}@svc`, `sip:user${i}@example.com`, String(600 + i)]).sort(),
+    );
 
     // The stock reader, read-only, on the stopped appliance's files.
     const hashBefore = sha256(catalogPath);
@@ -149,14 +186,17 @@ peerTest(
       snapshots:
         "SELECT snapshot_id, list_contains(coalesce(changes['tables_inserted_into'], []), (SELECT table_id::VARCHAR FROM ducklake_table_info('l') WHERE table_name = 'hep_proto_1_call')) AS call_insert FROM ducklake_snapshots('l') ORDER BY snapshot_id",
       current: "SELECT id FROM ducklake_current_snapshot('l')",
-      files: "SELECT data_file, data_file_size_bytes, data_file_footer_size, delete_file FROM ducklake_list_files('l', 'hep_proto_1_call') ORDER BY data_file",
-      tableInfo: "SELECT table_name, table_id, file_count, file_size_bytes, delete_file_count FROM ducklake_table_info('l') ORDER BY table_id",
+      files:
+        "SELECT data_file, data_file_size_bytes, data_file_footer_size, delete_file FROM ducklake_list_files('l', 'hep_proto_1_call') ORDER BY data_file",
+      tableInfo:
+        "SELECT table_name, table_id, file_count, file_size_bytes, delete_file_count FROM ducklake_table_info('l') ORDER BY table_id",
       insertedFirst: `SELECT count(*) AS n FROM ducklake_table_insertions('l', 'main', 'hep_proto_1_call', 0, ${afterFirstFlush})`,
       insertedSecond: `SELECT count(*) AS n, count(DISTINCT session_id) AS calls FROM ducklake_table_insertions('l', 'main', 'hep_proto_1_call', ${afterFirstFlush + 1}, ${finalSnapshot})`,
     });
     expect(sha256(catalogPath)).toBe(hashBefore);
 
-    for (const name of Object.keys(comparedQueries(firstDataSnapshot))) expect({ name, rows: peer[name] }).toEqual({ name, rows: ours[name] });
+    for (const name of Object.keys(comparedQueries(firstDataSnapshot)))
+      expect({ name, rows: peer[name] }).toEqual({ name, rows: ours[name] });
     expect(peer.current).toEqual([{ id: finalSnapshot }]);
     expect(peer.snapshots!.map((r) => r.snapshot_id)).toEqual(Array.from({ length: finalSnapshot + 1 }, (_, i) => i));
     expect(peer.snapshots!.find((r) => r.call_insert === true)?.snapshot_id).toBe(firstDataSnapshot);
@@ -168,14 +208,25 @@ peerTest(
     try {
       const mine = cat.listTables().map((t) => {
         const files = cat.listDataFiles(t.tableId, { stats: false });
-        return { table_name: t.name, table_id: t.tableId, file_count: files.length, file_size_bytes: files.reduce((n, f) => n + f.fileSizeBytes, 0), delete_file_count: 0 };
+        return {
+          table_name: t.name,
+          table_id: t.tableId,
+          file_count: files.length,
+          file_size_bytes: files.reduce((n, f) => n + f.fileSizeBytes, 0),
+          delete_file_count: 0,
+        };
       });
       expect(peer.tableInfo).toEqual(mine.sort((x, y) => x.table_id - y.table_id));
       const callFiles = cat.listDataFiles(cat.getTable("main", "hep_proto_1_call")!.tableId, { stats: false });
       expect(callFiles.length).toBe(2);
       expect(peer.files).toEqual(
         callFiles
-          .map((f) => ({ data_file: f.absolutePath, data_file_size_bytes: statSync(f.absolutePath).size, data_file_footer_size: f.footerSize, delete_file: null }))
+          .map((f) => ({
+            data_file: f.absolutePath,
+            data_file_size_bytes: statSync(f.absolutePath).size,
+            data_file_footer_size: f.footerSize,
+            delete_file: null,
+          }))
           .sort((x, y) => (x.data_file < y.data_file ? -1 : 1)),
       );
       // Orphan and cleanup checks write to the catalog even as dry runs: run them on a copy.

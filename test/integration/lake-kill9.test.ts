@@ -138,7 +138,13 @@ function parquetEnds(path: string): { head: string; footer: number } {
 }
 
 /** (a): the catalog right after the kill; returns the call table's live files. */
-function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: number; snapshotId: number; watermark: number; referenced: Set<string> } {
+function checkCatalogAfterKill(dir: string): {
+  callFiles: string[];
+  callRows: number;
+  snapshotId: number;
+  watermark: number;
+  referenced: Set<string>;
+} {
   const cat = openCatalog({ path: join(dir, "catalog.sqlite"), dataPath: join(dir, "lake"), readOnly: true });
   try {
     const integrity = cat.integrityCheck();
@@ -148,9 +154,18 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
     let callRows = 0;
     for (const t of cat.listTables()) {
       for (const f of cat.listDataFiles(t.tableId, { stats: false })) {
-        expect({ path: f.absolutePath, exists: existsSync(f.absolutePath) }).toEqual({ path: f.absolutePath, exists: true });
-        expect({ path: f.absolutePath, size: statSync(f.absolutePath).size }).toEqual({ path: f.absolutePath, size: f.fileSizeBytes });
-        const ends: { path: string; head: string; footer: number | null } = { path: f.absolutePath, ...parquetEnds(f.absolutePath) };
+        expect({ path: f.absolutePath, exists: existsSync(f.absolutePath) }).toEqual({
+          path: f.absolutePath,
+          exists: true,
+        });
+        expect({ path: f.absolutePath, size: statSync(f.absolutePath).size }).toEqual({
+          path: f.absolutePath,
+          size: f.fileSizeBytes,
+        });
+        const ends: { path: string; head: string; footer: number | null } = {
+          path: f.absolutePath,
+          ...parquetEnds(f.absolutePath),
+        };
         expect(ends).toEqual({ path: f.absolutePath, head: "PAR1", footer: f.footerSize });
       }
       if (t.name === "hep_proto_1_call") {
@@ -159,7 +174,13 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
         callRows = files.reduce((s, f) => s + f.recordCount, 0);
       }
     }
-    return { callFiles, callRows, snapshotId: cat.currentSnapshot().snapshotId, watermark: cat.writerWatermark("main.hep_proto_1_call") ?? 0, referenced: cat.referencedPaths() };
+    return {
+      callFiles,
+      callRows,
+      snapshotId: cat.currentSnapshot().snapshotId,
+      watermark: cat.writerWatermark("main.hep_proto_1_call") ?? 0,
+      referenced: cat.referencedPaths(),
+    };
   } finally {
     cat.close();
   }
@@ -193,9 +214,20 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
     const poll = (async () => {
       while (polling) {
         try {
-          const s = (await (await fetch(`${nodeUrl}/api/v1/metadata/stats`)).json()) as { row_count: number; snapshot_id: number };
-          if (polling) polls.push({ iteration: it, rowCount: s.row_count, snapshotId: s.snapshot_id, everSent: before + sender.sent() });
-          const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(await (await fetch(`${metricsUrl}/metrics`)).text());
+          const s = (await (await fetch(`${nodeUrl}/api/v1/metadata/stats`)).json()) as {
+            row_count: number;
+            snapshot_id: number;
+          };
+          if (polling)
+            polls.push({
+              iteration: it,
+              rowCount: s.row_count,
+              snapshotId: s.snapshot_id,
+              everSent: before + sender.sent(),
+            });
+          const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(
+            await (await fetch(`${metricsUrl}/metrics`)).text(),
+          );
           if (polling && m) received = Math.max(received, Number(m[1]));
         } catch {
           return; // the child is gone
@@ -218,11 +250,15 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
 
     // (a) The catalog as the kill left it, and every snapshot the child reported is in it.
     const atKill = checkCatalogAfterKill(dir.path);
-    expect(atKill.snapshotId).toBeGreaterThanOrEqual(Math.max(0, ...polls.filter((p) => p.iteration === it).map((p) => p.snapshotId)));
+    expect(atKill.snapshotId).toBeGreaterThanOrEqual(
+      Math.max(0, ...polls.filter((p) => p.iteration === it).map((p) => p.snapshotId)),
+    );
     const committed = atKill.callRows - before;
     const spool = await spooledCallIds(spoolDir, atKill.watermark);
     // Parquet written by a flush the kill interrupted before its commit: removed at the next start.
-    const orphans = [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].filter((p) => !atKill.referenced.has(p));
+    const orphans = [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].filter(
+      (p) => !atKill.referenced.has(p),
+    );
     orphansAtKill += orphans.length;
 
     {
@@ -231,7 +267,9 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
       await lake.sync();
       expect(orphans.filter((p) => existsSync(p))).toEqual([]);
       // (b) Each Call-ID once (a second copy would mean the spool watermark and the commit diverged).
-      const dups = await lake.query(`SELECT session_id, count(*) AS n FROM ${CALL} GROUP BY 1 HAVING count(*) > 1 LIMIT 5`);
+      const dups = await lake.query(
+        `SELECT session_id, count(*) AS n FROM ${CALL} GROUP BY 1 HAVING count(*) > 1 LIMIT 5`,
+      );
       expect(dups.rows).toEqual([]);
       const per = await lake.query(
         `SELECT CAST(split_part(session_id, '-', 2) AS INTEGER) AS it, count(*) AS n, count(DISTINCT session_id) AS d,
@@ -262,10 +300,23 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
         expect(c.rows[0]).toEqual({ n: atKill.callRows, missing: 0 });
       }
       kept.set(it, stored);
-      stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
+      stats.push({
+        iteration: it,
+        killAfterMs,
+        sent,
+        stored,
+        committed,
+        spooled: spool.length,
+        lastSealWindow,
+        received,
+      });
     }
     // The clean stop flushed every recovered row: no sealed batch is left in the spool.
-    expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:(?:\.q1)?\.csv|\.parquet)$/.test(f)) : []).toEqual([]);
+    expect(
+      existsSync(spoolDir)
+        ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:(?:\.q1)?\.csv|\.parquet)$/.test(f))
+        : [],
+    ).toEqual([]);
   }
 
   const final = checkCatalogAfterKill(dir.path);
@@ -281,7 +332,8 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
       `(rows sent in the last ${SEAL_MS} ms: max ${Math.max(...stats.map((x) => x.lastSealWindow))}, median ${stats.map((x) => x.lastSealWindow).sort((x, y) => x - y)[stats.length >> 1]}) ` +
       `stats polls=${polls.length} uncommitted parquet at kills=${orphansAtKill} spool .tmp=${spoolTmp.length}`,
   );
-  if (process.env.SVC_TEST_KILL9_TABLE) console.table(stats.map((x, i) => ({ ...x, lost: lost[i], lostInProcess: lostInProcess[i] })));
+  if (process.env.SVC_TEST_KILL9_TABLE)
+    console.table(stats.map((x, i) => ({ ...x, lost: lost[i], lostInProcess: lostInProcess[i] })));
 
   // Regression guards for two defects this test found (fixed in b7f9a47), checked last so they never
   // hide a durability failure: row_count of /api/v1/metadata/stats counted a just-committed buffer

@@ -13,7 +13,15 @@ async function sendInvites(a: Awaited<ReturnType<typeof startTestAppliance>>, pr
   const port = a.app.ingest!.listeners.udp!.port();
   for (let i = 0; i < n; i++) {
     udp.send(
-      encodeHep3({ srcIp: "10.1.0.1", dstIp: "10.1.0.2", srcPort: 5060, dstPort: 5060, timestampUs: tsUs + i, protoType: 1, payload: invite({ callId: `${prefix}-${i}`, from: "u" + i, to: "v" }) }),
+      encodeHep3({
+        srcIp: "10.1.0.1",
+        dstIp: "10.1.0.2",
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: tsUs + i,
+        protoType: 1,
+        payload: invite({ callId: `${prefix}-${i}`, from: "u" + i, to: "v" }),
+      }),
       port,
       "127.0.0.1",
     );
@@ -22,7 +30,9 @@ async function sendInvites(a: Awaited<ReturnType<typeof startTestAppliance>>, pr
   const lake = a.app.lake!;
   await waitFor(`${n} rows of ${prefix}`, async () => {
     await lake.sync();
-    const r = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [`${prefix}-%`]);
+    const r = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [
+      `${prefix}-%`,
+    ]);
     return r.rows[0]!.n === n;
   });
   await lake.flush();
@@ -32,7 +42,14 @@ describe("lake maintenance", () => {
   test("compaction merges small files without changing results; time travel works until snapshots expire", async () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, {
-      storage: { lakehouse: { flush_interval_sec: 3600, compaction: { min_age_sec: 0, check_interval_sec: 3600 }, snapshot_retention_sec: 60, retention: { days: 0 } } },
+      storage: {
+        lakehouse: {
+          flush_interval_sec: 3600,
+          compaction: { min_age_sec: 0, check_interval_sec: 3600 },
+          snapshot_retention_sec: 60,
+          retention: { days: 0 },
+        },
+      },
     });
     const lake = a.app.lake!;
     const now = Date.now() * 1000;
@@ -52,17 +69,22 @@ describe("lake maintenance", () => {
     expect((await lake.query(q)).rows).toEqual(rowsBefore);
     // Flush files keep arrival order; the merged file is sorted by the table's key (Call-ID, time).
     const inFile = async (path: string) =>
-      (await lake.query(`SELECT session_id, epoch_us(timestamp) AS ts FROM read_parquet('${join(dir.path, "lake", path)}', file_row_number = true) ORDER BY file_row_number`)).rows.map(
-        (r) => [String(r.session_id), Number(r.ts)] as const,
-      );
-    const byKey = (rows: ReadonlyArray<readonly [string, number]>) => [...rows].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1]));
+      (
+        await lake.query(
+          `SELECT session_id, epoch_us(timestamp) AS ts FROM read_parquet('${join(dir.path, "lake", path)}', file_row_number = true) ORDER BY file_row_number`,
+        )
+      ).rows.map((r) => [String(r.session_id), Number(r.ts)] as const);
+    const byKey = (rows: ReadonlyArray<readonly [string, number]>) =>
+      [...rows].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1]));
     const merged = await inFile(after[0]!.path);
     expect(merged).toEqual(byKey(merged));
     const flushed = (await Promise.all(before.map((f) => inFile(f.path)))).flat();
     expect(flushed).not.toEqual(byKey(flushed));
     // The superseded files are still on disk and readable by time travel.
     for (const f of before) expect(existsSync(join(dir.path, "lake", f.path))).toBe(true);
-    const tt = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call AT (VERSION => ${snapBefore})`);
+    const tt = await lake.query(
+      `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call AT (VERSION => ${snapBefore})`,
+    );
     expect(tt.rows[0]!.n).toBe(100);
 
     // Two minutes later the old snapshots are past snapshot_retention_sec: files deleted, data intact.
@@ -74,7 +96,15 @@ describe("lake maintenance", () => {
 
   test("retention retires files older than retention.days; orphans of a crashed flush are removed at start", async () => {
     await using dir = tempDir();
-    const overrides = { storage: { lakehouse: { flush_interval_sec: 3600, retention: { days: 14 }, compaction: { enable: false, check_interval_sec: 3600 } } } };
+    const overrides = {
+      storage: {
+        lakehouse: {
+          flush_interval_sec: 3600,
+          retention: { days: 14 },
+          compaction: { enable: false, check_interval_sec: 3600 },
+        },
+      },
+    };
     {
       await using a = await startTestAppliance(dir.path, overrides);
       const lake = a.app.lake!;
@@ -83,7 +113,9 @@ describe("lake maintenance", () => {
       await sendInvites(a, "new", 10, now - 1 * DAY_US);
       const r = await lake.maintain();
       expect(r.retired).toBe(1);
-      const left = await lake.query(`SELECT DISTINCT split_part(session_id, '-', 1) AS p FROM svc_lake.main.hep_proto_1_call`);
+      const left = await lake.query(
+        `SELECT DISTINCT split_part(session_id, '-', 1) AS p FROM svc_lake.main.hep_proto_1_call`,
+      );
       expect(left.rows).toEqual([{ p: "new" }]);
     }
     const tableDir = join(dir.path, "lake", "main", "hep_proto_1_call", "date=2026-01-01");
@@ -98,7 +130,11 @@ describe("lake maintenance", () => {
       await using a = await startTestAppliance(dir.path, overrides);
       expect(existsSync(join(tableDir, "ducklake-0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.parquet"))).toBe(false);
       // Not reserved by the writer: set aside in the quarantine, not deleted (docs/OPERATIONS.md "Orphans at start and the quarantine").
-      expect([...new Bun.Glob("_quarantine/*/main/hep_proto_1_call/date=2026-01-01/ducklake-0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.parquet").scanSync({ cwd: join(dir.path, "lake") })]).toHaveLength(1);
+      expect([
+        ...new Bun.Glob(
+          "_quarantine/*/main/hep_proto_1_call/date=2026-01-01/ducklake-0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.parquet",
+        ).scanSync({ cwd: join(dir.path, "lake") }),
+      ]).toHaveLength(1);
       expect(existsSync(join(tableDir, "keep-me.parquet"))).toBe(true);
       const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call`);
       expect(r.rows[0]!.n).toBe(10);

@@ -35,7 +35,12 @@ const httpfs = once({
   install: "run scripts/python-peers.sh (pip: duckdb-extension-httpfs==1.5.5)",
   probe: () => {
     try {
-      return Bun.spawnSync([pyPeersPython(), "-c", "import duckdb_extension_httpfs, duckdb_extension_ducklake"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+      return (
+        Bun.spawnSync([pyPeersPython(), "-c", "import duckdb_extension_httpfs, duckdb_extension_ducklake"], {
+          stdout: "ignore",
+          stderr: "ignore",
+        }).exitCode === 0
+      );
     } catch {
       return false;
     }
@@ -110,20 +115,38 @@ class Relay {
 
 function newLake(dir: string, lakehouse: Record<string, unknown>, metrics = new MetricsRegistry()): Lake {
   const config = testConfig(dir, {
-    storage: { lakehouse: { batch_size: 100, flush_interval_sec: 0.05, read_cache_bytes: 1, compaction: { enable: false }, ...lakehouse } },
+    storage: {
+      lakehouse: {
+        batch_size: 100,
+        flush_interval_sec: 0.05,
+        read_cache_bytes: 1,
+        compaction: { enable: false },
+        ...lakehouse,
+      },
+    },
   });
   return new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics, sealIntervalMs: 20 });
 }
 
 const ingest = (lake: Lake, from: number, n: number, t0Us: number) => ingestProbe(lake, KEY, from, n, t0Us);
 
-const countRows = async (lake: Lake) => (await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(KEY, { buffer: false })}) t`)).rows[0];
+const countRows = async (lake: Lake) =>
+  (
+    await lake.query(
+      `SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(KEY, { buffer: false })}) t`,
+    )
+  ).rows[0];
 
 describe("lake on S3 (moto)", () => {
   const tmp = tempDir("svc-remote-s3-");
   let m: Moto | undefined;
   let store: ObjectStore;
-  const s3 = () => ({ region: "us-east-1", access_key_id: m!.accessKeyId, secret_access_key: m!.secretAccessKey, endpoint: m!.endpoint });
+  const s3 = () => ({
+    region: "us-east-1",
+    access_key_id: m!.accessKeyId,
+    secret_access_key: m!.secretAccessKey,
+    endpoint: m!.endpoint,
+  });
 
   beforeAll(async () => {
     if (!moto.probe()) return;
@@ -159,7 +182,9 @@ describe("lake on S3 (moto)", () => {
         expect(await countRows(lake)).toEqual({ n: 200, d: 200 });
         const view = await lake.query("SELECT count(*) AS n FROM svc_lake.main.remote_probe");
         expect(view.rows[0]!.n).toBe(200);
-        const one = await lake.query(`SELECT k FROM (${await lake.scanSql(KEY, { fromUs: t0 + 17, toUs: t0 + 17 })}) t WHERE k = 'r17'`);
+        const one = await lake.query(
+          `SELECT k FROM (${await lake.scanSql(KEY, { fromUs: t0 + 17, toUs: t0 + 17 })}) t WHERE k = 'r17'`,
+        );
         expect(one.rows).toEqual([{ k: "r17" }]);
         expect(lake.remoteFiles()!.usage().bytes).toBeLessThanOrEqual(1);
         // The node's metadata names the bucket, not the local cache (publicDataPath keeps scheme and host only).
@@ -170,11 +195,27 @@ describe("lake on S3 (moto)", () => {
       // The catalog names the bucket: a stock DuckDB with httpfs reads the lake from it.
       if (!httpfs.probe()) {
         console.warn(`skip: stock DuckDB reading s3:// needs ${httpfs.install}`);
-        if (process.env.SVC_TEST_REQUIRE_PEERS === "1") throw new Error(`missing test peer (SVC_TEST_REQUIRE_PEERS=1): ${httpfs.install}`);
+        if (process.env.SVC_TEST_REQUIRE_PEERS === "1")
+          throw new Error(`missing test peer (SVC_TEST_REQUIRE_PEERS=1): ${httpfs.install}`);
         return;
       }
-      const r = Bun.spawnSync([pyPeersPython(), PY_S3, "count", `${dir}/catalog.sqlite`, "main.remote_probe", m!.endpoint, m!.accessKeyId, m!.secretAccessKey], { stdout: "pipe", stderr: "pipe" });
-      expect({ exit: r.exitCode, err: r.exitCode === 0 ? "" : r.stderr.toString().slice(-2000) }).toEqual({ exit: 0, err: "" });
+      const r = Bun.spawnSync(
+        [
+          pyPeersPython(),
+          PY_S3,
+          "count",
+          `${dir}/catalog.sqlite`,
+          "main.remote_probe",
+          m!.endpoint,
+          m!.accessKeyId,
+          m!.secretAccessKey,
+        ],
+        { stdout: "pipe", stderr: "pipe" },
+      );
+      expect({ exit: r.exitCode, err: r.exitCode === 0 ? "" : r.stderr.toString().slice(-2000) }).toEqual({
+        exit: 0,
+        err: "",
+      });
       expect(JSON.parse(r.stdout.toString())).toEqual({ count: 200, distinct: 200 });
     },
     120_000,
@@ -188,7 +229,11 @@ describe("lake on S3 (moto)", () => {
       const relay = new Relay({ host: "127.0.0.1", port: Number(new URL(m!.endpoint).port) });
       relay.up();
       const metrics = new MetricsRegistry();
-      const lake = newLake(dir, { data_path: `s3://${m!.bucket}/outage/`, s3: { ...s3(), endpoint: `http://127.0.0.1:${relay.port}` } }, metrics);
+      const lake = newLake(
+        dir,
+        { data_path: `s3://${m!.bucket}/outage/`, s3: { ...s3(), endpoint: `http://127.0.0.1:${relay.port}` } },
+        metrics,
+      );
       await lake.start();
       try {
         await lake.defineTable(def);
@@ -198,17 +243,30 @@ describe("lake on S3 (moto)", () => {
         relay.down();
         await ingest(lake, 50, 150, t0);
         // Retried with back-off while it lasts: wait for the third failed attempt.
-        const failing = await waitFor("three flushes failing for the store", () => lake.writerHealth()?.failing.find((f) => f.table === KEY && f.reason === "store" && f.failures >= 3), 60_000);
+        const failing = await waitFor(
+          "three flushes failing for the store",
+          () => lake.writerHealth()?.failing.find((f) => f.table === KEY && f.reason === "store" && f.failures >= 3),
+          60_000,
+        );
         expect(failing.reason).toBe("store");
         const counted = /svc_lake_flush_failures_total\{[^}]*reason="store"[^}]*\} (\d+)/.exec(metrics.render());
         expect(Number(counted?.[1])).toBeGreaterThanOrEqual(3);
         // Still searchable meanwhile: the buffer holds them (the committed files need the store:
         // the cache of one byte holds none of them).
-        expect((await lake.query(`SELECT count(*) AS n FROM (${await lake.scanSql(KEY, { files: false })}) t`)).rows[0]!.n).toBe(150);
+        expect(
+          (await lake.query(`SELECT count(*) AS n FROM (${await lake.scanSql(KEY, { files: false })}) t`)).rows[0]!.n,
+        ).toBe(150);
         relay.up();
-        await waitFor("the flushes to work again", () => lake.writerHealth()?.failing.length === 0 && lake.backlog() === 0, 90_000, 50);
+        await waitFor(
+          "the flushes to work again",
+          () => lake.writerHealth()?.failing.length === 0 && lake.backlog() === 0,
+          90_000,
+          50,
+        );
         expect(await countRows(lake)).toEqual({ n: 200, d: 200 });
-        const keys = await storeKeys(openObjectStore({ data_path: `s3://${m!.bucket}/outage/`, s3: s3(), azure: NO_AZURE }));
+        const keys = await storeKeys(
+          openObjectStore({ data_path: `s3://${m!.bucket}/outage/`, s3: s3(), azure: NO_AZURE }),
+        );
         for (const f of await lake.files(KEY)) expect(keys).toContain(f.path);
       } finally {
         relay.down();
@@ -225,7 +283,12 @@ describe("lake on S3 (moto)", () => {
       const dir = `${tmp.path}/retention`;
       const prefix = "retention/";
       const here = openObjectStore({ data_path: `s3://${m!.bucket}/${prefix}`, s3: s3(), azure: NO_AZURE });
-      const lake = newLake(dir, { data_path: `s3://${m!.bucket}/${prefix}`, s3: s3(), retention: { days: 1 }, snapshot_retention_sec: 1 });
+      const lake = newLake(dir, {
+        data_path: `s3://${m!.bucket}/${prefix}`,
+        s3: s3(),
+        retention: { days: 1 },
+        snapshot_retention_sec: 1,
+      });
       await lake.start();
       try {
         await lake.defineTable(def);
@@ -291,7 +354,10 @@ describe("lake on S3 (moto)", () => {
     [moto],
     async () => {
       const secret = "wrong-secret-Zq8xK2vLr9";
-      const lake = newLake(`${tmp.path}/badkey`, { data_path: `s3://${m!.bucket}/lake/`, s3: { ...s3(), secret_access_key: secret } });
+      const lake = newLake(`${tmp.path}/badkey`, {
+        data_path: `s3://${m!.bucket}/lake/`,
+        s3: { ...s3(), secret_access_key: secret },
+      });
       let err: unknown;
       try {
         await lake.start();
@@ -330,11 +396,25 @@ describe("svc serve on a remote data_path", () => {
         configPath,
         JSON.stringify(
           testConfigJson(tmp.path, {
-            storage: { lakehouse: { data_path: `s3://${m!.bucket}/lake/`, s3: { region: "us-east-1", access_key_id: m!.accessKeyId, secret_access_key: secret, endpoint: m!.endpoint } } },
+            storage: {
+              lakehouse: {
+                data_path: `s3://${m!.bucket}/lake/`,
+                s3: {
+                  region: "us-east-1",
+                  access_key_id: m!.accessKeyId,
+                  secret_access_key: secret,
+                  endpoint: m!.endpoint,
+                },
+              },
+            },
           }),
         ),
       );
-      const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", configPath], { cwd: tmp.path, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", configPath], {
+        cwd: tmp.path,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
       expect(code).toBe(2);
       const last = stderr.trim().split("\n").pop()!;
@@ -363,7 +443,12 @@ describe("lake on Azure Blob (Azurite)", () => {
     [azurite],
     async () => {
       const dir = `${tmp.path}/ingest`;
-      const azure = { account_name: a!.account, account_key: a!.accountKey, connection_string: "", endpoint: a!.endpoint };
+      const azure = {
+        account_name: a!.account,
+        account_key: a!.accountKey,
+        connection_string: "",
+        endpoint: a!.endpoint,
+      };
       const lake = newLake(dir, { data_path: `az://${a!.container}/lake/`, azure });
       await lake.start();
       try {
@@ -373,7 +458,11 @@ describe("lake on Azure Blob (Azurite)", () => {
           await ingest(lake, b * 40, 40, t0);
           await lake.flush();
         }
-        const store = openObjectStore({ data_path: `az://${a!.container}/lake/`, s3: { region: "", access_key_id: "", secret_access_key: "" }, azure });
+        const store = openObjectStore({
+          data_path: `az://${a!.container}/lake/`,
+          s3: { region: "", access_key_id: "", secret_access_key: "" },
+          azure,
+        });
         const keys = await storeKeys(store);
         for (const f of await lake.files(KEY)) expect(keys).toContain(f.path);
         expect(await countRows(lake)).toEqual({ n: 120, d: 120 });

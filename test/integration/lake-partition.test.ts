@@ -22,7 +22,14 @@ const MIDNIGHT = Date.UTC(2026, 10, 24) * 1000;
 
 describe("flush partitions", () => {
   test("singleDate: one UTC date from the spool spans, undefined across midnight or when unknown", () => {
-    const e = (min: number, max: number): SpoolEntry => ({ seq: 1, file: "f", rows: 1, def, atMs: 0, span: { min, max } });
+    const e = (min: number, max: number): SpoolEntry => ({
+      seq: 1,
+      file: "f",
+      rows: 1,
+      def,
+      atMs: 0,
+      span: { min, max },
+    });
     expect(singleDate(def, [e(MIDNIGHT, MIDNIGHT + DAY_US - 1)])).toBe("2026-11-24");
     expect(singleDate(def, [e(MIDNIGHT + 5, MIDNIGHT + 6), e(MIDNIGHT - 1, MIDNIGHT - 1)])).toBeUndefined();
     expect(singleDate(def, [e(MIDNIGHT, MIDNIGHT), { seq: 2, file: "g", rows: 1, def, atMs: 0 }])).toBeUndefined();
@@ -70,7 +77,11 @@ describe("flush partitions", () => {
       .end();
     await lake.sync();
     const sum = await lake.summary();
-    const truth = (await lake.query(`SELECT count(*) AS n, epoch_us(min(timestamp)) AS lo, epoch_us(max(timestamp)) AS hi FROM svc_lake.main.part_probe`)).rows[0]!;
+    const truth = (
+      await lake.query(
+        `SELECT count(*) AS n, epoch_us(min(timestamp)) AS lo, epoch_us(max(timestamp)) AS hi FROM svc_lake.main.part_probe`,
+      )
+    ).rows[0]!;
     expect(sum).toEqual({ rows: Number(truth.n), minUs: Number(truth.lo), maxUs: Number(truth.hi) });
     expect(sum).toEqual({ rows: 7, minUs: MIDNIGHT - 7_000_000, maxUs: MIDNIGHT + 5_000_000 });
     await lake.flush();

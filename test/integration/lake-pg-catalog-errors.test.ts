@@ -22,7 +22,16 @@ afterAll(async () => {
 });
 
 function lakeOf(url: string, dir: string) {
-  return { storage: { lakehouse: { catalog_type: "postgres", catalog_path: url, data_path: join(dir, "lake/"), state_path: join(dir, "state") } } };
+  return {
+    storage: {
+      lakehouse: {
+        catalog_type: "postgres",
+        catalog_path: url,
+        data_path: join(dir, "lake/"),
+        state_path: join(dir, "state"),
+      },
+    },
+  };
 }
 
 async function startError(dir: string, url: string): Promise<AppError> {
@@ -72,7 +81,10 @@ peerTest(
       ["mysql://svc:MySecret@127.0.0.1/lake", "MySecret"],
     ] as const) {
       const e = await startError(join(dir.path, String(url.length)), url);
-      expect({ url: url.replace(secret, ""), code: e.code }).toEqual({ url: url.replace(secret, ""), code: "CONFIG_INVALID" });
+      expect({ url: url.replace(secret, ""), code: e.code }).toEqual({
+        url: url.replace(secret, ""),
+        code: "CONFIG_INVALID",
+      });
       expect(e.message).toContain("storage.lakehouse.catalog_path");
       if (secret !== "catalog.sqlite") expect(errorMessage(e)).not.toContain(secret);
       expect(existsSync(dirname(resolve(url)))).toBe(url.startsWith("/var/lib/svc") && existsSync("/var/lib/svc"));

@@ -54,14 +54,18 @@ async function sharedLake() {
     path: dir.path,
     db,
     dataPath,
-    writer: (name: string) => startTestAppliance(join(dir.path, name), lakeOf(db.url, dataPath, join(dir.path, name, "state"))),
+    writer: (name: string) =>
+      startTestAppliance(join(dir.path, name), lakeOf(db.url, dataPath, join(dir.path, name, "state"))),
     [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
   };
 }
 
 async function write(a: TestAppliance, host: string, from: number, n: number): Promise<void> {
   const lines = Array.from({ length: n }, (_, i) => `cpu,host=${host} v=${from + i}i ${NOW_MS + from + i}`);
-  const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: lines.join("\n") });
+  const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, {
+    method: "POST",
+    body: lines.join("\n"),
+  });
   expect(r.status).toBe(204);
 }
 
@@ -123,7 +127,10 @@ peerTest(
     const health = await (await fetch(`${b.app.nodeUrl}/health`)).json();
     expect(health.checks["lake:maintainer"][0].observedValue).toBe(0);
     await a[Symbol.asyncDispose]();
-    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    await waitFor(
+      "b takes over",
+      async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer),
+    );
     await written(b, "b", 2000, 5);
     expect(await values(b)).toEqual([...all, ...range(2000, 5)]);
   },
@@ -171,7 +178,10 @@ peerTest(
     // B is not the maintainer: it removed only its own leftover.
     expect([bLeftover, otherHost, young, stale].map((f) => existsSync(f))).toEqual([false, true, true, true]);
     await a[Symbol.asyncDispose]();
-    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    await waitFor(
+      "b takes over",
+      async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer),
+    );
     // B's takeover sweep: the other host's reservation and the young file stay, the old unreserved file is quarantined.
     expect([otherHost, young, stale].map((f) => existsSync(f))).toEqual([true, true, false]);
     expect(readdirSync(join(dataPath, "_quarantine"))).toHaveLength(1);
@@ -189,17 +199,24 @@ peerTest(
     const { db } = shared;
     await using a = await shared.writer("a");
     await using b = await shared.writer("b");
-    expect([a.app.lake!.maintainerState(), b.app.lake!.maintainerState()]).toEqual([{ isMaintainer: true }, { isMaintainer: false }]);
+    expect([a.app.lake!.maintainerState(), b.app.lake!.maintainerState()]).toEqual([
+      { isMaintainer: true },
+      { isMaintainer: false },
+    ]);
     // The server ends the session holding the maintainer lock: the lock goes with it.
     const admin = new SQL(db.url, { max: 1 });
     try {
-      const killed = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND granted
+      const killed =
+        await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND granted
         AND classid = (${MAINTAINER_LOCK_KEY.toString()}::bigint >> 32)::oid AND objid = (${MAINTAINER_LOCK_KEY.toString()}::bigint & 4294967295)::oid`;
       expect(killed.length).toBe(1);
     } finally {
       await admin.close();
     }
-    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    await waitFor(
+      "b takes over",
+      async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer),
+    );
     await a.app.lake!.maintain();
     expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
     // A still writes (its commits use the other connection of its pool).
@@ -222,7 +239,9 @@ async function ageReservations(url: string, owners: string[], ageMs: number): Pr
 async function reservationOwners(url: string): Promise<string[]> {
   const sql = new SQL(url, { max: 1 });
   try {
-    return (await sql`SELECT DISTINCT owner FROM svc_inflight_file ORDER BY owner`).map((r: { owner: string }) => r.owner);
+    return (await sql`SELECT DISTINCT owner FROM svc_inflight_file ORDER BY owner`).map(
+      (r: { owner: string }) => r.owner,
+    );
   } finally {
     await sql.close();
   }
@@ -253,7 +272,10 @@ peerTest(
       // The connected writer goes away: a later pass clears its reservation too (its session ends a moment after close).
       await live.close();
       liveOpen = false;
-      await waitFor("the closed writer's reservation cleared", async () => (await a.app.lake!.maintain(), !existsSync(liveFile)));
+      await waitFor(
+        "the closed writer's reservation cleared",
+        async () => (await a.app.lake!.maintain(), !existsSync(liveFile)),
+      );
       expect(await reservationOwners(db.url)).toEqual(["young-host:/var/lib/svc"]);
       expect(existsSync(young)).toBe(true);
       // The lake still writes and reads its rows.
@@ -275,9 +297,19 @@ peerTest(
     // The bucket is a LocalStore (the same ObjectStore contract as S3 and Azure, object-store.test.ts).
     const bucket = join(dir.path, "bucket");
     mkdirSync(bucket, { recursive: true });
-    const remote = new RemoteFiles(new LocalStore(bucket), join(dir.path, "cache"), 1 << 20, remoteFilesMetrics(new MetricsRegistry()));
+    const remote = new RemoteFiles(
+      new LocalStore(bucket),
+      join(dir.path, "cache"),
+      1 << 20,
+      remoteFilesMetrics(new MetricsRegistry()),
+    );
     const me = await PgCatalog.open({ url: db.url, dataPath: remote.cacheDir, owner: "me:/var/lib/svc" });
-    const other = await PgCatalog.open({ url: db.url, dataPath: remote.cacheDir, owner: "other:/var/lib/svc", create: false });
+    const other = await PgCatalog.open({
+      url: db.url,
+      dataPath: remote.cacheDir,
+      owner: "other:/var/lib/svc",
+      create: false,
+    });
     try {
       const { tableId } = await me.ensureTable("metrics", { name: "cpu", columns: [{ name: "v", type: "int64" }] });
       const [uploaded, _neverUploaded, young, othersOld] = [
@@ -294,7 +326,13 @@ peerTest(
       for (const k of [uploaded!, othersOld!]) utimesSync(join(bucket, k), at, at);
       // The other writer reserves a file right now (its upload not started): its row must stay.
       const othersFresh = await other.newDataFilePath(tableId);
-      const r = await sweepRemoteOrphans(remote, await me.referencedPaths(), await me.inflightPaths(), me, createLogger({ test: true }));
+      const r = await sweepRemoteOrphans(
+        remote,
+        await me.referencedPaths(),
+        await me.inflightPaths(),
+        me,
+        createLogger({ test: true }),
+      );
       expect(r).toEqual({ deleted: 1, unknown: 0, young: 1, forgotten: 2 });
       expect((await me.inflightReservations()).map((x) => [x.owner, x.path]).sort()).toEqual(
         [
@@ -344,7 +382,10 @@ peerTest(
     const key = b.app.lake!.findTable("metrics", "cpu")!;
     expect(b.app.lake!.table(key)!.columns.map((c) => c.name)).toEqual(["time", "host", "v"]);
     // A grows the table by a field B has never seen.
-    const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=a v=10i,w=7i ${NOW_MS + 10}` });
+    const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, {
+      method: "POST",
+      body: `cpu,host=a v=10i,w=7i ${NOW_MS + 10}`,
+    });
     expect(r.status).toBe(204);
     await a.app.lake!.flush();
     const lake = b.app.lake!;
@@ -361,10 +402,15 @@ peerTest(
     const seen = await lake.query(`SELECT v, w FROM (${await lake.scanSql(key)}) t WHERE w IS NOT NULL`);
     expect(seen.rows.map((row) => [Number(row.v), Number(row.w)])).toEqual([[10, 7]]);
     // B writes the new column too; A reads it.
-    const rb = await fetch(`${b.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=b v=11i,w=8i ${NOW_MS + 11}` });
+    const rb = await fetch(`${b.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, {
+      method: "POST",
+      body: `cpu,host=b v=11i,w=8i ${NOW_MS + 11}`,
+    });
     expect(rb.status).toBe(204);
     await lake.flush();
-    const both = await a.app.lake!.query(`SELECT v, w FROM (${await a.app.lake!.scanSql(key)}) t WHERE w IS NOT NULL ORDER BY v`);
+    const both = await a.app.lake!.query(
+      `SELECT v, w FROM (${await a.app.lake!.scanSql(key)}) t WHERE w IS NOT NULL ORDER BY v`,
+    );
     expect(both.rows.map((row) => [Number(row.v), Number(row.w)])).toEqual([
       [10, 7],
       [11, 8],

@@ -38,7 +38,9 @@ async function sendHepInvite(nodeUrl: string, callId: string): Promise<void> {
 /** Rows of the call in the HEP call table and whether they are in Parquet (not only the buffer). */
 async function callRows(lake: Lake, callId: string): Promise<number> {
   await lake.sync();
-  const r = await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1", [callId]);
+  const r = await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1", [
+    callId,
+  ]);
   return Number(r.rows[0]?.n ?? 0);
 }
 
@@ -76,7 +78,9 @@ describe("one bad table never poisons the lake", () => {
       const mem = await lpWrite(s.lpUrl, "/write", `mem_hep_proto_1_call v=1i ${T0}000000000`);
       expect(mem.status).toBe(400);
       expect(mem.body?.lines?.[0]).toMatchObject({ line: 1, reason: "reserved_table" });
-      expect(lake.tables().some((d) => /information_schema|pg_catalog|svc_files|mem_hep/i.test(`${d.schema}.${d.name}`))).toBe(false);
+      expect(
+        lake.tables().some((d) => /information_schema|pg_catalog|svc_files|mem_hep/i.test(`${d.schema}.${d.name}`)),
+      ).toBe(false);
 
       // Everything else goes on: HEP, an existing and a new line-protocol table, all flushed to Parquet.
       await sendHepInvite(s.a.app.nodeUrl!, calls[0]!);
@@ -101,7 +105,11 @@ describe("one bad table never poisons the lake", () => {
       expect(await callRows(lake, calls[1]!)).toBe(1);
       expect((await tableRows(lake, "main", "good")).map((r) => r.v)).toEqual([1, 3]);
       expect(await tableRows(lake, "other", "fresh")).toEqual([{ time_us: T0 * 1_000_000, host: "b", v: 2 }]);
-      expect(metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", { reason: "spool_write_failed" })).toBe(0);
+      expect(
+        metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", {
+          reason: "spool_write_failed",
+        }),
+      ).toBe(0);
     }
   });
 
@@ -141,7 +149,9 @@ describe("one bad table never poisons the lake", () => {
     expect(await callRows(lake, callId)).toBe(1);
     expect(await tableRows(lake, "main", "kept")).toEqual([{ time_us: T0 * 1_000_000, v: 7 }]);
     expect(await tableRows(lake, "main", "newer")).toEqual([{ time_us: T0 * 1_000_000, v: 8 }]);
-    expect(metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", { reason: "spool_write_failed" })).toBe(0);
+    expect(
+      metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", { reason: "spool_write_failed" }),
+    ).toBe(0);
   });
 
   test("a table whose views cannot be rebuilt stops neither the spool, nor HEP, nor any other table", async () => {
@@ -153,9 +163,15 @@ describe("one bad table never poisons the lake", () => {
     // A Parquet file gone from disk: DuckDB binds a view when it is created, so every later
     // re-creation of this table's files view fails (a real failure inside the view transaction).
     for (const f of await lake.files("main.broken")) rmSync(join(lake.dataPathResolved(), f.path));
-    expect((await lpWrite(s.lpUrl, "/write?precision=s", `broken v=2i ${T0 + 1}\ngood v=2i ${T0 + 1}`)).status).toBe(204);
+    expect((await lpWrite(s.lpUrl, "/write?precision=s", `broken v=2i ${T0 + 1}\ngood v=2i ${T0 + 1}`)).status).toBe(
+      204,
+    );
     await lake.flush();
-    expect(metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_view_refresh_failures_total", { table: "main.broken" })).toBeGreaterThan(0);
+    expect(
+      metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_view_refresh_failures_total", {
+        table: "main.broken",
+      }),
+    ).toBeGreaterThan(0);
 
     // After that failure: later writes of every other table are stored, flushed and queryable.
     const callId = `after-broken-${crypto.randomUUID()}`;
@@ -163,7 +179,9 @@ describe("one bad table never poisons the lake", () => {
     // HEP reaches the writer from the ingest thread, after its next hand-over (≤ 100 ms): waited for
     // here, so the flush below takes it and nothing is left waiting.
     await waitFor("the HEP row in the buffer", async () => (await callRows(lake, callId)) === 1 || undefined);
-    expect((await lpWrite(s.lpUrl, "/write?precision=s", `good v=3i ${T0 + 2}\nlater v=1i ${T0 + 2}`)).status).toBe(204);
+    expect((await lpWrite(s.lpUrl, "/write?precision=s", `good v=3i ${T0 + 2}\nlater v=1i ${T0 + 2}`)).status).toBe(
+      204,
+    );
     await lake.flush();
     expect(await callRows(lake, callId)).toBe(1);
     expect((await tableRows(lake, "main", "good")).map((r) => r.v)).toEqual([1, 2, 3]);
@@ -173,6 +191,8 @@ describe("one bad table never poisons the lake", () => {
     // here would fill max_buffered_rows and turn every table's writes into 503s.
     expect((await lake.files("main.broken")).length).toBe(2);
     expect(lake.backlog()).toBe(0);
-    expect(metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", { reason: "spool_write_failed" })).toBe(0);
+    expect(
+      metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", { reason: "spool_write_failed" }),
+    ).toBe(0);
   });
 });

@@ -84,7 +84,9 @@ async function readBack(store: ObjectStore, keys: string[], dir: string): Promis
   const db = await DuckDBInstance.create(":memory:");
   const con = await db.connect();
   try {
-    const r = await con.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(DISTINCT session_id)::INTEGER AS d FROM read_parquet([${local.map((p) => `'${p}'`).join(", ")}])`);
+    const r = await con.runAndReadAll(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT session_id)::INTEGER AS d FROM read_parquet([${local.map((p) => `'${p}'`).join(", ")}])`,
+    );
     const row = r.getRowObjects()[0] as { n: number; d: number };
     return { rows: row.n, ids: row.d };
   } finally {
@@ -113,7 +115,12 @@ for (const { point, leftover } of CASES) {
       const n = ++dbCount;
       const url = await pg.createDatabase(`k${n}`);
       const prefix = `case${n}/`;
-      const s3 = { endpoint: moto.endpoint, region: "us-east-1", access_key_id: moto.accessKeyId, secret_access_key: moto.secretAccessKey };
+      const s3 = {
+        endpoint: moto.endpoint,
+        region: "us-east-1",
+        access_key_id: moto.accessKeyId,
+        secret_access_key: moto.secretAccessKey,
+      };
       const state = join(dir.path, "state");
       const cfg = testConfigJson(dir.path, {
         log: { level: "info" },
@@ -136,10 +143,18 @@ for (const { point, leftover } of CASES) {
       const store = openObjectStore({ data_path: `s3://${moto.bucket}/${prefix}`, s3, azure: NO_AZURE });
 
       const first = await spawnSvc("svc", cfgPath, { SVC_TEST_PAUSE_AT: point });
-      const tcp = await Bun.connect({ hostname: "127.0.0.1", port: first.port("hep-tcp"), socket: { data() {}, error() {} } });
+      const tcp = await Bun.connect({
+        hostname: "127.0.0.1",
+        port: first.port("hep-tcp"),
+        socket: { data() {}, error() {} },
+      });
       const frames = Buffer.concat(Array.from({ length: ROWS }, (_, i) => hepInvite(`rk9-${n}-${i}`, "tcp")));
       expect(tcp.write(frames)).toBe(frames.length);
-      await waitFor("every row accepted", async () => (await first.metric("svc_hep_rows_accepted_total")) >= ROWS, 30_000);
+      await waitFor(
+        "every row accepted",
+        async () => (await first.metric("svc_hep_rows_accepted_total")) >= ROWS,
+        30_000,
+      );
       await waitFor(`the pause at ${point}`, () => first.lines.find((l) => l.msg === "test pause"), 30_000);
       tcp.end();
       await first.kill9();
@@ -171,14 +186,30 @@ for (const { point, leftover } of CASES) {
       const left = objectsAfter.filter((k) => !after.includes(k));
       expect(left).toEqual(unnamed);
       const own = new Set((await reservations(url)).map((r) => r.path));
-      const remote = new RemoteFiles(store, join(peerDir, `cache-${n}`), 1 << 20, remoteFilesMetrics(new MetricsRegistry()));
+      const remote = new RemoteFiles(
+        store,
+        join(peerDir, `cache-${n}`),
+        1 << 20,
+        remoteFilesMetrics(new MetricsRegistry()),
+      );
       // The sweep as the writer itself runs it (same owner: host and state directory) forgets the rows too.
       const owners = [...new Set((await reservations(url)).map((r) => r.owner))];
       expect(owners.length).toBeLessThanOrEqual(1);
       const cat = await PgCatalog.open({ url, dataPath: remote.cacheDir, owner: owners[0] ?? "nobody", create: false });
       try {
-        const sweep = await sweepRemoteOrphans(remote, new Set(after.map((k) => join(remote.cacheDir, k))), own, cat, createLogger({ test: true }), Date.now() + ORPHAN_GRACE_MS + 60_000);
-        expect({ deleted: sweep.deleted, unknown: sweep.unknown, forgotten: sweep.forgotten }).toEqual({ deleted: leftover, unknown: 0, forgotten: own.size });
+        const sweep = await sweepRemoteOrphans(
+          remote,
+          new Set(after.map((k) => join(remote.cacheDir, k))),
+          own,
+          cat,
+          createLogger({ test: true }),
+          Date.now() + ORPHAN_GRACE_MS + 60_000,
+        );
+        expect({ deleted: sweep.deleted, unknown: sweep.unknown, forgotten: sweep.forgotten }).toEqual({
+          deleted: leftover,
+          unknown: 0,
+          forgotten: own.size,
+        });
       } finally {
         await cat.close();
       }

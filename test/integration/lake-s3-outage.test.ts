@@ -25,7 +25,12 @@ peerTest(
   async () => {
     moto = await startMoto(tmp.path);
     const m = moto;
-    const s3 = (endpoint: string) => ({ endpoint, region: "us-east-1", access_key_id: m.accessKeyId, secret_access_key: m.secretAccessKey });
+    const s3 = (endpoint: string) => ({
+      endpoint,
+      region: "us-east-1",
+      access_key_id: m.accessKeyId,
+      secret_access_key: m.secretAccessKey,
+    });
     const dataPath = `s3://${m.bucket}/outage/`;
     await storeOutage("lake-s3-outage", {
       port: Number(new URL(m.endpoint).port),

@@ -17,7 +17,8 @@ const def: TableDef = {
 
 /** Files a scan reads (the read_parquet lists of its SQL), in order. */
 /** The lake's data files a scan reads (not the spool's, which may be Parquet seals too). */
-const filesOf = (sql: string) => [...sql.matchAll(/'([^']+\.parquet)'/g)].map((m) => m[1]!).filter((f) => !f.includes("/spool/"));
+const filesOf = (sql: string) =>
+  [...sql.matchAll(/'([^']+\.parquet)'/g)].map((m) => m[1]!).filter((f) => !f.includes("/spool/"));
 
 describe("Lake.scanSql file selection", () => {
   test("equals prunes files by min/max and all-NULL columns; newestFirst orders files and buffer", async () => {
@@ -47,12 +48,22 @@ describe("Lake.scanSql file selection", () => {
     expect(all).toHaveLength(3);
     const [fa, fm, fx] = all;
 
-    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b"] } }))).toEqual([fa!]);
-    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["o"] } }))).toEqual([fm!]); // inside [m, p]: may be there
-    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b", "y"] } }))).toEqual([fa!, fx!]);
-    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["d", "q"] } }))).toEqual([]);
+    expect(
+      filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b"] } })),
+    ).toEqual([fa!]);
+    expect(
+      filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["o"] } })),
+    ).toEqual([fm!]); // inside [m, p]: may be there
+    expect(
+      filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b", "y"] } })),
+    ).toEqual([fa!, fx!]);
+    expect(
+      filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["d", "q"] } })),
+    ).toEqual([]);
     // cid is NULL in every row of the first two files.
-    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "cid", values: ["corr-1", "b"] } }))).toEqual([fx!]);
+    expect(
+      filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "cid", values: ["corr-1", "b"] } })),
+    ).toEqual([fx!]);
     await expect(lake.scanSql(key, { equals: { column: "timestamp", values: ["x"] } })).rejects.toThrow(/VARCHAR/);
 
     // The pruned scan still answers the query exactly, buffer rows included.
@@ -64,7 +75,9 @@ describe("Lake.scanSql file selection", () => {
       .end();
     await lake.sync();
     const scan = await lake.scanSql(key, { equals: { column: "session_id", values: ["b"] } });
-    const got = await lake.query(`SELECT session_id, epoch_us("timestamp") AS ts FROM (${scan}) t WHERE session_id = 'b' ORDER BY ts`);
+    const got = await lake.query(
+      `SELECT session_id, epoch_us("timestamp") AS ts FROM (${scan}) t WHERE session_id = 'b' ORDER BY ts`,
+    );
     expect(got.rows).toEqual([
       { session_id: "b", ts: t0 + 1 },
       { session_id: "b", ts: t0 + 180_000_000 },

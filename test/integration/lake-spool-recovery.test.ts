@@ -17,13 +17,23 @@ describe("spool recovery never blocks the lake", () => {
     const udp = await Bun.udpSocket({});
     for (let i = 0; i < 5; i++) {
       udp.send(
-        encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: `good-${i}`, from: "a", to: "b" }) }),
+        encodeHep3({
+          srcIp: "10.0.0.1",
+          dstIp: "10.0.0.2",
+          timestampUs: Date.now() * 1000,
+          protoType: 1,
+          payload: invite({ callId: `good-${i}`, from: "a", to: "b" }),
+        }),
         a.app.ingest!.listeners.udp!.port(),
         "127.0.0.1",
       );
     }
     udp.close();
-    await waitFor("good rows in Parquet", async () => (await a.app.lake!.files("main.hep_proto_1_call")).reduce((s, f) => s + f.rows, 0) === 5, 20_000);
+    await waitFor(
+      "good rows in Parquet",
+      async () => (await a.app.lake!.files("main.hep_proto_1_call")).reduce((s, f) => s + f.rows, 0) === 5,
+      20_000,
+    );
     expect(a.app.metrics.render()).toMatch(/svc_lake_rows_lost_total\{reason="unreadable_spool"\} 3/);
     expect(readdirSync(join(dir.path, "spool", "failed")).length).toBe(1);
     const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call`);
@@ -48,7 +58,10 @@ describe("spool recovery never blocks the lake", () => {
     lake.row("main.t")!.time(2); // the producer threw here
     lake.row("main.t")!.time(3).str("ok-3").end();
     await lake.flush();
-    expect((await lake.query(`SELECT s FROM svc_lake.main.t ORDER BY ts`)).rows).toEqual([{ s: "ok-1" }, { s: "ok-3" }]);
+    expect((await lake.query(`SELECT s FROM svc_lake.main.t ORDER BY ts`)).rows).toEqual([
+      { s: "ok-1" },
+      { s: "ok-3" },
+    ]);
     expect(a.app.metrics.render()).toMatch(/svc_lake_rows_lost_total\{reason="partial_row"\} 1/);
     expect(existsSync(join(dir.path, "spool", "failed"))).toBe(false);
   });

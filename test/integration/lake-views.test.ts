@@ -26,7 +26,9 @@ describe("table views during seals and flushes", () => {
   test("no row seen twice or lost between the buffer and Parquet while both change", async () => {
     await using dir = tempDir();
     // Flush at every 200 rows: many commits while the queries run.
-    await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { batch_size: 200, flush_interval_sec: 0.05 } } });
+    await using a = await startTestAppliance(dir.path, {
+      storage: { lakehouse: { batch_size: 200, flush_interval_sec: 0.05 } },
+    });
     const lake = a.app.lake!;
     await lake.defineTable(def);
     const key = "main.view_probe";
@@ -76,7 +78,9 @@ describe("table views during seals and flushes", () => {
 describe("files view after a commit", () => {
   test("reads the statistics of the new files only, and lists the same files with the same columns as a full listing", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } });
+    await using a = await startTestAppliance(dir.path, {
+      storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+    });
     const lake = a.app.lake!;
     await lake.defineTable(def);
     const key = "main.view_probe";
@@ -105,7 +109,8 @@ describe("files view after a commit", () => {
             }
           : Reflect.get(target, prop, target),
     });
-    const shape = (files: Awaited<ReturnType<LakeCatalog["listDataFiles"]>>) => files.map((f) => ({ id: f.dataFileId, path: f.absolutePath, columns: Object.keys(f.columnStats).sort() }));
+    const shape = (files: Awaited<ReturnType<LakeCatalog["listDataFiles"]>>) =>
+      files.map((f) => ({ id: f.dataFileId, path: f.absolutePath, columns: Object.keys(f.columnStats).sort() }));
     const first = await liveFiles(recording, tableId, await catalog.currentSnapshotId(), []);
     expect(first).toHaveLength(3);
     expect(shape(first)).toEqual(shape(await catalog.listDataFiles(tableId)));

@@ -67,7 +67,11 @@ describe("writes blocked by a full disk", () => {
     [TMPFS_PEER, PEERS.pyDuckLake],
     async () => {
       const lines: Array<Record<string, unknown>> = [];
-      configureLogging({ level: "info", format: "json", sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) } });
+      configureLogging({
+        level: "info",
+        format: "json",
+        sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) },
+      });
       try {
         await using dir = tempDir();
         await using disk = mountTmpfs(join(dir.path, "lake"), 8 << 20);
@@ -93,7 +97,11 @@ describe("writes blocked by a full disk", () => {
             udp.send(packet(sent), port, "127.0.0.1");
             if (k % 50 === 49) await Bun.sleep(1); // a burst, not a flood: no kernel drops on loopback
           }
-          await waitFor(`${sent} packets received`, () => metrics.sumOf("svc_hep_packets_received_total") === sent || undefined, 20_000);
+          await waitFor(
+            `${sent} packets received`,
+            () => metrics.sumOf("svc_hep_packets_received_total") === sent || undefined,
+            20_000,
+          );
         };
         const metric = (re: RegExp) => Number(re.exec(metrics.render())?.[1] ?? Number.NaN);
         const blocked = () => metric(/^svc_lake_write_blocked (\S+)$/m);
@@ -116,15 +124,22 @@ describe("writes blocked by a full disk", () => {
         await waitFor(
           "each table's flush to fail",
           () =>
-            ["hep_proto_1_call", "hep_proto_1_registration", "hep_proto_1_default"].every((t) => metrics.render().includes(`svc_lake_flush_failures_total{table="main.${t}",reason="no_space"}`)) ||
-            undefined,
+            ["hep_proto_1_call", "hep_proto_1_registration", "hep_proto_1_default"].every((t) =>
+              metrics.render().includes(`svc_lake_flush_failures_total{table="main.${t}",reason="no_space"}`),
+            ) || undefined,
           30_000,
         );
         expect(metric(/^svc_lake_free_bytes\{dir="data"\} (\S+)$/m)).toBeLessThan(64 << 10);
         expect(metric(/^svc_lake_free_bytes\{dir="state"\} (\S+)$/m)).toBeGreaterThan(1 << 20);
-        expect(metric(/^svc_lake_write_error_last_timestamp_seconds\{reason="no_space"\} (\S+)$/m)).toBeGreaterThan(Date.now() / 1000 - 120);
+        expect(metric(/^svc_lake_write_error_last_timestamp_seconds\{reason="no_space"\} (\S+)$/m)).toBeGreaterThan(
+          Date.now() / 1000 - 120,
+        );
         const s = await stats();
-        expect(s.storage).toMatchObject({ write_blocked: true, blocked_reason: "no_space", last_write_error: { reason: "no_space" } });
+        expect(s.storage).toMatchObject({
+          write_blocked: true,
+          blocked_reason: "no_space",
+          last_write_error: { reason: "no_space" },
+        });
         expect(s.storage.data_free_bytes).toBeLessThan(64 << 10);
         expect(s.storage.backlog_rows).toBe(300);
         expect(JSON.stringify(s)).not.toContain(dir.path);
@@ -132,7 +147,11 @@ describe("writes blocked by a full disk", () => {
 
         // One line for the condition (three tables failing, several attempts each), naming the
         // file system's path and its free bytes; the next only after a minute.
-        await waitFor("more failed attempts", () => metrics.sumOf("svc_lake_flush_failures_total") >= 6 || undefined, 30_000);
+        await waitFor(
+          "more failed attempts",
+          () => metrics.sumOf("svc_lake_flush_failures_total") >= 6 || undefined,
+          30_000,
+        );
         const failed = lines.filter((l) => l.msg === "flush failed; rows stay buffered and are retried with back-off");
         expect(failed.length).toBe(1);
         expect(failed[0]).toMatchObject({ reason: "no_space", level: "error" });
@@ -162,7 +181,11 @@ describe("writes blocked by a full disk", () => {
         expect(resumed).toMatchObject({ blocked_reason: "no_space" });
         expect(Number(resumed!.blocked_ms)).toBeGreaterThan(0);
         const after = await stats();
-        expect(after.storage).toMatchObject({ write_blocked: false, blocked_reason: null, last_write_error: { reason: "no_space" } });
+        expect(after.storage).toMatchObject({
+          write_blocked: false,
+          blocked_reason: null,
+          last_write_error: { reason: "no_space" },
+        });
         expect(after.row_count).toBe(accepted);
 
         // Committed before the outage and accepted during it: each row once (X-Seq / Call-ID unique).

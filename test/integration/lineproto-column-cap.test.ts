@@ -29,7 +29,11 @@ test("the cap counts the table's columns as it grows: time + keys up to max_colu
   await using dir = tempDir();
   await using s = await startLineProtocol(dir.path, { max_columns: 4 });
   const lake = s.a.app.lake!;
-  expect((await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m,a=x b=1i,c=2i,d=3i ${T0}`)).body?.lines?.map((l) => l.reason)).toEqual(["column_limit"]);
+  expect(
+    (await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m,a=x b=1i,c=2i,d=3i ${T0}`)).body?.lines?.map(
+      (l) => l.reason,
+    ),
+  ).toEqual(["column_limit"]);
   expect((await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m,a=x b=1i ${T0}`)).status).toBe(204);
   expect((await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m c=2i ${T0 + 1}`)).status).toBe(204);
   const more = await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m d=3i ${T0 + 2}\nm,a=y b=4i ${T0 + 3}`);

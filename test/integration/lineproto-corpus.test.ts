@@ -31,12 +31,19 @@ type Case = {
 };
 type Body = { error: string; written: number; lines?: Array<{ line: number; key?: string; reason: string }> };
 
-const SQL_TYPE: Record<CaseField["type"], string> = { int: "int", uint: "int", float: "float", bool: "bool", string: "string" };
+const SQL_TYPE: Record<CaseField["type"], string> = {
+  int: "int",
+  uint: "int",
+  float: "float",
+  bool: "bool",
+  string: "string",
+};
 const PRECISION_NS = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
 const floorUs = (ns: bigint) => (ns >= 0n || ns % 1000n === 0n ? ns / 1000n : ns / 1000n - 1n);
 
 /** Rule 5 with the first value deciding: unsigned beyond BIGINT makes an unsigned column. */
-const columnKind = (f: CaseField) => (f.type === "uint" && BigInt(f.value as string) > INT64_MAX ? "uint" : SQL_TYPE[f.type]);
+const columnKind = (f: CaseField) =>
+  f.type === "uint" && BigInt(f.value as string) > INT64_MAX ? "uint" : SQL_TYPE[f.type];
 
 /** Rule 6: whether a value fits a column of this kind. */
 function fits(kind: string | undefined, f: CaseField): boolean {
@@ -47,7 +54,10 @@ function fits(kind: string | undefined, f: CaseField): boolean {
 
 /** Expected rows per table, simulating rules 4-6 (first type wins, per-case-insensitive column). */
 function expectedTables(points: CasePoint[]) {
-  const tables = new Map<string, { types: Map<string, string>; rows: Array<{ time: bigint | null; values: Map<string, unknown> }> }>();
+  const tables = new Map<
+    string,
+    { types: Map<string, string>; rows: Array<{ time: bigint | null; values: Map<string, unknown> }> }
+  >();
   for (const p of points) {
     const name = sanitizeIdentifier(p.measurement);
     let t = tables.get(name.toLowerCase());
@@ -76,7 +86,8 @@ function expectedTables(points: CasePoint[]) {
   return { tables };
 }
 
-const corpusCases = (): Case[] => (existsSync(CORPUS) ? (JSON.parse(readFileSync(CORPUS, "utf8")) as { cases: Case[] }).cases : []);
+const corpusCases = (): Case[] =>
+  existsSync(CORPUS) ? (JSON.parse(readFileSync(CORPUS, "utf8")) as { cases: Case[] }).cases : [];
 
 describe("line-protocol reference corpus through the receiver", () => {
   const cases = corpusCases();
@@ -99,12 +110,16 @@ describe("line-protocol reference corpus through the receiver", () => {
       const res = await fetch(`${base}/write?db=${schema}&precision=${c.precision}`, { method: "POST", body });
       const afterNs = BigInt(Date.now() + 1) * 1_000_000n;
       const json = res.status === 204 ? undefined : ((await res.json()) as Body);
-      const fail = (what: string) => failures.push(`${c.id} ${JSON.stringify(c.text ?? c.text_b64)}: ${what} (status ${res.status} ${JSON.stringify(json)})`);
+      const fail = (what: string) =>
+        failures.push(
+          `${c.id} ${JSON.stringify(c.text ?? c.text_b64)}: ${what} (status ${res.status} ${JSON.stringify(json)})`,
+        );
 
       if (c.expect === "error") {
         const refLine = Number(/at line (\d+):/.exec(c.error ?? "")?.[1] ?? 1);
         if (res.status !== 400) fail("expected 400");
-        else if (!json?.lines?.some((l) => l.line === refLine)) fail(`expected line ${refLine} among the reported lines`);
+        else if (!json?.lines?.some((l) => l.line === refLine))
+          fail(`expected line ${refLine} among the reported lines`);
         continue;
       }
       const { tables } = expectedTables(c.points!);
@@ -120,22 +135,30 @@ describe("line-protocol reference corpus through the receiver", () => {
           if (t.rows.length > 0) fail(`table ${lowerName} missing`);
           continue;
         }
-        if (def.columns[0]?.name !== "time" || def.columns[0]?.type !== "timestamp") fail("time must be the first column, TIMESTAMP");
+        if (def.columns[0]?.name !== "time" || def.columns[0]?.type !== "timestamp")
+          fail("time must be the first column, TIMESTAMP");
         for (const col of def.columns.slice(1)) {
-          const want = { string: "varchar", int: "int64", uint: "uint64", float: "float64", bool: "boolean" }[t.types.get(col.name.toLowerCase()) ?? ""];
+          const want = { string: "varchar", int: "int64", uint: "uint64", float: "float64", bool: "boolean" }[
+            t.types.get(col.name.toLowerCase()) ?? ""
+          ];
           if (col.type !== want) fail(`column ${col.name} is ${col.type}, expected ${want}`);
         }
-        const r = await lake.query(`SELECT epoch_us("time") AS __us, * EXCLUDE ("time") FROM svc_lake."${def.schema}"."${def.name}"`);
+        const r = await lake.query(
+          `SELECT epoch_us("time") AS __us, * EXCLUDE ("time") FROM svc_lake."${def.schema}"."${def.name}"`,
+        );
         const actual = r.rows.map((row) => {
           const values = new Map<string, unknown>();
           for (const col of def.columns.slice(1)) {
             const v = row[col.name];
-            if (v !== null && v !== undefined) values.set(col.name.toLowerCase(), col.type === "int64" || col.type === "uint64" ? String(v) : v);
+            if (v !== null && v !== undefined)
+              values.set(col.name.toLowerCase(), col.type === "int64" || col.type === "uint64" ? String(v) : v);
           }
           return { us: BigInt(row.__us as number | string), values };
         });
-        const norm = (rows: Array<{ values: Map<string, unknown> }>) => rows.map((x) => JSON.stringify([...x.values].sort(([k1], [k2]) => (k1 < k2 ? -1 : 1)))).sort();
-        if (JSON.stringify(norm(actual)) !== JSON.stringify(norm(t.rows))) fail(`rows of ${def.name}: got ${JSON.stringify(norm(actual))}, want ${JSON.stringify(norm(t.rows))}`);
+        const norm = (rows: Array<{ values: Map<string, unknown> }>) =>
+          rows.map((x) => JSON.stringify([...x.values].sort(([k1], [k2]) => (k1 < k2 ? -1 : 1)))).sort();
+        if (JSON.stringify(norm(actual)) !== JSON.stringify(norm(t.rows)))
+          fail(`rows of ${def.name}: got ${JSON.stringify(norm(actual))}, want ${JSON.stringify(norm(t.rows))}`);
         const times = actual.map((x) => x.us).sort();
         const wantTimes = t.rows.map((x) => x.time);
         for (const w of wantTimes) {
@@ -144,7 +167,8 @@ describe("line-protocol reference corpus through the receiver", () => {
           } else {
             const f = PRECISION_NS[c.precision];
             const lo = floorUs(beforeNs - (beforeNs % f) - f);
-            if (!times.some((us) => us >= lo && us <= floorUs(afterNs))) fail("a point without timestamp must get the receive time");
+            if (!times.some((us) => us >= lo && us <= floorUs(afterNs)))
+              fail("a point without timestamp must get the receive time");
           }
         }
       }

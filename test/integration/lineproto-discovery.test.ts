@@ -9,8 +9,18 @@ import { stableGuid } from "../../src/settings/index.ts";
 import { tempDir } from "../harness.ts";
 import { lpWrite, startLineProtocol } from "./lineproto-helpers.ts";
 
-type Item = { catalog: string; schema: string; name: string; fqn: string; columns?: Array<{ name: string; data_type: string; nullable: boolean; position: number }> };
-type ListBody = { data: { items: Item[]; prefix: string }; total: number; meta: { pagination: { limit: number; total: number; has_more: boolean } } };
+type Item = {
+  catalog: string;
+  schema: string;
+  name: string;
+  fqn: string;
+  columns?: Array<{ name: string; data_type: string; nullable: boolean; position: number }>;
+};
+type ListBody = {
+  data: { items: Item[]; prefix: string };
+  total: number;
+  meta: { pagination: { limit: number; total: number; has_more: boolean } };
+};
 type Mapping = {
   guid: string;
   hepid: number;
@@ -31,7 +41,9 @@ describe("line-protocol discovery and mapping rows", () => {
     await using s = await startLineProtocol(dir.path);
     const body = [`cpu,host=a usage=1.5,cores=4i ${T0}`, `mem,host=a used=3i,ok=true ${T0}`].join("\n");
     expect((await lpWrite(s.lpUrl, "/write?db=telegraf&precision=s", body)).status).toBe(204);
-    expect((await lpWrite(s.lpUrl, "/write?precision=s", `weather,city=x temp=3.5,raw="{}",_seq=1i ${T0}`)).status).toBe(204);
+    expect(
+      (await lpWrite(s.lpUrl, "/write?precision=s", `weather,city=x temp=3.5,raw="{}",_seq=1i ${T0}`)).status,
+    ).toBe(204);
     const list = async (q = "") => {
       const r = await s.api.call("GET", `/line_protocol/tables${q}`);
       return { status: r.status, body: r.json as unknown as ListBody };
@@ -39,8 +51,16 @@ describe("line-protocol discovery and mapping rows", () => {
     const all = await list();
     expect(all.status).toBe(200);
     // The HEP tables of the same lake (main.hep_proto_*) are not line-protocol tables.
-    expect(all.body.data.items.map((i) => i.fqn)).toEqual(["svc_lake.main.weather", "svc_lake.telegraf.cpu", "svc_lake.telegraf.mem"]);
-    expect(all.body).toMatchObject({ total: 3, data: { prefix: "" }, meta: { pagination: { limit: 100, total: 3, has_more: false } } });
+    expect(all.body.data.items.map((i) => i.fqn)).toEqual([
+      "svc_lake.main.weather",
+      "svc_lake.telegraf.cpu",
+      "svc_lake.telegraf.mem",
+    ]);
+    expect(all.body).toMatchObject({
+      total: 3,
+      data: { prefix: "" },
+      meta: { pagination: { limit: 100, total: 3, has_more: false } },
+    });
     expect(all.body.data.items[1]).toEqual({
       catalog: "svc_lake",
       schema: "telegraf",
@@ -55,7 +75,10 @@ describe("line-protocol discovery and mapping rows", () => {
     });
     expect((await list("?with_columns=false")).body.data.items.every((i) => i.columns === undefined)).toBe(true);
     expect((await list("?schema=telegraf")).body.data.items.map((i) => i.name)).toEqual(["cpu", "mem"]);
-    expect((await list("?prefix=me")).body).toMatchObject({ total: 1, data: { prefix: "me", items: [{ name: "mem" }] } });
+    expect((await list("?prefix=me")).body).toMatchObject({
+      total: 1,
+      data: { prefix: "me", items: [{ name: "mem" }] },
+    });
     const page = await list("?page[limit]=2&with_columns=false");
     expect(page.body.data.items.length).toBe(2);
     expect(page.body.meta.pagination).toMatchObject({ limit: 2, total: 3, has_more: true });
@@ -80,13 +103,22 @@ describe("line-protocol discovery and mapping rows", () => {
     let guid: string;
     {
       await using s = await startLineProtocol(dir.path);
-      expect((await lpWrite(s.lpUrl, "/write?db=telegraf&precision=s", `cpu,host=a usage=1.5,ok=t,raw="r",_seq=1i ${T0}`)).status).toBe(204);
+      expect(
+        (await lpWrite(s.lpUrl, "/write?db=telegraf&precision=s", `cpu,host=a usage=1.5,ok=t,raw="r",_seq=1i ${T0}`))
+          .status,
+      ).toBe(204);
       expect(s.a.app.lineProtocolSync!.syncNow()).toEqual({ inserted: 1, updated: 0, unchanged: 0, kept: 0 });
       const [m] = await mappingsOf(s);
       guid = stableGuid("lp:telegraf:cpu");
       expect(m).toMatchObject({ guid, hepid: 300, profile: "telegraf__cpu", hep_alias: "LP_CPU", source: "sync" });
       const fields = Object.fromEntries(m!.fields_mapping.map((f) => [f.id, f]));
-      expect(fields.time).toMatchObject({ type: "string", form_type: "datetime", index: "primary", sid_type: true, position: 10 });
+      expect(fields.time).toMatchObject({
+        type: "string",
+        form_type: "datetime",
+        index: "primary",
+        sid_type: true,
+        position: 10,
+      });
       expect(fields.host).toMatchObject({ type: "string", form_type: "input", index: "none" });
       expect(fields.usage).toMatchObject({ type: "number", form_type: "input" });
       expect(fields.ok).toMatchObject({ type: "boolean", form_type: "switch" });
@@ -107,10 +139,18 @@ describe("line-protocol discovery and mapping rows", () => {
       });
       expect(put.status).toBe(200);
       // A new column: the next sync rewrites the fields, never the operator columns.
-      expect((await lpWrite(s.lpUrl, "/write?db=telegraf&precision=s", `cpu,host=b usage=2,steal=0.5 ${T0 + 1}`)).status).toBe(204);
+      expect(
+        (await lpWrite(s.lpUrl, "/write?db=telegraf&precision=s", `cpu,host=b usage=2,steal=0.5 ${T0 + 1}`)).status,
+      ).toBe(204);
       expect(s.a.app.lineProtocolSync!.syncNow()).toEqual({ inserted: 0, updated: 1, unchanged: 0, kept: 0 });
       const [after] = await mappingsOf(s);
-      expect(after).toMatchObject({ guid, source: "sync", retention: 7, partition_step: 3600, mapping_settings: { colour: "red" } });
+      expect(after).toMatchObject({
+        guid,
+        source: "sync",
+        retention: 7,
+        partition_step: 3600,
+        mapping_settings: { colour: "red" },
+      });
       expect(after!.fields_mapping.map((f) => f.id)).toEqual(["time", "host", "usage", "ok", "raw", "_seq", "steal"]);
     }
     {
@@ -128,7 +168,9 @@ describe("line-protocol discovery and mapping rows", () => {
       expect(m).toMatchObject({ guid, retention: 7, partition_step: 3600 });
       expect(s.a.app.lineProtocolSync!.syncNow()).toEqual({ inserted: 0, updated: 0, unchanged: 1, kept: 0 });
       // Writing after the restart grows the adopted table, no second table.
-      expect((await lpWrite(s.lpUrl, "/write?db=TELEGRAF&precision=s", `CPU,host=c usage=3,iowait=1 ${T0 + 2}`)).status).toBe(204);
+      expect(
+        (await lpWrite(s.lpUrl, "/write?db=TELEGRAF&precision=s", `CPU,host=c usage=3,iowait=1 ${T0 + 2}`)).status,
+      ).toBe(204);
       expect(
         s.a.app
           .lake!.tables()

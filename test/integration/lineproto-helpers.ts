@@ -8,20 +8,45 @@ import { startWithApi, type ApiAppliance } from "./export-helpers.ts";
 export type Json = Record<string, unknown>;
 
 /** The appliance with the receiver enabled (`lp` = `ingest.line_protocol` overrides) and an admin API client. */
-export async function startLineProtocol(dir: string, lp: Json = {}, overrides: Json = {}): Promise<ApiAppliance & { lpUrl: string }> {
-  const s = await startWithApi(dir, { ...overrides, ingest: { ...((overrides.ingest as Json | undefined) ?? {}), line_protocol: { listen: "127.0.0.1:0", enable: true, ...lp } } });
+export async function startLineProtocol(
+  dir: string,
+  lp: Json = {},
+  overrides: Json = {},
+): Promise<ApiAppliance & { lpUrl: string }> {
+  const s = await startWithApi(dir, {
+    ...overrides,
+    ingest: {
+      ...((overrides.ingest as Json | undefined) ?? {}),
+      line_protocol: { listen: "127.0.0.1:0", enable: true, ...lp },
+    },
+  });
   return Object.assign(s, { lpUrl: s.a.app.lineProtocol!.url() });
 }
 
 export interface WriteResult {
   status: number;
   headers: Headers;
-  body: { error?: string; written?: number; lines?: Array<{ line: number; column?: number; key?: string; reason: string; message: string }> } | undefined;
+  body:
+    | {
+        error?: string;
+        written?: number;
+        lines?: Array<{ line: number; column?: number; key?: string; reason: string; message: string }>;
+      }
+    | undefined;
 }
 
 /** POST a body to a receiver path (`/write?db=x`, `/api/v2/write?bucket=x`…). */
-export async function lpWrite(base: string, pathAndQuery: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<WriteResult> {
-  const r = await fetch(`${base}${pathAndQuery}`, { method: "POST", body: typeof body === "string" ? body : Buffer.from(body), headers });
+export async function lpWrite(
+  base: string,
+  pathAndQuery: string,
+  body: string | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<WriteResult> {
+  const r = await fetch(`${base}${pathAndQuery}`, {
+    method: "POST",
+    body: typeof body === "string" ? body : Buffer.from(body),
+    headers,
+  });
   const text = await r.text();
   return { status: r.status, headers: r.headers, body: text ? (JSON.parse(text) as WriteResult["body"]) : undefined };
 }
@@ -29,7 +54,9 @@ export async function lpWrite(base: string, pathAndQuery: string, body: string |
 /** Every row of a table (time as epoch µs in `time_us`), after making accepted rows queryable. */
 export async function tableRows(lake: Lake, schema: string, table: string, order = "time_us"): Promise<Json[]> {
   await lake.sync();
-  const r = await lake.query(`SELECT epoch_us("time") AS time_us, * EXCLUDE ("time") FROM svc_lake."${schema}"."${table}" ORDER BY ${order}`);
+  const r = await lake.query(
+    `SELECT epoch_us("time") AS time_us, * EXCLUDE ("time") FROM svc_lake."${schema}"."${table}" ORDER BY ${order}`,
+  );
   return r.rows;
 }
 

@@ -28,7 +28,11 @@ describe("structured HEP table mode", () => {
     };
 
     // Rules 2, 3: db ignored, tags and fields merged, integers into port and protocol columns, proto_type defaulted.
-    const ok = await lpWrite(s.lpUrl, "/write?db=ignored&precision=s", sipLine("lp-call-1", `,node_id=7i,data_extra="{\\"node_name\\":\\"edge\\"}"`));
+    const ok = await lpWrite(
+      s.lpUrl,
+      "/write?db=ignored&precision=s",
+      sipLine("lp-call-1", `,node_id=7i,data_extra="{\\"node_name\\":\\"edge\\"}"`),
+    );
     expect(ok.status).toBe(204);
     const [r] = await rows("session_id = 'lp-call-1'");
     expect(r).toMatchObject({
@@ -57,7 +61,13 @@ describe("structured HEP table mode", () => {
       param: { limit: 5 },
       timestamp: { from: T0 * 1000 - 1000, to: T0 * 1000 + 1000 },
     });
-    expect((search.json!.data!.items as Array<Record<string, unknown>>).map((i) => [i.sid, i.src_port, (i.data_extra as Record<string, unknown>).node_name])).toEqual([["lp-call-1", 5060, "edge"]]);
+    expect(
+      (search.json!.data!.items as Array<Record<string, unknown>>).map((i) => [
+        i.sid,
+        i.src_port,
+        (i.data_extra as Record<string, unknown>).node_name,
+      ]),
+    ).toEqual([["lp-call-1", 5060, "edge"]]);
 
     // Rule 4: line timestamp, else a `timestamp` tag or field (RFC 3339, SQL-style UTC, epoch in the request precision), else now.
     const before = Date.now() * 1000;
@@ -109,12 +119,28 @@ describe("structured HEP table mode", () => {
     const reg = `hep_proto_1_registration session_id="reg-1",method="REGISTER",aor="sip:1001@x",contact="<sip:1001@10.0.0.9>",expires=3600i,user_agent="phone/1" ${T0}`;
     expect((await lpWrite(s.lpUrl, "/api/v2/write?bucket=ignored&precision=s", reg)).status).toBe(204);
     await lake.sync();
-    const regRows = await lake.query(`SELECT session_id, aor, contact, expires, user_agent, proto_type FROM svc_lake.main.hep_proto_1_registration WHERE session_id = 'reg-1'`);
-    expect(regRows.rows).toEqual([{ session_id: "reg-1", aor: "sip:1001@x", contact: "<sip:1001@10.0.0.9>", expires: 3600, user_agent: "phone/1", proto_type: 1 }]);
+    const regRows = await lake.query(
+      `SELECT session_id, aor, contact, expires, user_agent, proto_type FROM svc_lake.main.hep_proto_1_registration WHERE session_id = 'reg-1'`,
+    );
+    expect(regRows.rows).toEqual([
+      {
+        session_id: "reg-1",
+        aor: "sip:1001@x",
+        contact: "<sip:1001@10.0.0.9>",
+        expires: 3600,
+        user_agent: "phone/1",
+        proto_type: 1,
+      },
+    ]);
     // hep_proto_5_default: proto_type defaults to 5.
-    expect((await lpWrite(s.lpUrl, "/write?precision=s", `hep_proto_5_default session_id="rtcp-1",payload="{}" ${T0}`)).status).toBe(204);
+    expect(
+      (await lpWrite(s.lpUrl, "/write?precision=s", `hep_proto_5_default session_id="rtcp-1",payload="{}" ${T0}`))
+        .status,
+    ).toBe(204);
     await lake.sync();
-    expect((await lake.query(`SELECT proto_type FROM svc_lake.main.hep_proto_5_default WHERE session_id = 'rtcp-1'`)).rows).toEqual([{ proto_type: 5 }]);
+    expect(
+      (await lake.query(`SELECT proto_type FROM svc_lake.main.hep_proto_5_default WHERE session_id = 'rtcp-1'`)).rows,
+    ).toEqual([{ proto_type: 5 }]);
 
     // Rule 1: one known HEP table per request, else 400 for the whole request (nothing written).
     const whole = async (body: string, want: RegExp) => {
@@ -140,7 +166,11 @@ describe("structured HEP table mode", () => {
   test("rule 7: with the mode off and no table_prefix, hep_proto_* measurements are refused", async () => {
     await using dir = tempDir();
     await using s = await startLineProtocol(dir.path);
-    const r = await lpWrite(s.lpUrl, "/write?precision=s", `${sipLine("off-1")}\ncpu v=1 ${T0}\nhep_proto_77_default v=1 ${T0}\nmem_hep_proto_1_call v=1 ${T0}`);
+    const r = await lpWrite(
+      s.lpUrl,
+      "/write?precision=s",
+      `${sipLine("off-1")}\ncpu v=1 ${T0}\nhep_proto_77_default v=1 ${T0}\nmem_hep_proto_1_call v=1 ${T0}`,
+    );
     expect(r.status).toBe(400);
     expect(r.body?.written).toBe(1);
     expect(r.body?.lines?.map((l) => [l.line, l.reason])).toEqual([

@@ -17,7 +17,11 @@ const ROOT = resolve(import.meta.dir, "../..");
 const BODIES = 8;
 const POINTS = 250;
 /** No flush during the run: every answered row is in the spool when the kill comes. */
-const OVERRIDES = { log: { level: "info" }, ingest: { line_protocol: { enable: true } }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
+const OVERRIDES = {
+  log: { level: "info" },
+  ingest: { line_protocol: { enable: true } },
+  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+};
 
 /** The caller's environment minus SVC_* (loadConfig reads SVC_<PATH> and rejects unknown keys). */
 function childEnv(): Record<string, string> {
@@ -30,7 +34,13 @@ test("every point answered 204 is there after a kill -9 right after the answer",
   await using dir = tempDir();
   const cfgPath = join(dir.path, "svc.json");
   writeFileSync(cfgPath, JSON.stringify(testConfigJson(dir.path, OVERRIDES)));
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, env: childEnv(), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   let lpAddress: string | undefined;
   let log = "";
   void (async () => {
@@ -53,7 +63,10 @@ test("every point answered 204 is there after a kill -9 right after the answer",
     );
     const base = `http://${address}`;
     for (let b = 0; b < BODIES; b++) {
-      const lines = Array.from({ length: POINTS }, (_, i) => `k9lp,host=h${b} n=${b * POINTS + i}i ${Date.now() * 1000 + i}`);
+      const lines = Array.from(
+        { length: POINTS },
+        (_, i) => `k9lp,host=h${b} n=${b * POINTS + i}i ${Date.now() * 1000 + i}`,
+      );
       const r = await lpWrite(base, "/write?precision=us", lines.join("\n"));
       expect(r.status).toBe(204);
     }
@@ -66,6 +79,8 @@ test("every point answered 204 is there after a kill -9 right after the answer",
   }
 
   await using a = await startTestAppliance(dir.path, OVERRIDES);
-  const r = await a.app.lake!.query("SELECT count(*) AS n, count(DISTINCT n) AS d, max(n) AS hi FROM svc_lake.main.k9lp");
+  const r = await a.app.lake!.query(
+    "SELECT count(*) AS n, count(DISTINCT n) AS d, max(n) AS hi FROM svc_lake.main.k9lp",
+  );
   expect(r.rows[0]).toEqual({ n: BODIES * POINTS, d: BODIES * POINTS, hi: BODIES * POINTS - 1 });
 }, 90_000);

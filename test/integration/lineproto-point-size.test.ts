@@ -18,7 +18,12 @@ test("a point larger than a spool line is a 400 naming the line; the points besi
   const lake = s.a.app.lake!;
   const big = "x".repeat(SPOOL_MAX_LINE_BYTES + 10);
   const near = "y".repeat(SPOOL_MAX_LINE_BYTES - 1000);
-  const body = [`m,host=a s="small" ${T0}`, `m,host=b s="${big}" ${T0 + 1}`, `m,host=c s="${near}" ${T0 + 2}`, `m,host=d s="after" ${T0 + 3}`].join("\n");
+  const body = [
+    `m,host=a s="small" ${T0}`,
+    `m,host=b s="${big}" ${T0 + 1}`,
+    `m,host=c s="${near}" ${T0 + 2}`,
+    `m,host=d s="after" ${T0 + 3}`,
+  ].join("\n");
   const r = await lpWrite(s.lpUrl, "/write?db=big&precision=s", body);
   expect(r.status).toBe(400);
   expect(r.body?.lines?.map((l) => [l.line, l.reason])).toEqual([[2, "point_too_large"]]);
@@ -41,7 +46,10 @@ test("structured HEP table mode: a payload larger than a spool line is a 400 for
   await using s = await startLineProtocol(dir.path, { allow_hep_sip_call: true });
   const lake = s.a.app.lake!;
   const big = "z".repeat(SPOOL_MAX_LINE_BYTES + 10);
-  const body = [`hep_proto_1_call session_id="lp-size-ok" ${T0}`, `hep_proto_1_call session_id="lp-size-big",payload="${big}" ${T0 + 1}`].join("\n");
+  const body = [
+    `hep_proto_1_call session_id="lp-size-ok" ${T0}`,
+    `hep_proto_1_call session_id="lp-size-big",payload="${big}" ${T0 + 1}`,
+  ].join("\n");
   const r = await lpWrite(s.lpUrl, "/write?precision=s", body);
   expect(r.status).toBe(400);
   expect(r.body?.lines?.map((l) => [l.line, l.reason])).toEqual([[2, "point_too_large"]]);

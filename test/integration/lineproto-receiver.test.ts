@@ -35,8 +35,12 @@ describe("line-protocol receiver", () => {
     const metrics = await (await fetch(`${s.a.app.coordinatorUrl}/metrics`)).text();
     expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "ping", outcome: "ok" })).toBe(2);
     expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "health", outcome: "ok" })).toBe(1);
-    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "method_not_allowed" })).toBe(1);
-    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v2_write", outcome: "method_not_allowed" })).toBe(1);
+    expect(
+      metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "method_not_allowed" }),
+    ).toBe(1);
+    expect(
+      metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v2_write", outcome: "method_not_allowed" }),
+    ).toBe(1);
   });
 
   test("db, bucket, default_db and table_prefix name the schema and table; org and rp are ignored", async () => {
@@ -54,7 +58,13 @@ describe("line-protocol receiver", () => {
       .filter((d) => d.columns[0]?.name === "time")
       .map((d) => `${d.schema}.${d.name}`)
       .sort();
-    expect(keys).toEqual(["Tele_graf.lp_cpu_load", "_9lives.lp__1m", "b2.lp_cpu_load", "fall_back.lp_cpu_load", "v3db.lp_cpu_load"]);
+    expect(keys).toEqual([
+      "Tele_graf.lp_cpu_load",
+      "_9lives.lp__1m",
+      "b2.lp_cpu_load",
+      "fall_back.lp_cpu_load",
+      "v3db.lp_cpu_load",
+    ]);
     expect(await tableRows(lake, "b2", "lp_cpu_load")).toEqual([{ time_us: T0 * 1_000_000, host: "h", v: 2 }]);
     expect(await tableRows(lake, "fall_back", "lp_cpu_load")).toEqual([{ time_us: T0 * 1_000_000, host: "h", v: 4 }]);
     // Rule 7: with the mode off and an empty prefix hep_proto_* is refused; with a prefix it is an ordinary table.
@@ -94,8 +104,12 @@ describe("line-protocol receiver", () => {
     expect((await lpWrite(s.lpUrl, "/write?db=z", "m v=1", { "content-encoding": "br" })).status).toBe(400);
     expect(lake.table("z.m")).toBeUndefined();
     const metrics = await (await fetch(`${s.a.app.coordinatorUrl}/metrics`)).text();
-    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "body_too_large" })).toBe(3);
-    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "bad_request" })).toBe(2);
+    expect(
+      metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "body_too_large" }),
+    ).toBe(3);
+    expect(
+      metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "bad_request" }),
+    ).toBe(2);
   });
 
   test("precision: s, ms, us, ns (sub-µs digits cut), the configured default, invalid values", async () => {
@@ -130,9 +144,14 @@ describe("line-protocol receiver", () => {
 
   test("a full lake buffer: the whole request is refused with 503 and Retry-After, nothing half-written", async () => {
     await using dir = tempDir();
-    await using s = await startLineProtocol(dir.path, {}, { storage: { lakehouse: { max_buffered_rows: 1000, flush_interval_sec: 3600, batch_size: 100000 } } });
+    await using s = await startLineProtocol(
+      dir.path,
+      {},
+      { storage: { lakehouse: { max_buffered_rows: 1000, flush_interval_sec: 3600, batch_size: 100000 } } },
+    );
     const lake = s.a.app.lake!;
-    const body = (n: number, from: number) => Array.from({ length: n }, (_, i) => `bp v=${from + i}i ${T0 + from + i}`).join("\n");
+    const body = (n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => `bp v=${from + i}i ${T0 + from + i}`).join("\n");
     expect((await lpWrite(s.lpUrl, "/write?db=bp&precision=s", body(900, 0))).status).toBe(204);
     const full = await lpWrite(s.lpUrl, "/api/v2/write?bucket=bp&precision=s", body(200, 900));
     expect(full.status).toBe(503);
@@ -144,14 +163,24 @@ describe("line-protocol receiver", () => {
     expect((await tableRows(lake, "bp", "bp")).length).toBe(1100);
     const metrics = await (await fetch(`${s.a.app.coordinatorUrl}/metrics`)).text();
     expect(metricValue(metrics, "svc_lp_write_errors_total", { stage: "insert" })).toBe(200);
-    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v2_write", outcome: "server_error" })).toBe(1);
+    expect(
+      metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v2_write", outcome: "server_error" }),
+    ).toBe(1);
   });
 
   test("a body with bad lines: good lines written, 400 lists the bad ones; zero points → 400", async () => {
     await using dir = tempDir();
     await using s = await startLineProtocol(dir.path);
     const lake = s.a.app.lake!;
-    const body = [`m,host=a v=1 ${T0}`, `m v=`, `# comment`, `m,host=b v=3 ${T0 + 1}`, `m,host=c v=bad`, ``, `m,host=d v=5,time=9i,u=18446744073709551615u,w=1u ${T0 + 2}`].join("\n");
+    const body = [
+      `m,host=a v=1 ${T0}`,
+      `m v=`,
+      `# comment`,
+      `m,host=b v=3 ${T0 + 1}`,
+      `m,host=c v=bad`,
+      ``,
+      `m,host=d v=5,time=9i,u=18446744073709551615u,w=1u ${T0 + 2}`,
+    ].join("\n");
     const r = await lpWrite(s.lpUrl, "/write?db=pb&precision=s", body);
     expect(r.status).toBe(400);
     expect(r.body?.written).toBe(3);
@@ -181,17 +210,31 @@ describe("line-protocol receiver", () => {
     expect(allBad.body?.lines?.map((l) => l.line)).toEqual([1, 2]);
     const metrics = await (await fetch(`${s.a.app.coordinatorUrl}/metrics`)).text();
     expect(metricValue(metrics, "svc_lp_write_errors_total", { stage: "parse" })).toBe(4);
-    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "parse_error" })).toBe(2);
+    expect(
+      metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v1_write", outcome: "parse_error" }),
+    ).toBe(2);
   });
 
   test("type mismatches are dropped per value and counted; names fold case like the catalog", async () => {
     await using dir = tempDir();
     await using s = await startLineProtocol(dir.path);
     const lake = s.a.app.lake!;
-    const body = [`tc v=1i ${T0}`, `tc v="x",w=2i ${T0 + 1}`, `TC,v=tag w=3i ${T0 + 2}`, `tc v=1.5 ${T0 + 3}`, `tc,Host=a W=4i,s="\\\\N" ${T0 + 4}`].join("\n");
+    const body = [
+      `tc v=1i ${T0}`,
+      `tc v="x",w=2i ${T0 + 1}`,
+      `TC,v=tag w=3i ${T0 + 2}`,
+      `tc v=1.5 ${T0 + 3}`,
+      `tc,Host=a W=4i,s="\\\\N" ${T0 + 4}`,
+    ].join("\n");
     const r = await lpWrite(s.lpUrl, "/write?db=tm&precision=s", body);
     expect(r.status).toBe(204);
-    expect(lake.table("tm.tc")!.columns.map((c) => `${c.name}:${c.type}`)).toEqual(["time:timestamp", "v:int64", "w:int64", "Host:varchar", "s:varchar"]);
+    expect(lake.table("tm.tc")!.columns.map((c) => `${c.name}:${c.type}`)).toEqual([
+      "time:timestamp",
+      "v:int64",
+      "w:int64",
+      "Host:varchar",
+      "s:varchar",
+    ]);
     expect(await tableRows(lake, "tm", "tc")).toEqual([
       { time_us: T0 * 1_000_000, v: 1, w: null, Host: null, s: null },
       { time_us: (T0 + 1) * 1_000_000, v: null, w: 2, Host: null, s: null },
@@ -212,14 +255,32 @@ describe("line-protocol receiver", () => {
     const ns = (msAgo: number) => `${BigInt(now - msAgo) * 1_000_000n}`;
     expect((await lpWrite(s.lpUrl, "/write?db=grow", `cpu,host=a usage=1.5 ${ns(3000)}`)).status).toBe(204);
     const snapBefore = await lake.snapshotId();
-    expect((await lpWrite(s.lpUrl, "/api/v2/write?bucket=grow&org=o", `cpu,host=b,dc=eu usage=2.5,cores=8i,ok=true,note="needle in it" ${ns(2000)}`)).status).toBe(204);
+    expect(
+      (
+        await lpWrite(
+          s.lpUrl,
+          "/api/v2/write?bucket=grow&org=o",
+          `cpu,host=b,dc=eu usage=2.5,cores=8i,ok=true,note="needle in it" ${ns(2000)}`,
+        )
+      ).status,
+    ).toBe(204);
     expect(await lake.snapshotId()).toBeGreaterThan(snapBefore);
-    expect(lake.table("grow.cpu")!.columns.map((c) => c.name)).toEqual(["time", "host", "usage", "dc", "cores", "ok", "note"]);
+    expect(lake.table("grow.cpu")!.columns.map((c) => c.name)).toEqual([
+      "time",
+      "host",
+      "usage",
+      "dc",
+      "cores",
+      "ok",
+      "note",
+    ]);
     // Searchable right after the 204 (the lake makes rows queryable within its seal interval).
     const sql = await waitFor(
       "rows through POST /query",
       async () => {
-        const r = await s.api.call("POST", "/query", { sql: `SELECT host, usage, dc, cores, ok, note FROM svc_lake.grow.cpu ORDER BY time` });
+        const r = await s.api.call("POST", "/query", {
+          sql: `SELECT host, usage, dc, cores, ok, note FROM svc_lake.grow.cpu ORDER BY time`,
+        });
         const rows = (r.json?.data as { rows?: unknown[] } | undefined)?.rows;
         return rows?.length === 2 ? rows : undefined;
       },
@@ -231,14 +292,26 @@ describe("line-protocol receiver", () => {
       { host: "b", usage: 2.5, dc: "eu", cores: 8, ok: true, note: "needle in it" },
     ]);
     const search = async (filter: Record<string, unknown>) => {
-      const r = await s.api.call("POST", "/transactions/search", { filter: { proto_type: 300, event_type: "grow__cpu", ...filter }, param: { limit: 10 }, timestamp: { from: now - 60_000, to: now } });
+      const r = await s.api.call("POST", "/transactions/search", {
+        filter: { proto_type: 300, event_type: "grow__cpu", ...filter },
+        param: { limit: 10 },
+        timestamp: { from: now - 60_000, to: now },
+      });
       expect(r.status).toBe(200);
       return (r.json!.data!.items ?? []) as Array<Record<string, unknown>>;
     };
     const all = await search({});
     expect(all.map((i) => i.host)).toEqual(["b", "a"]); // time descending
-    expect(all[0]).toMatchObject({ host: "b", cores: 8, ok: true, storage_volume: "grow.cpu", time_us: (now - 2000) * 1000 });
-    expect((await search({ payload: "needle", call_id: "ignored", method: "INVITE" })).map((i) => i.host)).toEqual(["b"]);
+    expect(all[0]).toMatchObject({
+      host: "b",
+      cores: 8,
+      ok: true,
+      storage_volume: "grow.cpu",
+      time_us: (now - 2000) * 1000,
+    });
+    expect((await search({ payload: "needle", call_id: "ignored", method: "INVITE" })).map((i) => i.host)).toEqual([
+      "b",
+    ]);
     expect(await search({ payload: "no such text" })).toEqual([]);
     // `__` inside a table name: the event type still finds it (the regex split alone would not).
     expect((await lpWrite(s.lpUrl, "/write?db=grow", `disk__io,dev=sda reads=7i ${ns(1000)}`)).status).toBe(204);

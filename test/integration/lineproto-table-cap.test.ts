@@ -19,15 +19,23 @@ describe("line-protocol table cap", () => {
       expect((await lpWrite(s.lpUrl, "/write?db=other&precision=s", `t3 v=1i ${T0}`)).status).toBe(204);
 
       // One request mixing existing tables and a fourth one: the existing ones are written.
-      const mixed = await lpWrite(s.lpUrl, "/write?precision=s", `t1 v=2i ${T0 + 1}\nt4 v=1i ${T0 + 1}\nt2 v=2i ${T0 + 1}`);
+      const mixed = await lpWrite(
+        s.lpUrl,
+        "/write?precision=s",
+        `t1 v=2i ${T0 + 1}\nt4 v=1i ${T0 + 1}\nt2 v=2i ${T0 + 1}`,
+      );
       expect(mixed.status).toBe(400);
       expect(mixed.body?.written).toBe(2);
-      expect(mixed.body?.lines).toEqual([{ line: 2, reason: "table_limit", message: expect.stringContaining("ingest.line_protocol.max_tables (3") }]);
+      expect(mixed.body?.lines).toEqual([
+        { line: 2, reason: "table_limit", message: expect.stringContaining("ingest.line_protocol.max_tables (3") },
+      ]);
       expect(mixed.body?.error).toContain("max_tables");
       expect(lake.table("main.t4")).toBeUndefined();
 
       // Parallel creations at the cap: none gets in (the slot is taken before the table is created).
-      const parallel = await Promise.all(["n1", "n2", "n3"].map((t) => lpWrite(s.lpUrl, "/write?precision=s", `${t} v=1i ${T0}`)));
+      const parallel = await Promise.all(
+        ["n1", "n2", "n3"].map((t) => lpWrite(s.lpUrl, "/write?precision=s", `${t} v=1i ${T0}`)),
+      );
       expect(parallel.map((r) => r.status)).toEqual([400, 400, 400]);
 
       expect((await lpWrite(s.lpUrl, "/write?db=other&precision=s", `t3 v=2i ${T0 + 1}`)).status).toBe(204);
@@ -45,7 +53,9 @@ describe("line-protocol table cap", () => {
     {
       // A higher cap admits exactly as many more, also when they arrive together.
       await using s = await startLineProtocol(dir.path, { max_tables: 5 });
-      const parallel = await Promise.all(["n1", "n2", "n3", "n4"].map((t) => lpWrite(s.lpUrl, "/write?precision=s", `${t} v=1i ${T0}`)));
+      const parallel = await Promise.all(
+        ["n1", "n2", "n3", "n4"].map((t) => lpWrite(s.lpUrl, "/write?precision=s", `${t} v=1i ${T0}`)),
+      );
       expect(parallel.map((r) => r.status).sort()).toEqual([204, 204, 400, 400]);
       expect(s.a.app.lake!.tables().filter((d) => d.columns[0]?.name === "time").length).toBe(5);
     }

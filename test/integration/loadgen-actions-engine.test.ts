@@ -126,7 +126,15 @@ describe("loadgen scenario actions on the run", () => {
     const server = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
     await server.start();
     try {
-      const client = new Engine({ opts: opts({ scenario_file: clientFile, remote_addr: `127.0.0.1:${server.binds[0]!.port}`, rate: 100, total_calls: calls }), mode: "load" });
+      const client = new Engine({
+        opts: opts({
+          scenario_file: clientFile,
+          remote_addr: `127.0.0.1:${server.binds[0]!.port}`,
+          rate: 100,
+          total_calls: calls,
+        }),
+        mode: "load",
+      });
       await client.start();
       await client.done;
       const s = client.snapshot();
@@ -140,11 +148,22 @@ describe("loadgen scenario actions on the run", () => {
   test("a jump loop that never waits fails the call instead of holding the engine", async () => {
     await using dir = tempDir("svc-loadgen-act-");
     const clientFile = join(dir.path, "loop.xml");
-    writeFileSync(clientFile, `<?xml version="1.0"?><scenario name="loop"><send>${request("OPTIONS")}</send><nop><action><jump value="1"/></action></nop></scenario>`);
+    writeFileSync(
+      clientFile,
+      `<?xml version="1.0"?><scenario name="loop"><send>${request("OPTIONS")}</send><nop><action><jump value="1"/></action></nop></scenario>`,
+    );
     const server = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
     await server.start();
     try {
-      const client = new Engine({ opts: opts({ scenario_file: clientFile, remote_addr: `127.0.0.1:${server.binds[0]!.port}`, rate: 100, total_calls: 2 }), mode: "load" });
+      const client = new Engine({
+        opts: opts({
+          scenario_file: clientFile,
+          remote_addr: `127.0.0.1:${server.binds[0]!.port}`,
+          rate: 100,
+          total_calls: 2,
+        }),
+        mode: "load",
+      });
       await client.start();
       await client.done;
       expect(client.snapshot().failed_reasons).toEqual({ "loop without a wait": 2 });

@@ -16,7 +16,16 @@ import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
 
 async function runUac(scenario: string, port: number, calls: number, trace: string): Promise<Engine> {
   const uac = new Engine({
-    opts: opts({ scenario_file: scenario, remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: calls, trace_msg: true, message_file: trace, trace_logs: true, log_file: `${trace}.logs` }),
+    opts: opts({
+      scenario_file: scenario,
+      remote_addr: `127.0.0.1:${port}`,
+      rate: 100,
+      total_calls: calls,
+      trace_msg: true,
+      message_file: trace,
+      trace_logs: true,
+      log_file: `${trace}.logs`,
+    }),
     mode: "load",
   });
   await uac.start();
@@ -134,7 +143,11 @@ describe("loadgen scenario actions against sipp", () => {
     async () => {
       await using dir = tempDir("svc-loadgen-act-");
       const port = await freeUdpPort();
-      await using sipp = spawnPeer("sipp-uas", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", "3", "-nostdin"], { dir: dir.path });
+      await using sipp = spawnPeer(
+        "sipp-uas",
+        ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", "3", "-nostdin"],
+        { dir: dir.path },
+      );
       await waitUdpListening(sipp, port);
       const scenario = join(dir.path, "regexp.xml");
       writeFileSync(scenario, Bun.spawnSync(["sipp", "-sd", "regexp"], { stdout: "pipe" }).stdout);
@@ -164,7 +177,11 @@ describe("loadgen scenario actions against sipp", () => {
     async () => {
       await using dir = tempDir("svc-loadgen-act-");
       const port = await freeUdpPort();
-      await using sipp = spawnPeer("sipp-uas", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", "4", "-nostdin"], { dir: dir.path });
+      await using sipp = spawnPeer(
+        "sipp-uas",
+        ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", "4", "-nostdin"],
+        { dir: dir.path },
+      );
       await waitUdpListening(sipp, port);
       const scenario = join(dir.path, "vars.xml");
       writeFileSync(scenario, UAC_WITH_VARIABLES);
@@ -189,7 +206,9 @@ describe("loadgen scenario actions against sipp", () => {
         expect(firstLine(m.text)).toMatch(new RegExp(`^(ACK|BYE) sip:127\\.0\\.0\\.1:${port} SIP/2\\.0$`));
       }
       // -trace_logs: sipp's log-file lines (date, time, epoch: text), one per call.
-      const logs = readFileSync(`${trace}.logs`, "utf8").match(/^\d{4}-\d\d-\d\d\t[\d:.]+\t[\d.]+: \S+: tag \S+ contact 127\.0\.0\.1:\d+$/gm);
+      const logs = readFileSync(`${trace}.logs`, "utf8").match(
+        /^\d{4}-\d\d-\d\d\t[\d:.]+\t[\d.]+: \S+: tag \S+ contact 127\.0\.0\.1:\d+$/gm,
+      );
       expect(logs).toHaveLength(4);
     },
     60_000,
@@ -203,9 +222,30 @@ describe("loadgen scenario actions against sipp", () => {
       const scenario = join(dir.path, "uas-actions.xml");
       writeFileSync(scenario, UAS_WITH_ACTIONS);
       const trace = join(dir.path, "trace.log");
-      const uas = new Engine({ opts: opts({ scenario_file: scenario, local_port: 0, total_calls: 4, trace_msg: true, message_file: trace }), mode: "management" });
+      const uas = new Engine({
+        opts: opts({ scenario_file: scenario, local_port: 0, total_calls: 4, trace_msg: true, message_file: trace }),
+        mode: "management",
+      });
       await uas.start();
-      await using sipp = spawnPeer("sipp-uac", ["sipp", "-sn", "uac", "-i", "127.0.0.1", `127.0.0.1:${uas.binds[0]!.port}`, "-r", "100", "-m", "4", "-d", "10", "-nostdin"], { dir: dir.path });
+      await using sipp = spawnPeer(
+        "sipp-uac",
+        [
+          "sipp",
+          "-sn",
+          "uac",
+          "-i",
+          "127.0.0.1",
+          `127.0.0.1:${uas.binds[0]!.port}`,
+          "-r",
+          "100",
+          "-m",
+          "4",
+          "-d",
+          "10",
+          "-nostdin",
+        ],
+        { dir: dir.path },
+      );
       const code = await sipp.exited(30_000);
       await uas.done;
       expect(uas.snapshot().failed_reasons).toEqual({});
@@ -215,8 +255,12 @@ describe("loadgen scenario actions against sipp", () => {
       const msgs = traced(trace);
       const invites = msgs.filter((m) => !m.sent && firstLine(m.text).startsWith("INVITE "));
       expect(invites).toHaveLength(4);
-      const fromTag = new Map(invites.map((m) => [headerOf(m.text, "Call-ID"), /tag=([^;]+)/.exec(headerOf(m.text, "From"))![1]!]));
-      const oks = msgs.filter((m) => m.sent && firstLine(m.text) === "SIP/2.0 200 OK" && headerOf(m.text, "CSeq").endsWith("INVITE"));
+      const fromTag = new Map(
+        invites.map((m) => [headerOf(m.text, "Call-ID"), /tag=([^;]+)/.exec(headerOf(m.text, "From"))![1]!]),
+      );
+      const oks = msgs.filter(
+        (m) => m.sent && firstLine(m.text) === "SIP/2.0 200 OK" && headerOf(m.text, "CSeq").endsWith("INVITE"),
+      );
       // Deduplicated by Call-ID: a 200 may be retransmitted before its ACK arrives.
       const byCall = new Map(oks.map((m) => [headerOf(m.text, "Call-ID"), m.text]));
       expect(byCall.size).toBe(4);
@@ -225,7 +269,11 @@ describe("loadgen scenario actions against sipp", () => {
         expect(headerOf(text, "X-Late")).toBe(Number(callId.split("-")[0]) > 2 ? "true" : "false");
       }
       // condexec: only calls 3 and 4 (sipp's Call-ID starts with the call number) ring.
-      const rang = new Set(msgs.filter((m) => m.sent && firstLine(m.text) === "SIP/2.0 180 Ringing").map((m) => headerOf(m.text, "Call-ID").split("-")[0]));
+      const rang = new Set(
+        msgs
+          .filter((m) => m.sent && firstLine(m.text) === "SIP/2.0 180 Ringing")
+          .map((m) => headerOf(m.text, "Call-ID").split("-")[0]),
+      );
       expect([...rang].sort()).toEqual(["3", "4"]);
     },
     60_000,
@@ -245,15 +293,42 @@ describe("loadgen scenario actions against sipp", () => {
       // and 200 for call 2 (From ua2); call 1 (From ua1) gets the 403 and branchc's next jumps to its BYE.
       const CALLS = 2;
       const port = await freeUdpPort();
-      await using sippServer = spawnPeer("sipp-branchs", ["sipp", "-sn", "branchs", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sippServer = spawnPeer(
+        "sipp-branchs",
+        ["sipp", "-sn", "branchs", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"],
+        { dir: dir.path },
+      );
       await waitUdpListening(sippServer, port);
       const clientTrace = join(dir.path, "client.log");
       const client = runUac(dump("branchc"), port, CALLS, clientTrace);
 
       const serverTrace = join(dir.path, "server.log");
-      const server = new Engine({ opts: opts({ scenario_file: dump("branchs"), local_port: 0, total_calls: CALLS, trace_msg: true, message_file: serverTrace }), mode: "management" });
+      const server = new Engine({
+        opts: opts({
+          scenario_file: dump("branchs"),
+          local_port: 0,
+          total_calls: CALLS,
+          trace_msg: true,
+          message_file: serverTrace,
+        }),
+        mode: "management",
+      });
       await server.start();
-      await using sippClient = spawnPeer("sipp-branchc", ["sipp", "-sn", "branchc", "-i", "127.0.0.1", `127.0.0.1:${server.binds[0]!.port}`, "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sippClient = spawnPeer(
+        "sipp-branchc",
+        [
+          "sipp",
+          "-sn",
+          "branchc",
+          "-i",
+          "127.0.0.1",
+          `127.0.0.1:${server.binds[0]!.port}`,
+          "-m",
+          String(CALLS),
+          "-nostdin",
+        ],
+        { dir: dir.path },
+      );
 
       const uac = await client;
       expect(uac.snapshot().failed_reasons).toEqual({});
@@ -261,7 +336,12 @@ describe("loadgen scenario actions against sipp", () => {
       expect(await sippServer.exited(30_000)).toBe(0);
       // Call numbers (sipp's Call-ID starts with it) answered with each status, once each even when repeated.
       const received = traced(clientTrace).filter((m) => !m.sent);
-      const calls = (line: string) => [...new Set(received.filter((m) => firstLine(m.text) === line).map((m) => headerOf(m.text, "Call-ID").split("-")[0]))].sort();
+      const calls = (line: string) =>
+        [
+          ...new Set(
+            received.filter((m) => firstLine(m.text) === line).map((m) => headerOf(m.text, "Call-ID").split("-")[0]),
+          ),
+        ].sort();
       expect(calls("SIP/2.0 180 Ringing")).toEqual(["1", "2"]);
       expect(calls("SIP/2.0 403 Error")).toEqual(["1"]);
       expect(calls("SIP/2.0 100 Trying")).toEqual(["2"]);
@@ -271,7 +351,8 @@ describe("loadgen scenario actions against sipp", () => {
       expect(server.snapshot().failed_reasons).toEqual({});
       expect(server.snapshot().calls_successful).toBe(CALLS);
       const sent = traced(serverTrace).filter((m) => m.sent);
-      const by = (line: string) => sent.filter((m) => firstLine(m.text) === line).map((m) => /^From: ua(\d+)/m.exec(m.text)?.[1]);
+      const by = (line: string) =>
+        sent.filter((m) => firstLine(m.text) === line).map((m) => /^From: ua(\d+)/m.exec(m.text)?.[1]);
       expect(by("SIP/2.0 180 Ringing").sort()).toEqual(["1", "2"]);
       expect(by("SIP/2.0 403 Error")).toEqual(["1"]);
       expect(by("SIP/2.0 100 Trying")).toEqual(["2"]);
@@ -283,14 +364,24 @@ describe("loadgen scenario actions against sipp", () => {
     await using dir = tempDir("svc-loadgen-act-");
     const unassigned = join(dir.path, "unassigned.xml");
     writeFileSync(unassigned, UAC_WITH_VARIABLES.replace("tag=[$totag]", "tag=[$to_tag]"));
-    expect(() => new Engine({ opts: opts({ scenario_file: unassigned, remote_addr: "127.0.0.1:5060" }), mode: "load" })).toThrow(/variable \$to_tag is used but never assigned/);
+    expect(
+      () => new Engine({ opts: opts({ scenario_file: unassigned, remote_addr: "127.0.0.1:5060" }), mode: "load" }),
+    ).toThrow(/variable \$to_tag is used but never assigned/);
     const shell = join(dir.path, "shell.xml");
-    writeFileSync(shell, UAC_WITH_VARIABLES.replace('<assignstr assign_to="n"', '<exec command="touch /tmp/x"/><assignstr assign_to="n"'));
-    expect(() => new Engine({ opts: opts({ scenario_file: shell, remote_addr: "127.0.0.1:5060" }), mode: "load" })).toThrow(/no shell commands/);
+    writeFileSync(
+      shell,
+      UAC_WITH_VARIABLES.replace('<assignstr assign_to="n"', '<exec command="touch /tmp/x"/><assignstr assign_to="n"'),
+    );
+    expect(
+      () => new Engine({ opts: opts({ scenario_file: shell, remote_addr: "127.0.0.1:5060" }), mode: "load" }),
+    ).toThrow(/no shell commands/);
     // The command line: an exit code and one line on stderr naming the file and the element.
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runLoadgen(["-sf", shell, "127.0.0.1:5060", "-m", "1"], { out: (l) => out.push(l), err: (l) => err.push(l) });
+    const code = await runLoadgen(["-sf", shell, "127.0.0.1:5060", "-m", "1"], {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+    });
     expect(err).toHaveLength(1);
     expect(err[0]).toContain(`${shell}: <exec command="…"> is refused`);
     expect(code).not.toBe(0);

@@ -7,7 +7,14 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_OPTIONS, Engine, planFromArgv, runLoadgen, startPlan, type LoadgenIo } from "../../src/loadgen/index.ts";
+import {
+  DEFAULT_OPTIONS,
+  Engine,
+  planFromArgv,
+  runLoadgen,
+  startPlan,
+  type LoadgenIo,
+} from "../../src/loadgen/index.ts";
 import { JwtSigner } from "../../src/auth/index.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { freeUdpPorts } from "../peers/process.ts";
@@ -64,7 +71,10 @@ describe("loadgen command line", () => {
   test("a server scenario file on the plain command line listens on 5060 unless -p says otherwise", async () => {
     await using dir = tempDir("svc-loadgen-cli-");
     const sf = join(dir.path, "answer.xml");
-    writeFileSync(sf, `<scenario><recv request="OPTIONS"/><send>SIP/2.0 200 OK\n[last_Via:]\n[last_From:]\n[last_To:]\n[last_Call-ID:]\n[last_CSeq:]\nContent-Length: 0</send></scenario>`);
+    writeFileSync(
+      sf,
+      `<scenario><recv request="OPTIONS"/><send>SIP/2.0 200 OK\n[last_Via:]\n[last_From:]\n[last_To:]\n[last_Call-ID:]\n[last_CSeq:]\nContent-Length: 0</send></scenario>`,
+    );
     const plan = planFromArgv(["-sf", sf]);
     if (!("engines" in plan)) throw new Error("expected a run plan");
     expect([plan.engines[0]!.mode, plan.engines[0]!.opts.local_port]).toEqual(["management", 5060]);
@@ -76,7 +86,10 @@ describe("loadgen command line", () => {
   test("profile files: -list-aliases sorted, invalid JSON, unknown alias, flat file with aliases", async () => {
     await using dir = tempDir("svc-loadgen-cli-");
     const aliases = join(dir.path, "aliases.json");
-    writeFileSync(aliases, JSON.stringify({ aliases: { b: { remote_addr: "h" }, a: { remote_addr: "h" }, c: { server: true } } }));
+    writeFileSync(
+      aliases,
+      JSON.stringify({ aliases: { b: { remote_addr: "h" }, a: { remote_addr: "h" }, c: { server: true } } }),
+    );
     const list = await run([`--config=${aliases}`, "-list-aliases"]);
     expect(list.out).toEqual(["a", "b", "c"]);
     expect(list.code).toBe(0);
@@ -96,7 +109,10 @@ describe("loadgen command line", () => {
 
   test("an alias run writes summary_json, trace_msg and stat_period lines; extra_args and the command line apply", async () => {
     await using dir = tempDir("svc-loadgen-cli-");
-    const uas = new Engine({ opts: { ...DEFAULT_OPTIONS, listeners: [], scenario_name: "uas", local_port: 0 }, mode: "management" });
+    const uas = new Engine({
+      opts: { ...DEFAULT_OPTIONS, listeners: [], scenario_name: "uas", local_port: 0 },
+      mode: "management",
+    });
     await uas.start();
     try {
       const summary = join(dir.path, "summary.json");
@@ -140,7 +156,12 @@ describe("loadgen command line", () => {
     try {
       const api = `127.0.0.1:${running.api!.port}`;
       const tui = captureIo();
-      expect(await runLoadgen(["tui", "-api_addr", api, "-api_token", "tok-123", "-interval", "100ms", "-count", "2"], tui.io)).toBe(0);
+      expect(
+        await runLoadgen(
+          ["tui", "-api_addr", api, "-api_token", "tok-123", "-interval", "100ms", "-count", "2"],
+          tui.io,
+        ),
+      ).toBe(0);
       expect(tui.out).toHaveLength(2);
       expect(tui.out[0]).toMatch(/^loadgen \S+s uas: created=0 current=0 ok=0 failed=0/);
 
@@ -148,7 +169,10 @@ describe("loadgen command line", () => {
       async function* lines() {
         yield* ["stats", "rate 25", "pause", "bogus", "resume", "quit", "stats"];
       }
-      const code = await runLoadgen(["shell", "-api_addr", api, "-api_token", "tok-123"], { ...shell.io, lines: lines() });
+      const code = await runLoadgen(["shell", "-api_addr", api, "-api_token", "tok-123"], {
+        ...shell.io,
+        lines: lines(),
+      });
       expect(shell.out).toEqual([
         expect.stringMatching(/uas: created=0/),
         '{"rate":25,"paused":false,"engines":1,"applied":{"rate":["server"]}}',
@@ -200,9 +224,14 @@ describe("management mode", () => {
       const base = `http://127.0.0.1:${running.api!.port}`;
       const auth = { Authorization: "Bearer secret-token" };
       expect((await fetch(`${base}/api/v1/stats`)).status).toBe(401);
-      expect((await fetch(`${base}/api/v1/stats`, { headers: { Authorization: "Bearer wrong-token!" } })).status).toBe(401);
+      expect((await fetch(`${base}/api/v1/stats`, { headers: { Authorization: "Bearer wrong-token!" } })).status).toBe(
+        401,
+      );
       const stats = await waitFor("client finished", async () => {
-        const body = (await (await fetch(`${base}/api/v1/stats`, { headers: auth })).json()) as { multi: boolean; engines: Array<{ id: string; stats: { calls_successful: number; mode: string } }> };
+        const body = (await (await fetch(`${base}/api/v1/stats`, { headers: auth })).json()) as {
+          multi: boolean;
+          engines: Array<{ id: string; stats: { calls_successful: number; mode: string } }>;
+        };
         return body.engines[1]?.stats.calls_successful === 5 ? body : null;
       });
       expect(stats.multi).toBe(true);
@@ -212,15 +241,37 @@ describe("management mode", () => {
       ]);
       expect(stats.engines[0]!.stats.calls_successful).toBe(5);
       // The first listener answers too.
-      const opt = new Engine({ opts: { ...DEFAULT_OPTIONS, listeners: [], scenario_name: "options", remote_addr: `127.0.0.1:${p1}`, rate: 100, total_calls: 2 }, mode: "load" });
+      const opt = new Engine({
+        opts: {
+          ...DEFAULT_OPTIONS,
+          listeners: [],
+          scenario_name: "options",
+          remote_addr: `127.0.0.1:${p1}`,
+          rate: 100,
+          total_calls: 2,
+        },
+        mode: "load",
+      });
       await opt.start();
       await opt.done;
       expect(opt.snapshot().calls_successful).toBe(2);
 
-      const post = (body: string) => fetch(`${base}/api/v1/control`, { method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body });
+      const post = (body: string) =>
+        fetch(`${base}/api/v1/control`, {
+          method: "POST",
+          headers: { ...auth, "Content-Type": "application/json" },
+          body,
+        });
       const ok = await post(JSON.stringify({ rate: 7, pause: true }));
-      expect(await ok.json()).toEqual({ rate: 7, paused: true, engines: 2, applied: { rate: ["srv", "calls"], pause: ["srv", "calls"] } });
-      const after = (await (await fetch(`${base}/api/v1/stats`, { headers: auth })).json()) as { engines: Array<{ stats: { rate: number; paused: boolean } }> };
+      expect(await ok.json()).toEqual({
+        rate: 7,
+        paused: true,
+        engines: 2,
+        applied: { rate: ["srv", "calls"], pause: ["srv", "calls"] },
+      });
+      const after = (await (await fetch(`${base}/api/v1/stats`, { headers: auth })).json()) as {
+        engines: Array<{ stats: { rate: number; paused: boolean } }>;
+      };
       expect(after.engines.map((e) => [e.stats.rate, e.stats.paused])).toEqual([
         [7, true],
         [7, true],
@@ -246,7 +297,14 @@ describe("management mode", () => {
   test("internal users: the first start creates admin with a printed password; login gives a JWT the API accepts", async () => {
     await using dir = tempDir("svc-loadgen-cli-");
     const file = join(dir.path, "flat.json");
-    writeFileSync(file, JSON.stringify({ scenario_name: "uas", api_addr: "127.0.0.1:0", auth: { type: "internal", sqlite_path: "users.db", jwt_secret: "a-secret-of-20-chars" } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        scenario_name: "uas",
+        api_addr: "127.0.0.1:0",
+        auth: { type: "internal", sqlite_path: "users.db", jwt_secret: "a-secret-of-20-chars" },
+      }),
+    );
     const start = async () => {
       const plan = planFromArgv(["server", "-config", file, "-p", "0"]);
       if (!("engines" in plan)) throw new Error("expected a run plan");
@@ -258,7 +316,8 @@ describe("management mode", () => {
     expect(password).toBeString();
     const base = () => `http://127.0.0.1:${running.api!.port}/api/v1`;
     let running = first.running;
-    const login = (pw: string) => fetch(`${base()}/login`, { method: "POST", body: JSON.stringify({ username: "admin", password: pw }) });
+    const login = (pw: string) =>
+      fetch(`${base()}/login`, { method: "POST", body: JSON.stringify({ username: "admin", password: pw }) });
     try {
       expect((await fetch(`${base()}/stats`)).status).toBe(401);
       expect((await login("wrong-password")).status).toBe(401);
@@ -299,7 +358,10 @@ describe("management mode", () => {
     if (!("engines" in plan)) throw new Error("expected a run plan");
     const running = await startPlan(plan, captureIo().io);
     try {
-      const body = (await (await fetch(`http://127.0.0.1:${running.api!.port}/api/v1/stats`)).json()) as Record<string, unknown>;
+      const body = (await (await fetch(`http://127.0.0.1:${running.api!.port}/api/v1/stats`)).json()) as Record<
+        string,
+        unknown
+      >;
       expect(body.multi).toBeUndefined();
       expect(body.mode).toBe("management");
       expect(body.scenario).toBe("uas");

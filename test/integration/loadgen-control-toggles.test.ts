@@ -8,18 +8,39 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Engine, planFromArgv, runLoadgen, startControlApi, startPlan, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import {
+  Engine,
+  planFromArgv,
+  runLoadgen,
+  startControlApi,
+  startPlan,
+  type LoadgenOptions,
+} from "../../src/loadgen/index.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { opts, startUas } from "./loadgen-harness.ts";
 
 const post = async (base: string, body: unknown) => {
-  const r = await fetch(`${base}/api/v1/control`, { method: "POST", headers: { authorization: "Bearer tok-1", "content-type": "application/json" }, body: JSON.stringify(body) });
+  const r = await fetch(`${base}/api/v1/control`, {
+    method: "POST",
+    headers: { authorization: "Bearer tok-1", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> & { message?: string } };
 };
 
 /** OPTIONS pings to 127.0.0.1:port over `transport`; the finished client's statistics. */
 async function ping(port: number, transport: "u1" | "t1", more: Partial<LoadgenOptions> = {}) {
-  const e = new Engine({ opts: opts({ scenario_name: "options", transport, remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: 2, ...more }), mode: "load" });
+  const e = new Engine({
+    opts: opts({
+      scenario_name: "options",
+      transport,
+      remote_addr: `127.0.0.1:${port}`,
+      rate: 100,
+      total_calls: 2,
+      ...more,
+    }),
+    mode: "load",
+  });
   await e.start();
   await e.done;
   return e.snapshot();
@@ -49,7 +70,9 @@ describe("loadgen control API: primary-engine controls", () => {
     const running = await startPlan(plan, { out: () => {}, err: () => {} });
     try {
       const base = `http://127.0.0.1:${running.api!.port}`;
-      const listed = (await (await fetch(`${base}/api/v1/listeners`, { headers: { authorization: "Bearer tok-1" } })).json()) as {
+      const listed = (await (
+        await fetch(`${base}/api/v1/listeners`, { headers: { authorization: "Bearer tok-1" } })
+      ).json()) as {
         id: string;
         listeners: Array<{ transport: string; port: number; enabled: boolean }>;
       };
@@ -121,7 +144,10 @@ describe("loadgen control API: primary-engine controls", () => {
 
   test("a client primary engine switches its built-in scenario for the calls it starts next", async () => {
     const uas = await startUas();
-    const client = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 50 }), mode: "load" });
+    const client = new Engine({
+      opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 50 }),
+      mode: "load",
+    });
     await client.start();
     const api = startControlApi("127.0.0.1:0", "tok-1", [client]);
     const base = `http://127.0.0.1:${api.port}`;
@@ -141,7 +167,9 @@ describe("loadgen control API: primary-engine controls", () => {
       const wrong = await post(base, { scenario: "uas" });
       expect(wrong.status).toBe(409);
       expect(wrong.body.message).toMatch(/is a client \(options\); it can switch to uac, register or options, not uas/);
-      expect((await post(base, { transports: { udp: false } })).body.message).toMatch(/has no listeners: it is a client engine/);
+      expect((await post(base, { transports: { udp: false } })).body.message).toMatch(
+        /has no listeners: it is a client engine/,
+      );
     } finally {
       api.stop();
       await client.stop();
@@ -150,7 +178,19 @@ describe("loadgen control API: primary-engine controls", () => {
   });
 
   test("loadgen shell: listeners, listener, transport and scenario commands", async () => {
-    const plan = planFromArgv(["server", "-sn", "uas", "-i", "127.0.0.1", "-p", "0", "-api_addr", "127.0.0.1:0", "-api_token", "tok-1"]);
+    const plan = planFromArgv([
+      "server",
+      "-sn",
+      "uas",
+      "-i",
+      "127.0.0.1",
+      "-p",
+      "0",
+      "-api_addr",
+      "127.0.0.1:0",
+      "-api_token",
+      "tok-1",
+    ]);
     if (!("engines" in plan)) throw new Error("expected a run plan");
     const running = await startPlan(plan, { out: () => {}, err: () => {} });
     try {
@@ -158,16 +198,47 @@ describe("loadgen control API: primary-engine controls", () => {
       const out: string[] = [];
       const err: string[] = [];
       async function* lines() {
-        yield* ["listeners", "transport udp off", "listeners", "listener 0 on", "scenario uas", "transport tcp off", "listener 0 maybe", "scenario uac"];
+        yield* [
+          "listeners",
+          "transport udp off",
+          "listeners",
+          "listener 0 on",
+          "scenario uas",
+          "transport tcp off",
+          "listener 0 maybe",
+          "scenario uac",
+        ];
       }
-      const code = await runLoadgen(["shell", "-api_addr", `127.0.0.1:${running.api!.port}`, "-api_token", "tok-1"], { out: (l) => out.push(l), err: (l) => err.push(l), lines: lines() });
+      const code = await runLoadgen(["shell", "-api_addr", `127.0.0.1:${running.api!.port}`, "-api_token", "tok-1"], {
+        out: (l) => out.push(l),
+        err: (l) => err.push(l),
+        lines: lines(),
+      });
       const listener = (enabled: boolean) => ({ index: 0, transport: "udp", ip: "127.0.0.1", port, enabled });
       expect(out).toEqual([
         `server 0 udp 127.0.0.1:${port} on`,
-        JSON.stringify({ rate: 10, paused: false, engines: 1, applied: { transports: ["server"] }, primary: { id: "server", scenario: "uas", listeners: [listener(false)] } }),
+        JSON.stringify({
+          rate: 10,
+          paused: false,
+          engines: 1,
+          applied: { transports: ["server"] },
+          primary: { id: "server", scenario: "uas", listeners: [listener(false)] },
+        }),
         `server 0 udp 127.0.0.1:${port} off`,
-        JSON.stringify({ rate: 10, paused: false, engines: 1, applied: { listeners: ["server"] }, primary: { id: "server", scenario: "uas", listeners: [listener(true)] } }),
-        JSON.stringify({ rate: 10, paused: false, engines: 1, applied: { scenario: ["server"] }, primary: { id: "server", scenario: "uas", listeners: [listener(true)] } }),
+        JSON.stringify({
+          rate: 10,
+          paused: false,
+          engines: 1,
+          applied: { listeners: ["server"] },
+          primary: { id: "server", scenario: "uas", listeners: [listener(true)] },
+        }),
+        JSON.stringify({
+          rate: 10,
+          paused: false,
+          engines: 1,
+          applied: { scenario: ["server"] },
+          primary: { id: "server", scenario: "uas", listeners: [listener(true)] },
+        }),
       ]);
       expect(err).toEqual([
         "loadgen shell: control API 409: the primary engine (server) has no tcp listener (it has udp)",

@@ -47,10 +47,15 @@ describe("loadgen control-API users", () => {
       expect(r.body.message).toMatch(message);
     }
     expect((await req("POST", "/users", admin, { username: "emoji", password: "😀".repeat(1024) })).status).toBe(201);
-    expect((await req("PATCH", "/users/emoji", admin, { password: "😀😀😀😀" })).body.message).toMatch(/password: at least 8 characters/);
+    expect((await req("PATCH", "/users/emoji", admin, { password: "😀😀😀😀" })).body.message).toMatch(
+      /password: at least 8 characters/,
+    );
     expect((await req("DELETE", "/users/emoji", admin)).status).toBe(204);
     expect((await req("PATCH", "/users/nobody", admin, { active: false })).status).toBe(404);
-    expect((await req("DELETE", "/users/nobody", admin)).body).toEqual({ error: "NOT_FOUND", message: 'no user "nobody"' });
+    expect((await req("DELETE", "/users/nobody", admin)).body).toEqual({
+      error: "NOT_FOUND",
+      message: 'no user "nobody"',
+    });
     expect((await req("PATCH", "/users/bob", admin, {})).body.message).toMatch(/nothing to change/);
     expect((await req("PUT", "/users/bob", admin, {})).status).toBe(405);
     expect((await req("GET", "/users", undefined)).status).toBe(401);
@@ -72,19 +77,31 @@ describe("loadgen control-API users", () => {
       expect([method, path, r.status, r.body.error]).toEqual([method, path, 403, "FORBIDDEN"]);
     }
     // His own password needs the current one.
-    expect((await req("PATCH", "/users/bob", bob, { password: "bob-password-3" })).body.message).toMatch(/current_password: required and must match/);
-    expect((await req("PATCH", "/users/bob", bob, { password: "bob-password-3", current_password: "wrong-one" })).status).toBe(400);
-    expect((await req("PATCH", "/users/bob", bob, { password: "bob-password-3", current_password: "bob-password-2" })).status).toBe(200);
+    expect((await req("PATCH", "/users/bob", bob, { password: "bob-password-3" })).body.message).toMatch(
+      /current_password: required and must match/,
+    );
+    expect(
+      (await req("PATCH", "/users/bob", bob, { password: "bob-password-3", current_password: "wrong-one" })).status,
+    ).toBe(400);
+    expect(
+      (await req("PATCH", "/users/bob", bob, { password: "bob-password-3", current_password: "bob-password-2" }))
+        .status,
+    ).toBe(200);
     expect((await req("POST", "/login", undefined, { username: "bob", password: "bob-password-2" })).status).toBe(401);
     // The change ended the token bob had; a login with the new password gives a new one.
     expect((await req("GET", "/stats", bob)).status).toBe(401);
     const bob3 = await login("bob", "bob-password-3");
 
     // Promoted, bob may administer; deleted, he is gone from the list.
-    expect((await req("PATCH", "/users/bob", admin, { admin: true })).body).toMatchObject({ username: "bob", admin: true });
+    expect((await req("PATCH", "/users/bob", admin, { admin: true })).body).toMatchObject({
+      username: "bob",
+      admin: true,
+    });
     expect((await req("GET", "/users", bob3)).status).toBe(200);
     expect((await req("DELETE", "/users/bob", admin)).status).toBe(204);
-    expect(((await req("GET", "/users", admin)).body.users as Array<{ username: string }>).map((u) => u.username)).toEqual(["admin"]);
+    expect(
+      ((await req("GET", "/users", admin)).body.users as Array<{ username: string }>).map((u) => u.username),
+    ).toEqual(["admin"]);
   });
 
   test("the last active administrator cannot be deleted, deactivated or demoted (409)", async () => {
@@ -92,7 +109,9 @@ describe("loadgen control-API users", () => {
     await using lg = await startUsersLoadgen(dir.path);
     const { req, login } = client(lg.base);
     const admin = await login("admin", lg.adminPassword);
-    expect((await req("POST", "/users", admin, { username: "ops", password: "ops-password", admin: false })).status).toBe(201);
+    expect(
+      (await req("POST", "/users", admin, { username: "ops", password: "ops-password", admin: false })).status,
+    ).toBe(201);
     for (const [method, body, verb] of [
       ["DELETE", undefined, "delete"],
       ["PATCH", { active: false }, "deactivate"],
@@ -100,7 +119,10 @@ describe("loadgen control-API users", () => {
     ] as const) {
       const r = await req(method, "/users/admin", admin, body);
       expect(r.status).toBe(409);
-      expect(r.body).toEqual({ error: "CONFLICT", message: `cannot ${verb} "admin": it is the last active administrator; make another user administrator first` });
+      expect(r.body).toEqual({
+        error: "CONFLICT",
+        message: `cannot ${verb} "admin": it is the last active administrator; make another user administrator first`,
+      });
     }
     expect(await login("admin", lg.adminPassword)).toBeString();
     // With a second active administrator, the first may go.
@@ -149,7 +171,9 @@ describe("loadgen control-API users", () => {
     await using dir = tempDir("svc-loadgen-users-");
     await using lg = await startUsersLoadgen(dir.path, "the-api-token");
     const { req } = client(lg.base);
-    expect((await req("POST", "/users", "the-api-token", { username: "script", password: "script-pass" })).status).toBe(201);
+    expect((await req("POST", "/users", "the-api-token", { username: "script", password: "script-pass" })).status).toBe(
+      201,
+    );
     expect((await req("PATCH", "/users/admin", "the-api-token", { active: false })).status).toBe(409);
     expect((await req("GET", "/users", "the-api-token")).status).toBe(200);
 
@@ -169,10 +193,18 @@ describe("loadgen control-API users", () => {
     await using dir = tempDir("svc-loadgen-users-");
     await using lg = await startUsersLoadgen(dir.path);
     const { req } = client(lg.base);
-    for (let i = 0; i < 5; i++) expect((await req("POST", "/login", undefined, { username: "admin", password: `wrong-${i}-password` })).status).toBe(401);
-    const r = await fetch(`${lg.base}/login`, { method: "POST", body: JSON.stringify({ username: "admin", password: lg.adminPassword }) });
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await req("POST", "/login", undefined, { username: "admin", password: `wrong-${i}-password` })).status,
+      ).toBe(401);
+    const r = await fetch(`${lg.base}/login`, {
+      method: "POST",
+      body: JSON.stringify({ username: "admin", password: lg.adminPassword }),
+    });
     expect(r.status).toBe(429);
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(((await r.json()) as { error: string; message: string }).message).toMatch(/too many failed logins; try again in \d+ s/);
+    expect(((await r.json()) as { error: string; message: string }).message).toMatch(
+      /too many failed logins; try again in \d+ s/,
+    );
   });
 });

@@ -40,7 +40,10 @@ function answer(req: SipWireMessage, status: string, toTag = "", extra = ""): st
 describe("loadgen engine", () => {
   test("an unanswered INVITE is retransmitted (Timer A) with the same branch and CSeq; a retransmitted 200 is ACKed again", async () => {
     using peer = await rawPeer();
-    const engine = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${peer.port}`, rate: 1, total_calls: 1 }), mode: "load" });
+    const engine = new Engine({
+      opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${peer.port}`, rate: 1, total_calls: 1 }),
+      mode: "load",
+    });
     await engine.start();
     try {
       const invites = await waitFor("two INVITEs", () => {
@@ -73,7 +76,10 @@ describe("loadgen engine", () => {
 
   test("the UAS retransmits its 200 until the ACK comes (RFC 3261 §13.3.1.4)", async () => {
     using peer = await rawPeer();
-    const engine = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0, total_calls: 1 }), mode: "management" });
+    const engine = new Engine({
+      opts: opts({ scenario_name: "uas", local_port: 0, total_calls: 1 }),
+      mode: "management",
+    });
     await engine.start();
     try {
       const port = engine.binds[0]!.port;
@@ -117,7 +123,17 @@ describe("loadgen engine", () => {
   test("-l caps concurrent calls and -m stops after that many", async () => {
     const uas = await startUas();
     try {
-      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 200, max_concurrent: 3, total_calls: 12, pause_ms: 60 }), mode: "load" });
+      const uac = new Engine({
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          rate: 200,
+          max_concurrent: 3,
+          total_calls: 12,
+          pause_ms: 60,
+        }),
+        mode: "load",
+      });
       await uac.start();
       await uac.done;
       const s = uac.snapshot();
@@ -132,7 +148,16 @@ describe("loadgen engine", () => {
   test("-users keeps that many calls running until -m", async () => {
     const uas = await startUas();
     try {
-      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, users: 4, total_calls: 10, pause_ms: 20 }), mode: "load" });
+      const uac = new Engine({
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          users: 4,
+          total_calls: 10,
+          pause_ms: 20,
+        }),
+        mode: "load",
+      });
       await uac.start();
       expect(uac.snapshot().calls_current).toBe(4);
       await uac.done;
@@ -148,7 +173,15 @@ describe("loadgen engine", () => {
     const uas = await startUas();
     try {
       for (const scenario of ["options", "register"]) {
-        const client = new Engine({ opts: opts({ scenario_name: scenario, remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 5 }), mode: "load" });
+        const client = new Engine({
+          opts: opts({
+            scenario_name: scenario,
+            remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+            rate: 100,
+            total_calls: 5,
+          }),
+          mode: "load",
+        });
         await client.start();
         await client.done;
         expect(client.snapshot().calls_successful).toBe(5);
@@ -161,7 +194,10 @@ describe("loadgen engine", () => {
 
   test("a 486 fails the call with its status and the non-2xx ACK keeps the INVITE's branch", async () => {
     using peer = await rawPeer();
-    const engine = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${peer.port}`, rate: 1, total_calls: 1 }), mode: "load" });
+    const engine = new Engine({
+      opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${peer.port}`, rate: 1, total_calls: 1 }),
+      mode: "load",
+    });
     await engine.start();
     try {
       const inv = await waitFor("INVITE", () => peer.got.find((g) => g.msg.method === "INVITE"));

@@ -20,7 +20,10 @@ const HEP_KEY = "hep-mirror-key";
 describe("loadgen HEP mirroring", () => {
   test("every call lands in svc with all its messages, findable by Call-ID", async () => {
     await using dir = tempDir("svc-loadgen-hep-");
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, ingest: { hep: { auth_key: HEP_KEY } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      ingest: { hep: { auth_key: HEP_KEY } },
+    });
     const hepPort = a.app.ingest!.listeners.udp!.port();
     // The server on 127.0.0.2: the two directions' media addresses (and SSRCs) differ, as on a real network.
     const uas = await startUas({ local_ip: "127.0.0.2" });
@@ -64,7 +67,11 @@ describe("loadgen HEP mirroring", () => {
     expect(rows.filter((r) => r.nodeId === 2323)).toHaveLength(CALLS * 6);
 
     const api = `${a.app.coordinatorUrl}/api/v4`;
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     const now = Date.now();
     for (const callId of callIds) {
@@ -84,11 +91,20 @@ describe("loadgen HEP mirroring", () => {
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }),
       });
-      const streams = ((await q.json()) as { data: { streams: Array<{ ssrc: string | null; summary: { total_lost: number } }> } }).data.streams;
+      const streams = (
+        (await q.json()) as { data: { streams: Array<{ ssrc: string | null; summary: { total_lost: number } }> } }
+      ).data.streams;
       // Each call's media on ports of its own (docs/LOADGEN.md "Engine"): the view lists its two streams only, with their SSRCs.
       const n = callIds.indexOf(callId);
-      const own = [String(streamSsrc(callId, { ip: "127.0.0.1", port: 6000 + 2 * n })), String(streamSsrc(callId, { ip: "127.0.0.2", port: 30000 + 2 * n }))].sort();
-      expect({ callId, ssrcs: streams.map((st) => st.ssrc).sort(), lost: streams.map((st) => st.summary.total_lost) }).toEqual({ callId, ssrcs: own, lost: [0, 0] });
+      const own = [
+        String(streamSsrc(callId, { ip: "127.0.0.1", port: 6000 + 2 * n })),
+        String(streamSsrc(callId, { ip: "127.0.0.2", port: 30000 + 2 * n })),
+      ].sort();
+      expect({
+        callId,
+        ssrcs: streams.map((st) => st.ssrc).sort(),
+        lost: streams.map((st) => st.summary.total_lost),
+      }).toEqual({ callId, ssrcs: own, lost: [0, 0] });
     }
   }, 60_000);
 });

@@ -21,9 +21,22 @@ describe("loadgen digest against Kamailio", () => {
       const uas = await startUas();
       try {
         const sipPort = await freeUdpPort();
-        await using _k = await startKamailio(dir.path, "auth.cfg", { SIP_PORT: sipPort, PASSWORD, UAS_PORT: uas.binds[0]!.port });
+        await using _k = await startKamailio(dir.path, "auth.cfg", {
+          SIP_PORT: sipPort,
+          PASSWORD,
+          UAS_PORT: uas.binds[0]!.port,
+        });
         const run = async (o: Partial<LoadgenOptions>) => {
-          const e = new Engine({ opts: opts({ remote_addr: `127.0.0.1:${sipPort}`, rate: 50, total_calls: 20, auth_username: "alice", ...o }), mode: "load" });
+          const e = new Engine({
+            opts: opts({
+              remote_addr: `127.0.0.1:${sipPort}`,
+              rate: 50,
+              total_calls: 20,
+              auth_username: "alice",
+              ...o,
+            }),
+            mode: "load",
+          });
           await e.start();
           await e.done;
           return e.snapshot();

@@ -32,7 +32,18 @@ async function startAppliance(path: string): Promise<{ a: Appliance; hep: Partia
 
 /** A loadgen client's CALLS calls to `remote`; the Call-IDs it put on the wire. */
 async function runUac(remote: string, hep: Partial<LoadgenOptions>): Promise<{ callIds: string[]; hepSent: number }> {
-  const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: remote, rate: 20, total_calls: CALLS, pause_ms: PAUSE_MS, hep_capture_id: UAC_NODE, ...hep }), mode: "load" });
+  const uac = new Engine({
+    opts: opts({
+      scenario_name: "uac",
+      remote_addr: remote,
+      rate: 20,
+      total_calls: CALLS,
+      pause_ms: PAUSE_MS,
+      hep_capture_id: UAC_NODE,
+      ...hep,
+    }),
+    mode: "load",
+  });
   await uac.start();
   const callIds: string[] = [];
   const origSend = uac.legs[0]!.send;
@@ -43,7 +54,10 @@ async function runUac(remote: string, hep: Partial<LoadgenOptions>): Promise<{ c
   };
   await uac.done;
   // -d 300 ms at 20 calls/s: the calls overlap.
-  expect({ ok: uac.snapshot().calls_successful, concurrent: uac.snapshot().calls_peak >= 2 }).toEqual({ ok: CALLS, concurrent: true });
+  expect({ ok: uac.snapshot().calls_successful, concurrent: uac.snapshot().calls_peak >= 2 }).toEqual({
+    ok: CALLS,
+    concurrent: true,
+  });
   return { callIds, hepSent: uac.snapshot().hep_sent };
 }
 
@@ -55,7 +69,9 @@ async function storedReports(a: Appliance, n: number): Promise<Record<string, un
     async () => {
       await lake.sync();
       if (!lake.table("main.hep_proto_34_default")) return undefined;
-      const r = await lake.query("SELECT cid, node_id, src_ip, src_port, dst_ip, dst_port, payload FROM svc_lake.main.hep_proto_34_default");
+      const r = await lake.query(
+        "SELECT cid, node_id, src_ip, src_port, dst_ip, dst_port, payload FROM svc_lake.main.hep_proto_34_default",
+      );
       return r.rows.length === n ? r.rows : undefined;
     },
     20_000,
@@ -65,24 +81,59 @@ async function storedReports(a: Appliance, n: number): Promise<Record<string, un
     // The client's media time (ACK sent → BYE sent) covers its pause; the server's (ACK received →
     // BYE received) is that give or take the loopback's delivery; 20 ms packets, none lost.
     const minMs = Number(row.node_id) === UAC_NODE ? PAUSE_MS : 1;
-    expect({ codec: j.CODEC_NAME, lost: j.PACKET_LOSS, synthetic: j.synthetic, long: Number(j.media_ms) >= minMs }).toEqual({ codec: "PCMU", lost: 0, synthetic: true, long: true });
-    expect([j.EXPECTED_PK, j.TOTAL_PK]).toEqual([Math.floor(Number(j.media_ms) / 20), Math.floor(Number(j.media_ms) / 20)]);
-    expect([j.CORRELATION_ID, j.SRC_IP, j.SRC_PORT, j.DST_IP, j.DST_PORT]).toEqual([row.cid, row.src_ip, Number(row.src_port), row.dst_ip, Number(row.dst_port)]);
+    expect({
+      codec: j.CODEC_NAME,
+      lost: j.PACKET_LOSS,
+      synthetic: j.synthetic,
+      long: Number(j.media_ms) >= minMs,
+    }).toEqual({ codec: "PCMU", lost: 0, synthetic: true, long: true });
+    expect([j.EXPECTED_PK, j.TOTAL_PK]).toEqual([
+      Math.floor(Number(j.media_ms) / 20),
+      Math.floor(Number(j.media_ms) / 20),
+    ]);
+    expect([j.CORRELATION_ID, j.SRC_IP, j.SRC_PORT, j.DST_IP, j.DST_PORT]).toEqual([
+      row.cid,
+      row.src_ip,
+      Number(row.src_port),
+      row.dst_ip,
+      Number(row.dst_port),
+    ]);
   }
   return rows;
 }
 
-type Stream = { proto: number; synthetic: boolean; src_ip: string; src_port: number; dst_ip: string; dst_port: number; ssrc: string | null; summary: Record<string, number | null> };
+type Stream = {
+  proto: number;
+  synthetic: boolean;
+  src_ip: string;
+  src_port: number;
+  dst_ip: string;
+  dst_port: number;
+  ssrc: string | null;
+  summary: Record<string, number | null>;
+};
 
 /**
  * Through the API: each call's QoS streams and the KPIs' MOS. `ends(i)` are the audio addresses of
  * call i (0-based). The view lists the call's own streams only, also when every call is answered on one
  * media address (docs/CALL-VIEW.md "Which reports belong to a call").
  */
-async function checkApi(a: Appliance, callIds: string[], ends: (i: number) => [MediaAddress, MediaAddress], reportsPerStream: number): Promise<void> {
+async function checkApi(
+  a: Appliance,
+  callIds: string[],
+  ends: (i: number) => [MediaAddress, MediaAddress],
+  reportsPerStream: number,
+): Promise<void> {
   const api = `${a.app.coordinatorUrl}/api/v4`;
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
-  const headers = { authorization: `Bearer ${((await login.json()) as { token: string }).token}`, "content-type": "application/json" };
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
+  const headers = {
+    authorization: `Bearer ${((await login.json()) as { token: string }).token}`,
+    "content-type": "application/json",
+  };
   const now = Date.now();
   const want = (from: MediaAddress, to: MediaAddress) => ({
     proto: 34,
@@ -97,20 +148,36 @@ async function checkApi(a: Appliance, callIds: string[], ends: (i: number) => [M
   });
   for (const [i, callId] of callIds.entries()) {
     const [x, y] = ends(i);
-    const q = await fetch(`${api}/transactions/qos`, { method: "POST", headers, body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }) });
+    const q = await fetch(`${api}/transactions/qos`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }),
+    });
     expect(q.status).toBe(200);
     const streams = ((await q.json()) as { data: { streams: Stream[] } }).data.streams;
     // sipp answers every call on its one -mp port: the reports' correlation id, not that address, says whose they are.
     const own = new Set([x, y].map((e) => String(streamSsrc(callId, e))));
-    expect({ callId, ssrcs: streams.every((s) => s.ssrc !== null && own.has(s.ssrc)) }).toEqual({ callId, ssrcs: true });
+    expect({ callId, ssrcs: streams.every((s) => s.ssrc !== null && own.has(s.ssrc)) }).toEqual({
+      callId,
+      ssrcs: true,
+    });
     const mine = streams
-      .map((s) => ({ proto: s.proto, synthetic: s.synthetic, stream: `${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port}`, ...s.summary }))
+      .map((s) => ({
+        proto: s.proto,
+        synthetic: s.synthetic,
+        stream: `${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port}`,
+        ...s.summary,
+      }))
       .sort((p, r) => p.stream.localeCompare(r.stream));
-    expect({ callId, streams: mine }).toMatchObject({ callId, streams: [want(x, y), want(y, x)].sort((p, r) => p.stream.localeCompare(r.stream)) });
+    expect({ callId, streams: mine }).toMatchObject({
+      callId,
+      streams: [want(x, y), want(y, x)].sort((p, r) => p.stream.localeCompare(r.stream)),
+    });
   }
   const k = await fetch(`${api}/statistics/kpi?from=${now - 600_000}&to=${now + 60_000}`, { headers });
   expect(k.status).toBe(200);
-  const totals = ((await k.json()) as { data: { totals: { mos_avg: number | null; mos_min: number | null } } }).data.totals;
+  const totals = ((await k.json()) as { data: { totals: { mos_avg: number | null; mos_min: number | null } } }).data
+    .totals;
   expect(totals.mos_avg).toBeCloseTo(G711_MOS, 9);
   expect(totals.mos_min).toBeCloseTo(G711_MOS, 9);
 }
@@ -136,7 +203,9 @@ describe("loadgen media reports", () => {
     expect({ uac: run.hepSent, uas: uasSent }).toEqual({ uac: CALLS * 8, uas: CALLS * 8 });
     expect(run.callIds).toHaveLength(CALLS);
     const rows = await storedReports(a, CALLS * 4);
-    expect(run.callIds.flatMap((c) => rows.filter((r) => r.cid === c).map((r) => Number(r.node_id))).sort()).toEqual(run.callIds.flatMap(() => [UAC_NODE, UAC_NODE, UAS_NODE, UAS_NODE]).sort());
+    expect(run.callIds.flatMap((c) => rows.filter((r) => r.cid === c).map((r) => Number(r.node_id))).sort()).toEqual(
+      run.callIds.flatMap(() => [UAC_NODE, UAC_NODE, UAS_NODE, UAS_NODE]).sort(),
+    );
     // One stream per direction, reported by both ends; each call's media on ports of its own, so its QoS view lists only its two streams.
     await checkApi(a, run.callIds, (i) => [uacMedia(i + 1), uasMedia(i + 1)], 2);
   }, 60_000);
@@ -150,7 +219,24 @@ describe("loadgen media reports", () => {
       await using _a = a;
       const port = await freeUdpPort();
       const sippMediaPort = await freeUdpPort();
-      await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-mp", String(sippMediaPort), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sipp = spawnPeer(
+        "sipp",
+        [
+          "sipp",
+          "-sn",
+          "uas",
+          "-i",
+          "127.0.0.1",
+          "-p",
+          String(port),
+          "-mp",
+          String(sippMediaPort),
+          "-m",
+          String(CALLS),
+          "-nostdin",
+        ],
+        { dir: dir.path },
+      );
       await waitUdpListening(sipp, port);
       const run = await runUac(`127.0.0.1:${port}`, hep);
       expect(await sipp.exited(20_000)).toBe(0);

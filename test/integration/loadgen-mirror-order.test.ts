@@ -17,7 +17,14 @@ const UAS_NODE = 2412;
 /** What loadgen's uac and uas exchange per call, in wire order. */
 const WIRE = ["INVITE", "180/INVITE", "200/INVITE", "ACK", "BYE", "200/BYE"] as const;
 /** Which end sends each message. */
-const SENDER: Record<string, number> = { INVITE: UAC_NODE, "180/INVITE": UAS_NODE, "200/INVITE": UAS_NODE, ACK: UAC_NODE, BYE: UAC_NODE, "200/BYE": UAS_NODE };
+const SENDER: Record<string, number> = {
+  INVITE: UAC_NODE,
+  "180/INVITE": UAS_NODE,
+  "200/INVITE": UAS_NODE,
+  ACK: UAC_NODE,
+  BYE: UAC_NODE,
+  "200/BYE": UAS_NODE,
+};
 
 test("loadgen uac → loadgen uas, both mirroring: every call's copies sorted by time are in wire order", async () => {
   await using dir = tempDir("svc-loadgen-order-");
@@ -26,7 +33,17 @@ test("loadgen uac → loadgen uas, both mirroring: every call's copies sorted by
   const uas = await startUas({ ...hep, local_ip: "127.0.0.2", hep_capture_id: UAS_NODE });
   let sent = 0;
   try {
-    const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.2:${uas.binds[0]!.port}`, rate: 150, total_calls: CALLS, hep_capture_id: UAC_NODE, ...hep }), mode: "load" });
+    const uac = new Engine({
+      opts: opts({
+        scenario_name: "uac",
+        remote_addr: `127.0.0.2:${uas.binds[0]!.port}`,
+        rate: 150,
+        total_calls: CALLS,
+        hep_capture_id: UAC_NODE,
+        ...hep,
+      }),
+      mode: "load",
+    });
     await uac.start();
     await uac.done;
     expect(uac.snapshot().calls_successful).toBe(CALLS);
@@ -60,14 +77,19 @@ test("loadgen uac → loadgen uas, both mirroring: every call's copies sorted by
   for (const [callId, copies] of calls) {
     const problems: string[] = [];
     const all = copies.toSorted((x, y) => x.us - y.us);
-    if ([UAC_NODE, UAS_NODE].some((node) => all.some((c, k) => k > 0 && c.node === node && all.slice(0, k).some((d) => d.node === node && d.us === c.us))))
+    if (
+      [UAC_NODE, UAS_NODE].some((node) =>
+        all.some((c, k) => k > 0 && c.node === node && all.slice(0, k).some((d) => d.node === node && d.us === c.us)),
+      )
+    )
       problems.push("two copies of one end at one time");
     // The first copy of each message at each end (a retransmission is a later copy of the same message).
     const byTime = all.filter((c, k) => !all.slice(0, k).some((d) => d.node === c.node && d.label === c.label));
     // Each end's copies: its six messages in wire order.
     for (const node of [UAC_NODE, UAS_NODE]) {
       const mine = byTime.filter((c) => c.node === node);
-      if (mine.map((c) => c.label).join(" ") !== WIRE.join(" ")) problems.push(`node ${node}: ${mine.map((c) => c.label).join(" ")}`);
+      if (mine.map((c) => c.label).join(" ") !== WIRE.join(" "))
+        problems.push(`node ${node}: ${mine.map((c) => c.label).join(" ")}`);
     }
     // Across both ends: a message is sent before it is received. (Nothing more: the client sends
     // ACK and BYE back to back, both in flight before the server reads the ACK.)

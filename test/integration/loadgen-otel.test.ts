@@ -37,13 +37,29 @@ describe("loadgen OTLP logs", () => {
     using otlp = collector();
     const uas = await startUas();
     try {
-      const ok = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 4, log_otel_endpoint: otlp.url }), mode: "load" });
+      const ok = new Engine({
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          rate: 100,
+          total_calls: 4,
+          log_otel_endpoint: otlp.url,
+        }),
+        mode: "load",
+      });
       await ok.start();
       await ok.done;
       // OPTIONS to a port that never answers fails after the recv timeout.
       const silent = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
       const bad = new Engine({
-        opts: opts({ scenario_name: "options", remote_addr: `127.0.0.1:${silent.port}`, rate: 100, total_calls: 1, recv_timeout_ms: 50, log_otel_endpoint: otlp.url }),
+        opts: opts({
+          scenario_name: "options",
+          remote_addr: `127.0.0.1:${silent.port}`,
+          rate: 100,
+          total_calls: 1,
+          recv_timeout_ms: 50,
+          log_otel_endpoint: otlp.url,
+        }),
         mode: "load",
       });
       await bad.start();
@@ -53,7 +69,9 @@ describe("loadgen OTLP logs", () => {
       expect(calls.filter((r) => attr(r, "loadgen.result") === "successful")).toHaveLength(4);
       expect(new Set(calls.map((r) => attr(r, "sip.call_id"))).size).toBe(5);
       const failed = calls.filter((r) => attr(r, "loadgen.result") === "failed");
-      expect(failed.map((r) => [r.severityText, r.body.stringValue, attr(r, "loadgen.reason")])).toEqual([["WARN", "call failed: recv_timeout", "recv_timeout"]]);
+      expect(failed.map((r) => [r.severityText, r.body.stringValue, attr(r, "loadgen.reason")])).toEqual([
+        ["WARN", "call failed: recv_timeout", "recv_timeout"],
+      ]);
       expect(otlp.records.filter((r) => r.body.stringValue === "engine stopped")).toHaveLength(2);
       expect(ok.snapshot().log_export_errors).toBe(0);
     } finally {
@@ -65,7 +83,16 @@ describe("loadgen OTLP logs", () => {
     using otlp = collector(500);
     const uas = await startUas();
     try {
-      const e = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 2, log_otel_endpoint: otlp.url }), mode: "load" });
+      const e = new Engine({
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          rate: 100,
+          total_calls: 2,
+          log_otel_endpoint: otlp.url,
+        }),
+        mode: "load",
+      });
       await e.start();
       await e.done;
       expect(e.snapshot().calls_successful).toBe(2);
@@ -97,7 +124,9 @@ describe("loadgen OTLP logs", () => {
         },
       },
     );
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+    );
     const uas = await startUas();
     try {
       const e = new Engine({
@@ -121,7 +150,9 @@ describe("loadgen OTLP logs", () => {
         .map((r) => ({
           severity: fields(r, 3)[0]?.toString(),
           // LogRecord.attributes(6): KeyValue key(1), value(2) → AnyValue string_value(1)
-          attrs: Object.fromEntries(fields(r, 6).map((kv) => [fields(kv, 1)[0]!.toString(), fields(fields(kv, 2)[0]!, 1)[0]?.toString()])),
+          attrs: Object.fromEntries(
+            fields(r, 6).map((kv) => [fields(kv, 1)[0]!.toString(), fields(fields(kv, 2)[0]!, 1)[0]?.toString()]),
+          ),
         }))
         .filter((r) => r.attrs["sip.call_id"]);
       expect(calls.map((c) => [c.severity, c.attrs["loadgen.result"]])).toEqual([

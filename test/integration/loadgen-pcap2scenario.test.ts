@@ -22,9 +22,29 @@ describe("pcap2scenario", () => {
       const [uasPort, uacPort, replayPort] = await freeUdpPorts(3);
       {
         await using capture = await captureLo(dir.path, "call", `udp port ${uasPort}`);
-        await using uas = spawnPeer("sipp-uas", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(uasPort), "-m", "1", "-nostdin"], { dir: dir.path });
+        await using uas = spawnPeer(
+          "sipp-uas",
+          ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(uasPort), "-m", "1", "-nostdin"],
+          { dir: dir.path },
+        );
         await waitUdpListening(uas, uasPort!);
-        await using uac = spawnPeer("sipp-uac", ["sipp", "-sn", "uac", "-i", "127.0.0.1", "-p", String(uacPort), `127.0.0.1:${uasPort}`, "-m", "1", "-nostdin"], { dir: dir.path });
+        await using uac = spawnPeer(
+          "sipp-uac",
+          [
+            "sipp",
+            "-sn",
+            "uac",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            String(uacPort),
+            `127.0.0.1:${uasPort}`,
+            "-m",
+            "1",
+            "-nostdin",
+          ],
+          { dir: dir.path },
+        );
         expect(await uac.exited(20_000)).toBe(0);
         await capture.finish();
       }
@@ -39,9 +59,16 @@ describe("pcap2scenario", () => {
       expect(out.join("\n")).toContain('<recv request="INVITE"/>');
 
       // The uac scenario against a fresh sipp uas.
-      await using target = spawnPeer("sipp-target", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(replayPort), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using target = spawnPeer(
+        "sipp-target",
+        ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(replayPort), "-m", String(CALLS), "-nostdin"],
+        { dir: dir.path },
+      );
       await waitUdpListening(target, replayPort!);
-      const client = new Engine({ opts: opts({ scenario_file: uacXml, remote_addr: `127.0.0.1:${replayPort}`, rate: 100, total_calls: CALLS }), mode: "load" });
+      const client = new Engine({
+        opts: opts({ scenario_file: uacXml, remote_addr: `127.0.0.1:${replayPort}`, rate: 100, total_calls: CALLS }),
+        mode: "load",
+      });
       await client.start();
       await client.done;
       expect(client.snapshot().failed_reasons).toEqual({});
@@ -49,9 +76,28 @@ describe("pcap2scenario", () => {
       expect(await target.exited(20_000)).toBe(0);
 
       // The uas scenario under sipp uac.
-      const server = new Engine({ opts: opts({ scenario_file: uasXml, local_port: 0, total_calls: CALLS }), mode: "management" });
+      const server = new Engine({
+        opts: opts({ scenario_file: uasXml, local_port: 0, total_calls: CALLS }),
+        mode: "management",
+      });
       await server.start();
-      await using caller = spawnPeer("sipp-caller", ["sipp", "-sn", "uac", "-i", "127.0.0.1", `127.0.0.1:${server.binds[0]!.port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using caller = spawnPeer(
+        "sipp-caller",
+        [
+          "sipp",
+          "-sn",
+          "uac",
+          "-i",
+          "127.0.0.1",
+          `127.0.0.1:${server.binds[0]!.port}`,
+          "-r",
+          "100",
+          "-m",
+          String(CALLS),
+          "-nostdin",
+        ],
+        { dir: dir.path },
+      );
       const code = await caller.exited(30_000);
       await server.done;
       expect(server.snapshot().failed_reasons).toEqual({});

@@ -51,7 +51,10 @@ describe("loadgen UAS and Record-Route", () => {
   test("the 180 and the 200 of an INVITE carry its Record-Route values in order", async () => {
     using peer = await rawPeer();
     const { got, sock } = peer;
-    const engine = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0, total_calls: 1 }), mode: "management" });
+    const engine = new Engine({
+      opts: opts({ scenario_name: "uas", local_port: 0, total_calls: 1 }),
+      mode: "management",
+    });
     await engine.start();
     try {
       const port = engine.binds[0]!.port;
@@ -80,17 +83,31 @@ describe("loadgen UAS and Record-Route", () => {
     using peer = await rawPeer();
     const { got, sock } = peer;
     const scenario = join(import.meta.dir, "../fixtures/loadgen/uas-hangs-up.xml");
-    const engine = new Engine({ opts: opts({ scenario_file: scenario, local_port: 0, total_calls: 1 }), mode: "management" });
+    const engine = new Engine({
+      opts: opts({ scenario_file: scenario, local_port: 0, total_calls: 1 }),
+      mode: "management",
+    });
     await engine.start();
     try {
       const port = engine.binds[0]!.port;
       const callId = `rrs-${Date.now()}@test`;
       const contact = `<sip:caller@127.0.0.1:${sock.port};transport=tls>`;
-      sock.send(request("INVITE", port, sock.port, callId, [...ROUTES.map((r) => `Record-Route: ${r}`), `Contact: ${contact}`]), port, "127.0.0.1");
+      sock.send(
+        request("INVITE", port, sock.port, callId, [...ROUTES.map((r) => `Record-Route: ${r}`), `Contact: ${contact}`]),
+        port,
+        "127.0.0.1",
+      );
       const ok = await waitFor("200", () => got.find((m) => m.status === 200));
       const toTag = /;tag=([^;>]+)$/.exec(ok.headers.get("to")![0]!)![1]!;
       // The ACK carries neither Record-Route nor Contact: the BYE must come from what the INVITE said.
-      sock.send(request("ACK", port, sock.port, callId, []).replace("To: <sip:service@127.0.0.1>", `To: <sip:service@127.0.0.1>;tag=${toTag}`), port, "127.0.0.1");
+      sock.send(
+        request("ACK", port, sock.port, callId, []).replace(
+          "To: <sip:service@127.0.0.1>",
+          `To: <sip:service@127.0.0.1>;tag=${toTag}`,
+        ),
+        port,
+        "127.0.0.1",
+      );
       const bye = await waitFor("BYE", () => got.find((m) => m.method === "BYE"));
       expect(bye.uri).toBe(`sip:caller@127.0.0.1:${sock.port};transport=tls`);
       expect(bye.headers.get("route")).toEqual([ROUTES.join(", ")]);

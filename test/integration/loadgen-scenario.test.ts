@@ -27,18 +27,49 @@ describe("loadgen scenario files", () => {
     async () => {
       await using dir = tempDir("svc-loadgen-sf-");
       const port = await freeUdpPort();
-      await using sippUas = spawnPeer("sipp-uas", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sippUas = spawnPeer(
+        "sipp-uas",
+        ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"],
+        { dir: dir.path },
+      );
       await waitUdpListening(sippUas, port);
-      const uac = new Engine({ opts: opts({ scenario_file: sippDump(dir.path, "uac"), remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: CALLS }), mode: "load" });
+      const uac = new Engine({
+        opts: opts({
+          scenario_file: sippDump(dir.path, "uac"),
+          remote_addr: `127.0.0.1:${port}`,
+          rate: 100,
+          total_calls: CALLS,
+        }),
+        mode: "load",
+      });
       await uac.start();
       await uac.done;
       expect(uac.snapshot().failed_reasons).toEqual({});
       expect(uac.snapshot().calls_successful).toBe(CALLS);
       expect(await sippUas.exited(20_000)).toBe(0);
 
-      const uas = new Engine({ opts: opts({ scenario_file: sippDump(dir.path, "uas"), local_port: 0, total_calls: CALLS }), mode: "management" });
+      const uas = new Engine({
+        opts: opts({ scenario_file: sippDump(dir.path, "uas"), local_port: 0, total_calls: CALLS }),
+        mode: "management",
+      });
       await uas.start();
-      await using sippUac = spawnPeer("sipp-uac", ["sipp", "-sn", "uac", "-i", "127.0.0.1", `127.0.0.1:${uas.binds[0]!.port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sippUac = spawnPeer(
+        "sipp-uac",
+        [
+          "sipp",
+          "-sn",
+          "uac",
+          "-i",
+          "127.0.0.1",
+          `127.0.0.1:${uas.binds[0]!.port}`,
+          "-r",
+          "100",
+          "-m",
+          String(CALLS),
+          "-nostdin",
+        ],
+        { dir: dir.path },
+      );
       const code = await sippUac.exited(30_000);
       await uas.done;
       expect(uas.snapshot().failed_reasons).toEqual({});
@@ -82,7 +113,15 @@ describe("loadgen scenario files", () => {
       );
       const trace = join(dir.path, "trace.log");
       const uac = new Engine({
-        opts: opts({ scenario_file: scenario, injection_file: csv, remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 3, trace_msg: true, message_file: trace }),
+        opts: opts({
+          scenario_file: scenario,
+          injection_file: csv,
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          rate: 100,
+          total_calls: 3,
+          trace_msg: true,
+          message_file: trace,
+        }),
         mode: "load",
       });
       await uac.start();

@@ -27,9 +27,16 @@ describe("loadgen with sipp", () => {
     async () => {
       await using dir = tempDir("svc-loadgen-");
       const port = await freeUdpPort();
-      await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sipp = spawnPeer(
+        "sipp",
+        ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"],
+        { dir: dir.path },
+      );
       await waitUdpListening(sipp, port);
-      const engine = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: CALLS }), mode: "load" });
+      const engine = new Engine({
+        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: CALLS }),
+        mode: "load",
+      });
       await engine.start();
       await engine.done;
       const s = engine.snapshot();
@@ -50,10 +57,17 @@ describe("loadgen with sipp", () => {
     [PEERS.sipp],
     async () => {
       await using dir = tempDir("svc-loadgen-");
-      const engine = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0, total_calls: CALLS }), mode: "management" });
+      const engine = new Engine({
+        opts: opts({ scenario_name: "uas", local_port: 0, total_calls: CALLS }),
+        mode: "management",
+      });
       await engine.start();
       const port = engine.binds[0]!.port;
-      await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uac", "-i", "127.0.0.1", `127.0.0.1:${port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await using sipp = spawnPeer(
+        "sipp",
+        ["sipp", "-sn", "uac", "-i", "127.0.0.1", `127.0.0.1:${port}`, "-r", "100", "-m", String(CALLS), "-nostdin"],
+        { dir: dir.path },
+      );
       const code = await sipp.exited(60_000);
       await engine.done;
       const s = engine.snapshot();

@@ -45,7 +45,10 @@ function options(fromName: string, localPort: number, callId: string): Buffer {
 
 describe("loadgen stream transports and UTF-8", () => {
   test("a character split across reads of one connection survives another connection's data in between", async () => {
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", listeners: [{ transport: "t1", local_ip: "127.0.0.1", local_port: 0 }] }), mode: "management" });
+    const uas = new Engine({
+      opts: opts({ scenario_name: "uas", listeners: [{ transport: "t1", local_ip: "127.0.0.1", local_port: 0 }] }),
+      mode: "management",
+    });
     await uas.start();
     const a = await client(uas.binds[0]!.port);
     const b = await client(uas.binds[0]!.port);

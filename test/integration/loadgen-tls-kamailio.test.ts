@@ -31,10 +31,12 @@ function received(trace: string, first: string): string[] {
 }
 
 /** Distinct source ports of the messages a trace received: one per TLS connection of the peer. */
-const sourcePorts = (trace: string) => new Set([...trace.matchAll(/^TLS message received from [\d.]+:(\d+):/gm)].map((m) => m[1])).size;
+const sourcePorts = (trace: string) =>
+  new Set([...trace.matchAll(/^TLS message received from [\d.]+:(\d+):/gm)].map((m) => m[1])).size;
 
 /** Kamailio's xlog lines of tls-proxy.cfg: how each request came in. */
-const kamLines = (out: string, what: string) => out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
+const kamLines = (out: string, what: string) =>
+  out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
 
 /** 20 000 bytes: more than one TLS record (16 KiB at most, RFC 8446 §5.1) in each direction. */
 const PAD = "x".repeat(20_000);
@@ -132,7 +134,15 @@ function certFor(dir: string, cn: string) {
 }
 
 /** `calls` calls of a loadgen UAC through Kamailio to a loadgen UAS listening on TLS; both engines run to the end. */
-async function throughKamailio({ transport, calls, defines = [], client = {}, server = {}, remoteHost = "127.0.0.1", during }: Run) {
+async function throughKamailio({
+  transport,
+  calls,
+  defines = [],
+  client = {},
+  server = {},
+  remoteHost = "127.0.0.1",
+  during,
+}: Run) {
   await using dir = tempDir("svc-loadgen-tls-kam-");
   const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
   const byName = certFor(dir.path, "sni-localhost");
@@ -154,13 +164,31 @@ async function throughKamailio({ transport, calls, defines = [], client = {}, se
   try {
     const [sipPort, tlsPort] = [await freeUdpPort(), freePort()];
     const tlsCfg = join(dir.path, "tls.cfg");
-    const certs = { CERT: cert, KEY: key, SNI_NAME_CERT: byName.cert, SNI_NAME_KEY: byName.key, SNI_IP_CERT: byIp.cert, SNI_IP_KEY: byIp.key, SNI_NONE_CERT: noSni.cert, SNI_NONE_KEY: noSni.key };
+    const certs = {
+      CERT: cert,
+      KEY: key,
+      SNI_NAME_CERT: byName.cert,
+      SNI_NAME_KEY: byName.key,
+      SNI_IP_CERT: byIp.cert,
+      SNI_IP_KEY: byIp.key,
+      SNI_NONE_CERT: noSni.cert,
+      SNI_NONE_KEY: noSni.key,
+    };
     writeFileSync(tlsCfg, renderKamailioConfig("tls.cfg", { ...certs, TLS_PORT: tlsPort }));
     const values = { SIP_PORT: sipPort, TLS_PORT: tlsPort, UAS_PORT: uas.binds[0]!.port, TLS_CFG: tlsCfg, PASSWORD };
     await using kam = await startKamailio(dir.path, "tls-proxy.cfg", values, defines);
     const uacTrace = join(dir.path, "uac-messages.log");
     const e = new Engine({
-      opts: opts({ scenario_name: "uac", transport, remote_addr: `${remoteHost}:${tlsPort}`, rate: 25, total_calls: calls, trace_msg: true, message_file: uacTrace, ...client }),
+      opts: opts({
+        scenario_name: "uac",
+        transport,
+        remote_addr: `${remoteHost}:${tlsPort}`,
+        rate: 25,
+        total_calls: calls,
+        trace_msg: true,
+        message_file: uacTrace,
+        ...client,
+      }),
       mode: "load",
     });
     await e.start();
@@ -170,13 +198,23 @@ async function throughKamailio({ transport, calls, defines = [], client = {}, se
     // caller is done. Every successful call's BYE passed Kamailio; wait for both of its lines.
     const settled = () => {
       const out = kam.output();
-      return kamLines(out, "BYE in over ") >= e.snapshot().calls_successful && kamLines(out, "BYE in over tls") === kamLines(out, "BYE served with");
+      return (
+        kamLines(out, "BYE in over ") >= e.snapshot().calls_successful &&
+        kamLines(out, "BYE in over tls") === kamLines(out, "BYE served with")
+      );
     };
     await waitFor("Kamailio's log of every BYE", settled, 5_000).catch(() => undefined);
     // A caller that failed calls leaves the UAS waiting for calls that never come: stop it then.
     if (e.snapshot().calls_failed > 0) await uas.stop();
     await uas.done;
-    return { uac: e.snapshot(), uas: uas.snapshot(), kam: kam.output(), uasTrace: readFileSync(uasTrace, "utf8"), uacTrace: readFileSync(uacTrace, "utf8"), tlsPort };
+    return {
+      uac: e.snapshot(),
+      uas: uas.snapshot(),
+      kam: kam.output(),
+      uasTrace: readFileSync(uasTrace, "utf8"),
+      uacTrace: readFileSync(uacTrace, "utf8"),
+      tlsPort,
+    };
   } finally {
     await uas.stop();
   }
@@ -209,7 +247,9 @@ describe("loadgen TLS through Kamailio's tls module", () => {
         // (by the Contact's address); the UAC used one (l1) or one per call (ln). Kamailio may open a
         // second one while its first handshake is still under way (seen once in about 20 ln runs).
         expect(sourcePorts(r.uasTrace)).toBeLessThanOrEqual(2);
-        const kamSources = new Set([...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1])).size;
+        const kamSources = new Set(
+          [...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1]),
+        ).size;
         expect(kamSources).toBe(t === "l1" ? 1 : CALLS);
         const ok = received(r.uacTrace, "SIP/2.0 200 OK").filter((x) => /^CSeq: \d+ INVITE/im.test(x));
         expect(ok.length).toBe(CALLS);
@@ -224,7 +264,12 @@ describe("loadgen TLS through Kamailio's tls module", () => {
     "l1: digest authentication over TLS (Kamailio's auth module challenges each INVITE)",
     [KAMAILIO_TLS, OPENSSL],
     async () => {
-      const r = await throughKamailio({ transport: "l1", calls: 20, defines: ["WITH_AUTH"], client: { auth_username: "alice", auth_password: PASSWORD } });
+      const r = await throughKamailio({
+        transport: "l1",
+        calls: 20,
+        defines: ["WITH_AUTH"],
+        client: { auth_username: "alice", auth_password: PASSWORD },
+      });
       expect(r.uac.failed_reasons).toEqual({});
       expect([r.uac.calls_successful, r.uac.auth_challenges]).toEqual([20, 20]);
       expect(r.uas.calls_successful).toBe(20);
@@ -257,7 +302,11 @@ describe("loadgen TLS through Kamailio's tls module", () => {
       expect(sourcePorts(r.uacTrace)).toBe(1);
       const viaTls = new RegExp(`^Via: SIP/2\\.0/TLS 127\\.0\\.0\\.1:${r.tlsPort}\\b`, "im");
       expect(byes.filter((x) => viaTls.test(x)).length).toBe(calls);
-      expect([...r.uacTrace.matchAll(/^TLS message received from 127\.0\.0\.1:(\d+):/gm)].every((m) => Number(m[1]) === r.tlsPort)).toBe(true);
+      expect(
+        [...r.uacTrace.matchAll(/^TLS message received from 127\.0\.0\.1:(\d+):/gm)].every(
+          (m) => Number(m[1]) === r.tlsPort,
+        ),
+      ).toBe(true);
     },
     90_000,
   );
@@ -312,7 +361,12 @@ describe("loadgen TLS through Kamailio's tls module", () => {
     [KAMAILIO_TLS, OPENSSL],
     async () => {
       // The caller would send its BYE after 60 s; Kamailio closes the idle connection long before.
-      const r = await throughKamailio({ transport: "l1", calls: 1, defines: ["WITH_SHORT_LIFETIME"], client: { pause_ms: 60_000 } });
+      const r = await throughKamailio({
+        transport: "l1",
+        calls: 1,
+        defines: ["WITH_SHORT_LIFETIME"],
+        client: { pause_ms: 60_000 },
+      });
       expect(r.uac.failed_reasons).toEqual({ "connection closed": 1 });
       expect(r.uac.calls_successful).toBe(0);
     },
@@ -329,10 +383,20 @@ describe("loadgen TLS through Kamailio's tls module", () => {
       writeFileSync(uacXml, BIG_UAC);
       writeFileSync(uasXml, BIG_UAS);
       const calls = 10;
-      const r = await throughKamailio({ transport: "l1", calls, client: { scenario_file: uacXml }, server: { scenario_file: uasXml } });
+      const r = await throughKamailio({
+        transport: "l1",
+        calls,
+        client: { scenario_file: uacXml },
+        server: { scenario_file: uasXml },
+      });
       expect(r.uac.failed_reasons).toEqual({});
       expect(r.uas.failed_reasons).toEqual({});
-      expect([r.uac.calls_successful, r.uas.calls_successful, r.uac.transport_errors, r.uas.transport_errors]).toEqual([calls, calls, 0, 0]);
+      expect([r.uac.calls_successful, r.uas.calls_successful, r.uac.transport_errors, r.uas.transport_errors]).toEqual([
+        calls,
+        calls,
+        0,
+        0,
+      ]);
       const pad = (m: string) => m.includes(`\r\nX-Pad: ${PAD}\r\n`);
       expect(received(r.uasTrace, "INVITE ").filter(pad).length).toBe(calls);
       expect(received(r.uacTrace, "SIP/2.0 200 OK").filter(pad).length).toBe(calls);

@@ -27,17 +27,46 @@ interface WireCall {
   fromUser: string;
 }
 
-const FIELDS = ["ip.src", "ip.dst", "udp.dstport", "sip.Call-ID", "sip.from.user", "sip.Via.sent-by.address", "sip.contact.host", "sdp.owner.address", "sdp.connection_info.address"];
+const FIELDS = [
+  "ip.src",
+  "ip.dst",
+  "udp.dstport",
+  "sip.Call-ID",
+  "sip.from.user",
+  "sip.Via.sent-by.address",
+  "sip.contact.host",
+  "sdp.owner.address",
+  "sdp.connection_info.address",
+];
 
 /** Per Call-ID, what tshark read off the wire for the messages to and from `port`. */
 function wireByCall(pcap: string, port: number): Map<string, WireCall> {
-  const args = ["tshark", "-n", "-r", pcap, "-Y", `sip && udp.port == ${port}`, "-T", "fields", "-E", "separator=|", ...FIELDS.flatMap((f) => ["-e", f])];
+  const args = [
+    "tshark",
+    "-n",
+    "-r",
+    pcap,
+    "-Y",
+    `sip && udp.port == ${port}`,
+    "-T",
+    "fields",
+    "-E",
+    "separator=|",
+    ...FIELDS.flatMap((f) => ["-e", f]),
+  ];
   const r = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`tshark -r failed: ${r.stderr.toString()}`);
   const calls = new Map<string, WireCall>();
   for (const line of r.stdout.toString().split("\n")) {
     if (line.trim() === "") continue;
-    const [src, dst, dport, callId, fromUser, ...addresses] = line.split("|") as [string, string, string, string, string, ...string[]];
+    const [src, dst, dport, callId, fromUser, ...addresses] = line.split("|") as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      ...string[],
+    ];
     const c = calls.get(callId) ?? { from: new Set(), advertised: new Set(), answeredTo: new Set(), fromUser };
     if (Number(dport) === port) {
       c.from.add(src);
@@ -78,7 +107,8 @@ describe("loadgen -t ui", () => {
         socket: {
           data(_s, data) {
             const r = decodeHep(new Uint8Array(data));
-            if (r.ok) hep.push({ srcIp: r.value.srcIp, dstIp: r.value.dstIp, text: new TextDecoder().decode(r.value.payload) });
+            if (r.ok)
+              hep.push({ srcIp: r.value.srcIp, dstIp: r.value.dstIp, text: new TextDecoder().decode(r.value.payload) });
           },
         },
       });
@@ -87,7 +117,11 @@ describe("loadgen -t ui", () => {
       let code: number;
       {
         await using capture = await captureLo(dir.path, "ui", `udp port ${port}`);
-        await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+        await using sipp = spawnPeer(
+          "sipp",
+          ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"],
+          { dir: dir.path },
+        );
         await waitUdpListening(sipp, port);
         const argv = [
           "-sn",
@@ -128,7 +162,9 @@ describe("loadgen -t ui", () => {
         perCall.set(callId, (perCall.get(callId) ?? new Set()).add(local));
       }
       expect(hep).toHaveLength(6 * CALLS);
-      expect(new Map([...perCall].map(([id, ips]) => [id, [...ips]]))).toEqual(new Map([...ipOf].map(([id, ip]) => [id, [ip]])));
+      expect(new Map([...perCall].map(([id, ips]) => [id, [...ips]]))).toEqual(
+        new Map([...ipOf].map(([id, ip]) => [id, [ip]])),
+      );
     },
     60_000,
   );
@@ -150,9 +186,23 @@ describe("loadgen -t ui", () => {
       let s: ReturnType<Engine["snapshot"]>;
       {
         await using capture = await captureLo(dir.path, "sf", `udp port ${port}`);
-        await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+        await using sipp = spawnPeer(
+          "sipp",
+          ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"],
+          { dir: dir.path },
+        );
         await waitUdpListening(sipp, port);
-        const engine = new Engine({ opts: opts({ scenario_file: sf, transport: "ui", injection_file: csv, remote_addr: `127.0.0.1:${port}`, rate: 50, total_calls: CALLS }), mode: "load" });
+        const engine = new Engine({
+          opts: opts({
+            scenario_file: sf,
+            transport: "ui",
+            injection_file: csv,
+            remote_addr: `127.0.0.1:${port}`,
+            rate: 50,
+            total_calls: CALLS,
+          }),
+          mode: "load",
+        });
         await engine.start();
         await engine.done;
         s = engine.snapshot();
@@ -162,7 +212,8 @@ describe("loadgen -t ui", () => {
       expect([s.calls_successful, s.calls_failed, s.failed_reasons]).toEqual([CALLS, 0, {}]);
       const calls = wireByCall(join(dir.path, "sf.pcap"), port);
       const ipOf = expectOwnIpPerCall(calls, CALLS);
-      for (const [callId, ip] of ipOf) expect([callId, calls.get(callId)!.fromUser]).toEqual([callId, ip === IPS[0] ? "alice" : "bob"]);
+      for (const [callId, ip] of ipOf)
+        expect([callId, calls.get(callId)!.fromUser]).toEqual([callId, ip === IPS[0] ? "alice" : "bob"]);
     },
     60_000,
   );
@@ -180,7 +231,17 @@ describe("loadgen -t ui", () => {
         await using capture = await captureLo(dir.path, "opt", `udp port ${port}`);
         for (const scenario_name of ["options", "register"]) {
           // RANDOM rows: which IP a call takes is random, so more calls make both IPs near certain (1 - 2·2^-40).
-          const engine = new Engine({ opts: opts({ scenario_name, transport: "ui", injection_file: csv, remote_addr: `127.0.0.1:${port}`, rate: 200, total_calls: 40 }), mode: "load" });
+          const engine = new Engine({
+            opts: opts({
+              scenario_name,
+              transport: "ui",
+              injection_file: csv,
+              remote_addr: `127.0.0.1:${port}`,
+              rate: 200,
+              total_calls: 40,
+            }),
+            mode: "load",
+          });
           await engine.start();
           await engine.done;
           const s = engine.snapshot();
@@ -209,10 +270,21 @@ describe("loadgen -t ui", () => {
     writeFileSync(join(dir.path, "users.csv"), `SEQUENTIAL\nalice;${IPS[0]}\nbob;${IPS[1]}\n`);
     const uas = await startUas();
     try {
-      const alias = { transport: "ui", injection_file: "users.csv", ip_field: 1, scenario_name: "options", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, total_calls: 4, rate: 100 };
+      const alias = {
+        transport: "ui",
+        injection_file: "users.csv",
+        ip_field: 1,
+        scenario_name: "options",
+        remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+        total_calls: 4,
+        rate: 100,
+      };
       writeFileSync(join(dir.path, "p.json"), JSON.stringify({ aliases: { ui: alias } }));
       const out: string[] = [];
-      const code = await runLoadgen(["-config", join(dir.path, "p.json"), "-run-alias", "ui"], { out: (l) => out.push(l), err: (l) => out.push(`ERR ${l}`) });
+      const code = await runLoadgen(["-config", join(dir.path, "p.json"), "-run-alias", "ui"], {
+        out: (l) => out.push(l),
+        err: (l) => out.push(`ERR ${l}`),
+      });
       expect(out[0]).toMatch(/load options on udp 127\.0\.0\.2:\d+, udp 127\.0\.0\.3:\d+ → /);
       expect(code).toBe(0);
       expect(uas.snapshot().requests_answered).toBe(4);
@@ -227,14 +299,24 @@ describe("loadgen -t ui", () => {
     // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never configured on a host.
     writeFileSync(csv, `SEQUENTIAL\n# caller;source\nalice;127.0.0.2\nbob;192.0.2.7\n`);
     const err: string[] = [];
-    const code = await runLoadgen(["-sn", "uac", "-t", "ui", "-inf", csv, "-ipfield", "1", "-m", "1", "127.0.0.1:9"], { out: () => {}, err: (l) => err.push(l) });
-    expect(err).toEqual([`loadgen: -t ui cannot send from 192.0.2.7 (${csv} line 4, field 1): the address is not on this host`]);
+    const code = await runLoadgen(["-sn", "uac", "-t", "ui", "-inf", csv, "-ipfield", "1", "-m", "1", "127.0.0.1:9"], {
+      out: () => {},
+      err: (l) => err.push(l),
+    });
+    expect(err).toEqual([
+      `loadgen: -t ui cannot send from 192.0.2.7 (${csv} line 4, field 1): the address is not on this host`,
+    ]);
     expect(code).toBe(2);
     // An IPv6 source cannot reach an IPv4 remote: refused at the start too, before a socket is bound.
     writeFileSync(csv, `SEQUENTIAL\n::1\n`);
     err.length = 0;
-    const v6 = await runLoadgen(["-sn", "options", "-t", "ui", "-inf", csv, "-m", "1", "127.0.0.1:9"], { out: () => {}, err: (l) => err.push(l) });
-    expect(err).toEqual([`loadgen: -t ui cannot send from ::1 (${csv} line 2, field 0) to 127.0.0.1: not the same IP version`]);
+    const v6 = await runLoadgen(["-sn", "options", "-t", "ui", "-inf", csv, "-m", "1", "127.0.0.1:9"], {
+      out: () => {},
+      err: (l) => err.push(l),
+    });
+    expect(err).toEqual([
+      `loadgen: -t ui cannot send from ::1 (${csv} line 2, field 0) to 127.0.0.1: not the same IP version`,
+    ]);
     expect(v6).toBe(2);
   });
 });

@@ -33,7 +33,11 @@ describe("loadgen transports", () => {
       async () => {
         await using dir = tempDir("svc-loadgen-tcp-");
         const port = freePort();
-        await using sippUas = spawnPeer("sipp-uas", ["sipp", "-sn", "uas", "-t", "t1", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+        await using sippUas = spawnPeer(
+          "sipp-uas",
+          ["sipp", "-sn", "uas", "-t", "t1", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"],
+          { dir: dir.path },
+        );
         await waitFor("sipp on tcp", () => tcpBound(port));
         const s = await runClient({ transport: t, remote_addr: `127.0.0.1:${port}` });
         expect(s.failed_reasons).toEqual({});
@@ -41,13 +45,36 @@ describe("loadgen transports", () => {
         expect(s.retransmissions).toBe(0);
         expect(await sippUas.exited(20_000)).toBe(0);
 
-        const uas = new Engine({ opts: opts({ scenario_name: "uas", transport: "t1", local_port: 0, total_calls: CALLS }), mode: "management" });
+        const uas = new Engine({
+          opts: opts({ scenario_name: "uas", transport: "t1", local_port: 0, total_calls: CALLS }),
+          mode: "management",
+        });
         await uas.start();
         const b = uas.binds[0]!;
         expect(b.transport).toBe("tcp");
-        await using sippUac = spawnPeer("sipp-uac", ["sipp", "-sn", "uac", "-t", t, "-max_socket", "200", "-i", "127.0.0.1", `127.0.0.1:${b.port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], {
-          dir: dir.path,
-        });
+        await using sippUac = spawnPeer(
+          "sipp-uac",
+          [
+            "sipp",
+            "-sn",
+            "uac",
+            "-t",
+            t,
+            "-max_socket",
+            "200",
+            "-i",
+            "127.0.0.1",
+            `127.0.0.1:${b.port}`,
+            "-r",
+            "100",
+            "-m",
+            String(CALLS),
+            "-nostdin",
+          ],
+          {
+            dir: dir.path,
+          },
+        );
         const code = await sippUac.exited(30_000);
         await uas.done;
         expect(uas.snapshot().calls_successful).toBe(CALLS);
@@ -64,7 +91,13 @@ describe("loadgen transports", () => {
       async () => {
         await using dir = tempDir("svc-loadgen-tls-");
         const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
-        const uas = new Engine({ opts: opts({ scenario_name: "uas", listeners: [{ transport: "l1", local_port: 0, tls_cert: cert, tls_key: key }] }), mode: "management" });
+        const uas = new Engine({
+          opts: opts({
+            scenario_name: "uas",
+            listeners: [{ transport: "l1", local_port: 0, tls_cert: cert, tls_key: key }],
+          }),
+          mode: "management",
+        });
         await uas.start();
         try {
           const s = await runClient({ transport: t, remote_addr: `127.0.0.1:${uas.binds[0]!.port}` });

@@ -25,18 +25,29 @@ export async function startUsersLoadgen(dir: string, apiToken = ""): Promise<Use
   const out: string[] = [];
   const running = await startPlan(plan, { out: (l) => out.push(l), err: () => {} });
   const adminPassword = out.map((l) => /password \(shown once\): (\S+)/.exec(l)?.[1]).find(Boolean) ?? "";
-  return { running, base: `http://127.0.0.1:${running.api!.port}/api/v1`, adminPassword, [Symbol.asyncDispose]: () => running.stop() };
+  return {
+    running,
+    base: `http://127.0.0.1:${running.api!.port}/api/v1`,
+    adminPassword,
+    [Symbol.asyncDispose]: () => running.stop(),
+  };
 }
 
 export function client(base: string) {
   const req = async (method: string, path: string, token: string | undefined, body?: unknown) => {
     const r = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
     const text = await r.text();
-    return { status: r.status, body: (text ? JSON.parse(text) : null) as Record<string, unknown> & { message?: string; error?: string } };
+    return {
+      status: r.status,
+      body: (text ? JSON.parse(text) : null) as Record<string, unknown> & { message?: string; error?: string },
+    };
   };
   const login = async (username: string, password: string) => {
     const r = await req("POST", "/login", undefined, { username, password });

@@ -14,8 +14,19 @@ async function userToken(c: Core, adminToken: string, username: string): Promise
   return (await c.login(username, `${username}-password`)).token;
 }
 
-const field = (id: string, extra: Record<string, unknown> = {}) => ({ id, name: id.toUpperCase(), type: "string", ...extra });
-const upsert = (extra: Record<string, unknown> = {}) => ({ hepid: 77, profile: "custom", hep_alias: "Custom", fields_mapping: [field("a", { position: 1 })], ...extra });
+const field = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  name: id.toUpperCase(),
+  type: "string",
+  ...extra,
+});
+const upsert = (extra: Record<string, unknown> = {}) => ({
+  hepid: 77,
+  profile: "custom",
+  hep_alias: "Custom",
+  fields_mapping: [field("a", { position: 1 })],
+  ...extra,
+});
 const message = (r: CallResult) => String((r.json as { message?: unknown }).message);
 const fieldsOf = (r: CallResult) => (r.json as { fields?: string[] }).fields ?? [];
 const ids = (list: unknown) => (list as Array<{ id: string }>).map((f) => f.id);
@@ -36,14 +47,32 @@ describe("/mappings CRUD", () => {
 
     const got = await c.call("GET", `/mappings/${id}`, { token: user });
     expect(got.status).toBe(200);
-    expect(dataOf(got)).toMatchObject({ id, guid: id, hepid: 77, profile: "custom", hep_alias: "Custom", retention: 3, source: "user", fields_mapping: [field("a", { position: 1 })] });
+    expect(dataOf(got)).toMatchObject({
+      id,
+      guid: id,
+      hepid: 77,
+      profile: "custom",
+      hep_alias: "Custom",
+      retention: 3,
+      source: "user",
+      fields_mapping: [field("a", { position: 1 })],
+    });
 
-    const change = upsert({ hep_alias: "Renamed", fields_mapping: [field("b", { form_type: "select", selector: [{ name: "x", value: 1 }] })] });
+    const change = upsert({
+      hep_alias: "Renamed",
+      fields_mapping: [field("b", { form_type: "select", selector: [{ name: "x", value: 1 }] })],
+    });
     expect((await c.call("PUT", `/mappings/${id}`, { token: user, body: change })).status).toBe(403);
     expect((await c.call("PUT", `/mappings/${id}`, { token: admin, body: change })).status).toBe(200);
-    expect(dataOf(await c.call("GET", `/mappings/${id}`, { token: admin }))).toMatchObject({ hep_alias: "Renamed", retention: 3, fields_mapping: [{ id: "b", selector: [{ name: "x", value: 1 }] }] });
+    expect(dataOf(await c.call("GET", `/mappings/${id}`, { token: admin }))).toMatchObject({
+      hep_alias: "Renamed",
+      retention: 3,
+      fields_mapping: [{ id: "b", selector: [{ name: "x", value: 1 }] }],
+    });
     // moving it onto an existing (hepid, profile) is a conflict, not a 500
-    expect((await c.call("PUT", `/mappings/${id}`, { token: admin, body: upsert({ hepid: 1, profile: "call" }) })).status).toBe(409);
+    expect(
+      (await c.call("PUT", `/mappings/${id}`, { token: admin, body: upsert({ hepid: 1, profile: "call" }) })).status,
+    ).toBe(409);
 
     expect((await c.call("DELETE", `/mappings/${id}`, { token: user })).status).toBe(403);
     expect((await c.call("DELETE", `/mappings/${id}`, { token: admin })).status).toBe(204);
@@ -62,7 +91,8 @@ describe("/mappings CRUD", () => {
     await using c = await startCore(dir.path);
     const token = (await c.login("admin", ADMIN_PASSWORD)).token;
     const all = await c.call("GET", "/mappings", { token });
-    const meta = (all.json as { meta: { pagination: { total: number; limit: number; next_cursor: string | null } } }).meta.pagination;
+    const meta = (all.json as { meta: { pagination: { total: number; limit: number; next_cursor: string | null } } })
+      .meta.pagination;
     expect(meta).toEqual({ total: 11, limit: 100, next_cursor: null });
     expect(itemsOf(all).map((m) => `${m.hepid}_${m.profile}`)).toEqual([
       "1_call",
@@ -77,10 +107,18 @@ describe("/mappings CRUD", () => {
       "201_default",
       "202_default",
     ]);
-    expect(itemsOf(await c.call("GET", "/mappings?hepid=1", { token })).map((m) => m.profile)).toEqual(["call", "default", "registration"]);
+    expect(itemsOf(await c.call("GET", "/mappings?hepid=1", { token })).map((m) => m.profile)).toEqual([
+      "call",
+      "default",
+      "registration",
+    ]);
     expect(itemsOf(await c.call("GET", "/mappings?profile=registration", { token })).map((m) => m.hepid)).toEqual([1]);
-    expect(itemsOf(await c.call("GET", "/mappings?hep_alias=OTLP%20Logs", { token })).map((m) => m.hepid)).toEqual([202]);
-    expect(itemsOf(await c.call("GET", "/mappings?search=otlp&sort=-hepid", { token })).map((m) => m.hepid)).toEqual([202, 201, 200]);
+    expect(itemsOf(await c.call("GET", "/mappings?hep_alias=OTLP%20Logs", { token })).map((m) => m.hepid)).toEqual([
+      202,
+    ]);
+    expect(itemsOf(await c.call("GET", "/mappings?search=otlp&sort=-hepid", { token })).map((m) => m.hepid)).toEqual([
+      202, 201, 200,
+    ]);
 
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -104,11 +142,31 @@ describe("validation", () => {
     ["fields_mapping an object", upsert({ fields_mapping: { id: "a" } }), "fields_mapping"],
     ["field without name", upsert({ fields_mapping: [{ id: "a", type: "string" }] }), "fields_mapping.0.name"],
     ["unknown type", upsert({ fields_mapping: [field("a", { type: "varchar" })] }), "fields_mapping.0.type"],
-    ["unknown form_type", upsert({ fields_mapping: [field("a"), field("b", { form_type: "radio" })] }), "fields_mapping.1.form_type"],
-    ["select without selector", upsert({ fields_mapping: [field("a", { form_type: "select" })] }), "fields_mapping.0.selector"],
-    ["bad virtual kind", upsert({ fields_mapping: [field("a", { virtual: { kind: "sql", path: "a" } })] }), "fields_mapping.0.virtual.kind"],
-    ["bad virtual path", upsert({ fields_mapping: [field("a", { virtual: { kind: "data_extra_json", path: "a'; DROP" } })] }), "fields_mapping.0.virtual.path"],
-    ["bad virtual match", upsert({ fields_mapping: [field("a", { virtual: { kind: "data_extra_json", path: "a", match: "glob" } })] }), "fields_mapping.0.virtual.match"],
+    [
+      "unknown form_type",
+      upsert({ fields_mapping: [field("a"), field("b", { form_type: "radio" })] }),
+      "fields_mapping.1.form_type",
+    ],
+    [
+      "select without selector",
+      upsert({ fields_mapping: [field("a", { form_type: "select" })] }),
+      "fields_mapping.0.selector",
+    ],
+    [
+      "bad virtual kind",
+      upsert({ fields_mapping: [field("a", { virtual: { kind: "sql", path: "a" } })] }),
+      "fields_mapping.0.virtual.kind",
+    ],
+    [
+      "bad virtual path",
+      upsert({ fields_mapping: [field("a", { virtual: { kind: "data_extra_json", path: "a'; DROP" } })] }),
+      "fields_mapping.0.virtual.path",
+    ],
+    [
+      "bad virtual match",
+      upsert({ fields_mapping: [field("a", { virtual: { kind: "data_extra_json", path: "a", match: "glob" } })] }),
+      "fields_mapping.0.virtual.match",
+    ],
     ["duplicate ids", upsert({ fields_mapping: [field("a"), field("a")] }), "fields_mapping.1.id"],
     ["mapping_settings not an object", upsert({ mapping_settings: "x" }), "mapping_settings"],
     ["negative retention", upsert({ retention: -1 }), "retention"],
@@ -151,7 +209,11 @@ describe("field views and per-user layouts", () => {
     const items = dataOf(f).items as Array<Record<string, unknown>>;
     expect((f.json as { meta: { total: number } }).meta.total).toBe(items.length);
     expect(items.find((x) => x.id === "call_id")).toMatchObject({ sid_type: true, index: "primary" });
-    expect(items.find((x) => x.id === "from_tag")?.virtual).toEqual({ kind: "data_extra_json", path: "from_tag", match: "equals" });
+    expect(items.find((x) => x.id === "from_tag")?.virtual).toEqual({
+      kind: "data_extra_json",
+      path: "from_tag",
+      match: "equals",
+    });
   });
 
   test("a user's layout changes only selected and position, only for them; widget drops skip and keeps hide", async () => {
@@ -161,15 +223,26 @@ describe("field views and per-user layouts", () => {
     const ann = await userToken(c, admin, "ann");
     const bob = await userToken(c, admin, "bob");
     const body = upsert({
-      fields_mapping: [field("a", { position: 1, selected: true }), field("b", { position: 2, hide: true }), field("c", { position: 3, skip: true }), field("d", { position: 4, type: "integer" })],
+      fields_mapping: [
+        field("a", { position: 1, selected: true }),
+        field("b", { position: 2, hide: true }),
+        field("c", { position: 3, skip: true }),
+        field("d", { position: 4, type: "integer" }),
+      ],
     });
     expect((await c.call("POST", "/mappings", { token: admin, body })).status).toBe(201);
 
     // only selected and position are accepted; the mapping key must exist
-    const bad = await c.call("PUT", "/me/mappings/77_custom", { token: ann, body: { fields: [{ id: "d", position: 0, type: "string" }] } });
+    const bad = await c.call("PUT", "/me/mappings/77_custom", {
+      token: ann,
+      body: { fields: [{ id: "d", position: 0, type: "string" }] },
+    });
     expect(bad.status).toBe(400);
     expect(fieldsOf(bad)).toEqual(["fields.0.type"]);
-    expect((await c.call("PUT", "/me/mappings/77_custom", { token: ann, body: { fields: [{ id: "zz", selected: true }] } })).status).toBe(400);
+    expect(
+      (await c.call("PUT", "/me/mappings/77_custom", { token: ann, body: { fields: [{ id: "zz", selected: true }] } }))
+        .status,
+    ).toBe(400);
     expect((await c.call("PUT", "/me/mappings/77_nope", { token: ann, body: { fields: [] } })).status).toBe(404);
     expect((await c.call("PUT", "/me/mappings/garbage", { token: ann, body: { fields: [] } })).status).toBe(404);
     const saved = await c.call("PUT", "/me/mappings/77_custom", {
@@ -189,7 +262,13 @@ describe("field views and per-user layouts", () => {
     ]);
 
     // a stored document with more than selected/position (older client, hand edit) changes nothing else
-    c.core.settings.mappings.setUserMapping("ann", "77_custom", { fields: { d: { position: 0, selected: true, type: "string", name: "Hacked" }, b: { hide: false }, a: { selected: false } } });
+    c.core.settings.mappings.setUserMapping("ann", "77_custom", {
+      fields: {
+        d: { position: 0, selected: true, type: "string", name: "Hacked" },
+        b: { hide: false },
+        a: { selected: false },
+      },
+    });
 
     const widget = await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: ann });
     const w = dataOf(widget).items as Array<Record<string, unknown>>;
@@ -197,31 +276,51 @@ describe("field views and per-user layouts", () => {
     expect(w[0]).toEqual({ id: "d", name: "D", type: "integer", position: 0, selected: true });
     expect(w[1]).toMatchObject({ id: "a", selected: false });
     expect(w[2]).toMatchObject({ id: "b", hide: true });
-    expect(ids(dataOf(await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: bob })).items)).toEqual(["a", "b", "d"]);
+    expect(
+      ids(dataOf(await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: bob })).items),
+    ).toEqual(["a", "b", "d"]);
     // /mappings/fields is the server's list, whoever asks
-    expect(dataOf(await c.call("GET", "/mappings/fields?hepid=77&profile=custom", { token: ann })).items).toEqual(body.fields_mapping);
+    expect(dataOf(await c.call("GET", "/mappings/fields?hepid=77&profile=custom", { token: ann })).items).toEqual(
+      body.fields_mapping,
+    );
 
     const merged = itemsOf(await c.call("GET", "/mappings/merged", { token: ann }));
     expect(merged).toHaveLength(12);
     const custom = merged.find((m) => m.profile === "custom")!;
     expect(ids(custom.fields_mapping)).toEqual(["d", "a", "b", "c"]);
-    expect((custom.fields_mapping as Array<Record<string, unknown>>)[0]).toEqual({ id: "d", name: "D", type: "integer", position: 0, selected: true });
+    expect((custom.fields_mapping as Array<Record<string, unknown>>)[0]).toEqual({
+      id: "d",
+      name: "D",
+      type: "integer",
+      position: 0,
+      selected: true,
+    });
     const call = merged.find((m) => m.hepid === 1 && m.profile === "call")!;
-    expect(call.fields_mapping).toEqual(dataOf(await c.call("GET", "/mappings/fields?hepid=1&profile=call", { token: ann })).items);
-    const bobCustom = itemsOf(await c.call("GET", "/mappings/merged", { token: bob })).find((m) => m.profile === "custom")!;
+    expect(call.fields_mapping).toEqual(
+      dataOf(await c.call("GET", "/mappings/fields?hepid=1&profile=call", { token: ann })).items,
+    );
+    const bobCustom = itemsOf(await c.call("GET", "/mappings/merged", { token: bob })).find(
+      (m) => m.profile === "custom",
+    )!;
     expect(bobCustom.fields_mapping).toEqual(body.fields_mapping);
 
     // the admin's later change of a field's type reaches ann's view; her position stays
-    const changed = upsert({ fields_mapping: [field("a", { position: 1 }), field("d", { position: 4, type: "number" })] });
+    const changed = upsert({
+      fields_mapping: [field("a", { position: 1 }), field("d", { position: 4, type: "number" })],
+    });
     const id = String(itemsOf(await c.call("GET", "/mappings?hepid=77", { token: admin }))[0]!.id);
     expect((await c.call("PUT", `/mappings/${id}`, { token: admin, body: changed })).status).toBe(200);
-    expect(dataOf(await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: ann })).items).toEqual([
+    expect(
+      dataOf(await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: ann })).items,
+    ).toEqual([
       { id: "d", name: "D", type: "number", position: 0, selected: true },
       { id: "a", name: "A", type: "string", position: 1, selected: false },
     ]);
 
     expect((await c.call("DELETE", "/me/mappings/77_custom", { token: ann })).status).toBe(204);
-    expect(ids(dataOf(await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: ann })).items)).toEqual(["a", "d"]);
+    expect(
+      ids(dataOf(await c.call("GET", "/mappings/widget-fields?hepid=77&profile=custom", { token: ann })).items),
+    ).toEqual(["a", "d"]);
   });
 });
 

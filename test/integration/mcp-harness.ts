@@ -22,9 +22,23 @@ export interface Calls {
 
 export async function ingestCalls(a: TestAppliance): Promise<Calls> {
   const id = crypto.randomUUID().slice(0, 8);
-  const calls: Calls = { invite: `mcp-a-${id}@pbx`, options: `mcp-b-${id}@pbx`, tricky: `drop-table-insert-copy-${id}@pbx`, t0Ms: Date.now() - 10 * 60_000 };
+  const calls: Calls = {
+    invite: `mcp-a-${id}@pbx`,
+    options: `mcp-b-${id}@pbx`,
+    tricky: `drop-table-insert-copy-${id}@pbx`,
+    t0Ms: Date.now() - 10 * 60_000,
+  };
   const hep = (payload: string, atMs: number, src: string, dst: string) =>
-    encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: (calls.t0Ms + atMs) * 1000, protoType: 1, captureId: 2001, payload });
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: (calls.t0Ms + atMs) * 1000,
+      protoType: 1,
+      captureId: 2001,
+      payload,
+    });
   const a1 = { callId: calls.invite, from: "1001", to: "2002" };
   const b1 = { callId: calls.options, from: "3003", to: "4004" };
   const c1 = { callId: calls.tricky, from: "5005", to: "6006" };
@@ -65,12 +79,21 @@ export const applianceConfig = (extra: Record<string, unknown> = {}) => ({
 export interface Api {
   base: string;
   token: string;
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: Record<string, unknown>; text: string }>;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: Record<string, unknown>; text: string }>;
 }
 
 export async function api(a: TestAppliance): Promise<Api> {
   const base = `${a.app.coordinatorUrl}/api/v4`;
-  const r = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const r = await fetch(`${base}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await r.json()) as { token: string }).token;
   return {
     base,
@@ -78,7 +101,11 @@ export async function api(a: TestAppliance): Promise<Api> {
     async call(method, path, body, headers = {}) {
       const res = await fetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.text();

@@ -25,11 +25,24 @@ const PBX = "10.41.0.9";
 
 function messages(t0: number) {
   const out: Array<{ payload: string; at: number; src: string; dst: string }> = [];
-  const call = (p: CallParams, src: string, at: number, outcome: "answered" | "busy" | "cancelled" | "503", yealink: boolean) => {
+  const call = (
+    p: CallParams,
+    src: string,
+    at: number,
+    outcome: "answered" | "busy" | "cancelled" | "503",
+    yealink: boolean,
+  ) => {
     const inv = invite({ ...p, srcIp: src });
-    out.push({ payload: yealink ? inv.replace("User-Agent: svc-test/1.0", "User-Agent: Yealink SIP-T46S 66.86.0.15") : inv, at, src, dst: PBX });
-    const reply = (code: number, reason: string, method = "INVITE", extra = 100) => out.push({ payload: response(code, reason, method, { ...p, cseq: 1 }), at: at + extra, src: PBX, dst: src });
-    const ack = () => out.push({ payload: request("ACK", { ...p, cseq: 1, toTag: "ttag-1" }), at: at + 300, src, dst: PBX });
+    out.push({
+      payload: yealink ? inv.replace("User-Agent: svc-test/1.0", "User-Agent: Yealink SIP-T46S 66.86.0.15") : inv,
+      at,
+      src,
+      dst: PBX,
+    });
+    const reply = (code: number, reason: string, method = "INVITE", extra = 100) =>
+      out.push({ payload: response(code, reason, method, { ...p, cseq: 1 }), at: at + extra, src: PBX, dst: src });
+    const ack = () =>
+      out.push({ payload: request("ACK", { ...p, cseq: 1, toTag: "ttag-1" }), at: at + 300, src, dst: PBX });
     if (outcome === "answered") {
       reply(200, "OK");
       ack();
@@ -67,7 +80,16 @@ beforeAll(async () => {
   const udp = await Bun.udpSocket({});
   for (const m of packets) {
     udp.send(
-      encodeHep3({ srcIp: m.src, dstIp: m.dst, srcPort: 5060, dstPort: 5060, timestampUs: m.at * 1000, protoType: 1, captureId: 2001, payload: m.payload }),
+      encodeHep3({
+        srcIp: m.src,
+        dstIp: m.dst,
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: m.at * 1000,
+        protoType: 1,
+        captureId: 2001,
+        payload: m.payload,
+      }),
       a.app.ingest!.listeners.udp!.port(),
       "127.0.0.1",
     );
@@ -79,7 +101,9 @@ beforeAll(async () => {
     async () => {
       await lake.sync();
       if (!lake.table("main.hep_proto_1_call")) return false;
-      const r = await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1", [`ask-%-${id}@pbx`]);
+      const r = await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1", [
+        `ask-%-${id}@pbx`,
+      ]);
       return Number(r.rows[0]!.n) === packets.length;
     },
     30_000,
@@ -92,16 +116,36 @@ afterAll(async () => {
   await dir?.[Symbol.asyncDispose]();
 });
 
-type Row = { session_id: string; method: string | null; response_code: number | null; cseq_method: string | null; caller: string };
-type Answer = { understood: boolean; ignored: string[]; summary: string; total: number; items: Row[]; normalized_filters: Record<string, unknown>; generated_sql?: string };
+type Row = {
+  session_id: string;
+  method: string | null;
+  response_code: number | null;
+  cseq_method: string | null;
+  caller: string;
+};
+type Answer = {
+  understood: boolean;
+  ignored: string[];
+  summary: string;
+  total: number;
+  items: Row[];
+  normalized_filters: Record<string, unknown>;
+  generated_sql?: string;
+};
 
 async function ask(question: string, extra: Record<string, unknown> = {}): Promise<Answer> {
-  const r = await http.call("POST", "/mcp/query", { query_text: question, parser: "regex", now_utc_unix_ms: nowMs, ...extra });
+  const r = await http.call("POST", "/mcp/query", {
+    query_text: question,
+    parser: "regex",
+    now_utc_unix_ms: nowMs,
+    ...extra,
+  });
   expect({ status: r.status, text: r.status === 200 ? "" : r.text }).toEqual({ status: 200, text: "" });
   return r.json as unknown as Answer;
 }
 /** Each row as session:what (method, or code/CSeq method), sorted. */
-const rows = (x: Answer) => x.items.map((r) => `${r.session_id}:${r.method ?? `${r.response_code}/${r.cseq_method}`}`).sort();
+const rows = (x: Answer) =>
+  x.items.map((r) => `${r.session_id}:${r.method ?? `${r.response_code}/${r.cseq_method}`}`).sort();
 const each = (ids: string[], what: string) => ids.map((s) => `${s}:${what}`).sort();
 
 describe("Ask answers the question that was asked", () => {
@@ -110,7 +154,11 @@ describe("Ask answers the question that was asked", () => {
     expect(rows(x)).toEqual(each(A, "INVITE"));
     expect(x.total).toBe(3);
     expect(x.normalized_filters).toMatchObject({ method: "INVITE", from_user: "1001", time_range_label: "last_hour" });
-    expect([x.understood, x.ignored, x.summary]).toEqual([true, [], "Understood: method INVITE, from user 1001, last 1 h"]);
+    expect([x.understood, x.ignored, x.summary]).toEqual([
+      true,
+      [],
+      "Understood: method INVITE, from user 1001, last 1 h",
+    ]);
   });
 
   test("show busy calls today / 486 responses today: exactly the two 486s, of both callers", async () => {
@@ -125,11 +173,15 @@ describe("Ask answers the question that was asked", () => {
   });
 
   test("show me call <Call-ID>: that call's messages only", async () => {
-    expect(rows(await ask(`show me call ${A[0]}`))).toEqual([`${A[0]}:200/BYE`, `${A[0]}:200/INVITE`, `${A[0]}:ACK`, `${A[0]}:BYE`, `${A[0]}:INVITE`].sort());
+    expect(rows(await ask(`show me call ${A[0]}`))).toEqual(
+      [`${A[0]}:200/BYE`, `${A[0]}:200/INVITE`, `${A[0]}:ACK`, `${A[0]}:BYE`, `${A[0]}:INVITE`].sort(),
+    );
   });
 
   test("failed, cancelled, answered calls and response classes", async () => {
-    expect(rows(await ask("failed calls from 3003"))).toEqual([`${B[0]}:486/INVITE`, `${B[1]}:487/INVITE`, `${B[2]}:503/INVITE`].sort());
+    expect(rows(await ask("failed calls from 3003"))).toEqual(
+      [`${B[0]}:486/INVITE`, `${B[1]}:487/INVITE`, `${B[2]}:503/INVITE`].sort(),
+    );
     expect(rows(await ask("cancelled calls"))).toEqual([`${B[1]}:487/INVITE`]);
     expect(rows(await ask("answered calls today"))).toEqual(each([A[0]!, A[2]!], "200/INVITE"));
     expect(rows(await ask("5xx errors"))).toEqual([`${B[2]}:503/INVITE`]);

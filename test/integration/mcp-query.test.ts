@@ -28,12 +28,17 @@ const llm = Bun.serve({
     const body = req.method === "POST" ? ((await req.json()) as Record<string, unknown>) : null;
     seen.push({ path, auth: req.headers.get("authorization"), body });
     if (behaviour === "401") return Response.json({ error: { message: "Incorrect API key" } }, { status: 401 });
-    if (behaviour === "404" || (path !== "/v1/chat/completions" && path !== "/v1/models")) return new Response("not found", { status: 404 });
+    if (behaviour === "404" || (path !== "/v1/chat/completions" && path !== "/v1/models"))
+      return new Response("not found", { status: 404 });
     if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "test-model", object: "model" }] });
     if (behaviour === "slow") await Bun.sleep(3500);
     if (behaviour === "hold") await gate;
     const content = behaviour === "non_json" ? "Sure! The caller is 1001." : JSON.stringify(modelAnswer);
-    return Response.json({ id: "c1", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+    return Response.json({
+      id: "c1",
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    });
   },
 });
 
@@ -50,7 +55,20 @@ let callsB: Calls;
 beforeAll(async () => {
   dirA = tempDir();
   dirB = tempDir();
-  a = await startTestAppliance(dirA.path, applianceConfig({ mcp: { llm: { enable: true, base_url: `http://127.0.0.1:${llm.port}/v1`, api_key: KEY, model: "test-model", timeout_sec: 3 } } }));
+  a = await startTestAppliance(
+    dirA.path,
+    applianceConfig({
+      mcp: {
+        llm: {
+          enable: true,
+          base_url: `http://127.0.0.1:${llm.port}/v1`,
+          api_key: KEY,
+          model: "test-model",
+          timeout_sec: 3,
+        },
+      },
+    }),
+  );
   b = await startTestAppliance(dirB.path, applianceConfig());
   [calls, callsB] = await Promise.all([ingestCalls(a), ingestCalls(b)]);
   [apiA, apiB] = await Promise.all([api(a), api(b)]);
@@ -68,10 +86,17 @@ const sessionIds = (items: unknown) => (items as Array<{ session_id: string }>).
 
 describe("POST /mcp/query, structured", () => {
   test("the regex parser's filters give exactly the structured search's answer", async () => {
-    const r = await apiB.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001 in the last hour", parser: "regex" });
+    const r = await apiB.call("POST", "/mcp/query", {
+      query_text: "INVITE from caller 1001 in the last hour",
+      parser: "regex",
+    });
     expect(r.status).toBe(200);
     expect(r.json.mode).toBe("structured");
-    expect(r.json.normalized_filters).toMatchObject({ method: "INVITE", from_user: "1001", time_range_label: "last_hour" });
+    expect(r.json.normalized_filters).toMatchObject({
+      method: "INVITE",
+      from_user: "1001",
+      time_range_label: "last_hour",
+    });
     expect(r.json.meta).toEqual({ parser: { used: "regex", requested: "regex", model: null, latency_ms: null } });
     expect(sessionIds(r.json.items)).toEqual([callsB.invite]);
     const direct = await apiB.call("POST", "/transactions/search", r.json.api_payload);
@@ -82,7 +107,10 @@ describe("POST /mcp/query, structured", () => {
   });
 
   test("addresses, callee and explicit timestamps", async () => {
-    const r = await apiB.call("POST", "/mcp/query", { query_text: "OPTIONS src ip 10.32.0.1 destination ip 10.32.0.2 callee 4004", timestamp: { from: callsB.t0Ms, to: callsB.t0Ms + 60_000 } });
+    const r = await apiB.call("POST", "/mcp/query", {
+      query_text: "OPTIONS src ip 10.32.0.1 destination ip 10.32.0.2 callee 4004",
+      timestamp: { from: callsB.t0Ms, to: callsB.t0Ms + 60_000 },
+    });
     expect(r.status).toBe(200);
     expect(r.json.normalized_filters).toEqual({
       method: "OPTIONS",
@@ -95,16 +123,30 @@ describe("POST /mcp/query, structured", () => {
     });
     expect(sessionIds(r.json.items)).toEqual([callsB.options]);
     expect((r.json.api_payload as { filter: { event_type: string } }).filter.event_type).toBe("default");
-    const cancel = await apiB.call("POST", "/mcp/query", { query_text: "CANCEL callee 4004", timestamp: { from: callsB.t0Ms, to: callsB.t0Ms + 60_000 } });
-    expect((cancel.json.items as Array<{ method: string; session_id: string }>).map((x) => [x.method, x.session_id])).toEqual([["CANCEL", callsB.options]]);
-    const outside = await apiB.call("POST", "/mcp/query", { query_text: "OPTIONS callee 4004", timestamp: { from: callsB.t0Ms + 60_000, to: callsB.t0Ms + 120_000 } });
+    const cancel = await apiB.call("POST", "/mcp/query", {
+      query_text: "CANCEL callee 4004",
+      timestamp: { from: callsB.t0Ms, to: callsB.t0Ms + 60_000 },
+    });
+    expect(
+      (cancel.json.items as Array<{ method: string; session_id: string }>).map((x) => [x.method, x.session_id]),
+    ).toEqual([["CANCEL", callsB.options]]);
+    const outside = await apiB.call("POST", "/mcp/query", {
+      query_text: "OPTIONS callee 4004",
+      timestamp: { from: callsB.t0Ms + 60_000, to: callsB.t0Ms + 120_000 },
+    });
     expect(outside.json.total).toBe(0);
   });
 
   test("now_utc_unix_ms moves the time words: an hour before the calls finds nothing", async () => {
-    const r = await apiB.call("POST", "/mcp/query", { query_text: "call-id " + callsB.invite, now_utc_unix_ms: callsB.t0Ms - 3_600_000 });
+    const r = await apiB.call("POST", "/mcp/query", {
+      query_text: "call-id " + callsB.invite,
+      now_utc_unix_ms: callsB.t0Ms - 3_600_000,
+    });
     expect(r.json.total).toBe(0);
-    const now = await apiB.call("POST", "/mcp/query", { query_text: "call-id " + callsB.invite, now_utc_unix_ms: callsB.t0Ms + 600_000 });
+    const now = await apiB.call("POST", "/mcp/query", {
+      query_text: "call-id " + callsB.invite,
+      now_utc_unix_ms: callsB.t0Ms + 600_000,
+    });
     expect(now.json.total).toBe(3);
   });
 
@@ -113,7 +155,10 @@ describe("POST /mcp/query, structured", () => {
     expect((r.json.api_payload as { param: { limit: number } }).param.limit).toBe(1000);
     // biome-ignore lint/correctness/noPrecisionLoss: a time far past year 9999 on purpose (it is clamped)
     const farMs = 99_999_999_999_999_999;
-    const far = await apiB.call("POST", "/mcp/query", { query_text: "show sql INVITE", timestamp: { from: -5, to: farMs } });
+    const far = await apiB.call("POST", "/mcp/query", {
+      query_text: "show sql INVITE",
+      timestamp: { from: -5, to: farMs },
+    });
     expect(far.status).toBe(200);
     expect(far.json.api_payload).toMatchObject({ timestamp: { from: 0, to: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } });
     for (const body of [
@@ -134,7 +179,10 @@ describe("POST /mcp/query, structured", () => {
 
 describe("POST /mcp/query, sql", () => {
   test("the text asks for SQL: generated, validated, run; a Call-ID holding forbidden words is a literal", async () => {
-    const r = await apiB.call("POST", "/mcp/query", { query_text: `show sql for call-id ${callsB.tricky} today`, limit: 60_000 });
+    const r = await apiB.call("POST", "/mcp/query", {
+      query_text: `show sql for call-id ${callsB.tricky} today`,
+      limit: 60_000,
+    });
     expect(r.status).toBe(200);
     expect(r.json.mode).toBe("sql");
     const sql = r.json.generated_sql as string;
@@ -180,12 +228,20 @@ describe("language model", () => {
     const r = await apiA.call("POST", "/mcp/query", { query_text: "what did alice dial, destination ip 10.31.0.2" });
     expect(r.status).toBe(200);
     expect(r.json.normalized_filters).toMatchObject({ method: "INVITE", from_user: "1001", dst_ip: "10.31.0.2" });
-    expect((r.json.meta as { parser: Record<string, unknown> }).parser).toMatchObject({ used: "llm", requested: "auto", model: "test-model" });
+    expect((r.json.meta as { parser: Record<string, unknown> }).parser).toMatchObject({
+      used: "llm",
+      requested: "auto",
+      model: "test-model",
+    });
     expect(sessionIds(r.json.items)).toEqual([calls.invite]);
     expect(seen).toHaveLength(1);
     expect(seen[0]!.path).toBe("/v1/chat/completions");
     expect(seen[0]!.auth).toBe(`Bearer ${KEY}`);
-    expect(seen[0]!.body).toMatchObject({ model: "test-model", response_format: { type: "json_object" }, max_tokens: 400 });
+    expect(seen[0]!.body).toMatchObject({
+      model: "test-model",
+      response_format: { type: "json_object" },
+      max_tokens: 400,
+    });
   });
 
   test("the model's new keys are taken; a question neither it nor the regex parser maps is not understood", async () => {
@@ -224,7 +280,11 @@ describe("language model", () => {
       expect(strict.json.message as string).toMatch(reason);
       expect(strict.text).not.toContain(KEY);
       const logs: Array<Record<string, unknown>> = [];
-      configureLogging({ level: "warn", format: "json", sink: { write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) } });
+      configureLogging({
+        level: "warn",
+        format: "json",
+        sink: { write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) },
+      });
       let auto;
       try {
         auto = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001" });
@@ -261,7 +321,8 @@ describe("language model", () => {
     expect((auto.json.meta as { parser: { used: string } }).parser.used).toBe("regex_fallback");
     expect(seen).toHaveLength(4);
     openGate();
-    for (const r of await Promise.all(held)) expect([r.status, (r.json.meta as { parser: { used: string } }).parser.used]).toEqual([200, "llm"]);
+    for (const r of await Promise.all(held))
+      expect([r.status, (r.json.meta as { parser: { used: string } }).parser.used]).toEqual([200, "llm"]);
   }, 30_000);
 
   test("parser=llm while the bridge is disabled is a 424", async () => {
@@ -298,7 +359,9 @@ describe("language model", () => {
 
   test("the parser metric counts each parser and mode", () => {
     const text = a.app.metrics.render();
-    expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="llm",mode="structured"')).toBeGreaterThanOrEqual(1);
+    expect(
+      series(text, "svc_mcp_parser_duration_seconds_count", 'parser="llm",mode="structured"'),
+    ).toBeGreaterThanOrEqual(1);
     expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="llm",mode="sql"')).toBeGreaterThanOrEqual(1);
     expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="regex_fallback",mode="structured"')).toBe(5);
     expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="regex",mode="structured"')).toBe(4);
@@ -306,6 +369,10 @@ describe("language model", () => {
 });
 
 test("without a credential the routes are 401", async () => {
-  const r = await fetch(`${apiB.base}/mcp/query`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query_text: "INVITE" }) });
+  const r = await fetch(`${apiB.base}/mcp/query`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query_text: "INVITE" }),
+  });
   expect(r.status).toBe(401);
 });

@@ -10,13 +10,28 @@ import { WebSocket } from "./stream-helpers.ts";
 
 export const PASSWORD = "chess-admin-password";
 
-export async function startChessAppliance(dir: string, overrides: Record<string, unknown> = {}): Promise<TestAppliance> {
-  const coordinator = { auth: { admin_password_hash: sha256Hex(PASSWORD) }, ...((overrides.coordinator as Record<string, unknown>) ?? {}) };
-  return await startTestAppliance(dir, { storage: { lakehouse: { enable: false } }, ingest: { hep: { enable: false } }, ...overrides, coordinator });
+export async function startChessAppliance(
+  dir: string,
+  overrides: Record<string, unknown> = {},
+): Promise<TestAppliance> {
+  const coordinator = {
+    auth: { admin_password_hash: sha256Hex(PASSWORD) },
+    ...((overrides.coordinator as Record<string, unknown>) ?? {}),
+  };
+  return await startTestAppliance(dir, {
+    storage: { lakehouse: { enable: false } },
+    ingest: { hep: { enable: false } },
+    ...overrides,
+    coordinator,
+  });
 }
 
 export async function login(a: TestAppliance, username = "admin", password = PASSWORD): Promise<string> {
-  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
   if (r.status !== 201 && r.status !== 200) throw new Error(`login failed: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { token: string }).token;
 }
@@ -84,7 +99,9 @@ export class ChessClient implements Disposable {
       this.frames.push(JSON.parse(String(data)) as ServerFrame);
       this.wake();
     });
-    this.closed = new Promise((res) => this.ws.on("close", (code, reason) => (res({ code, reason: reason.toString() }), this.wake())));
+    this.closed = new Promise((res) =>
+      this.ws.on("close", (code, reason) => (res({ code, reason: reason.toString() }), this.wake())),
+    );
   }
 
   static async open(url: string): Promise<ChessClient> {
@@ -121,7 +138,10 @@ export class ChessClient implements Disposable {
         return this.frames[i] as Of<T>;
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      if (left <= 0)
+        throw new Error(
+          `no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(this.frames.map((f) => f.type))}`,
+        );
       await new Promise<void>((res) => {
         const t = setTimeout(res, left);
         this.wake = () => (clearTimeout(t), res());
@@ -145,10 +165,15 @@ export class ChessClient implements Disposable {
 }
 
 /** Two players in a fresh room, both ready: returns them and the `start` frame once it has arrived. */
-export async function startGame(a: TestAppliance, q: Record<string, string> = {}): Promise<{ white: ChessClient; black: ChessClient; room: string; start: Of<"start"> }> {
+export async function startGame(
+  a: TestAppliance,
+  q: Record<string, string> = {},
+): Promise<{ white: ChessClient; black: ChessClient; room: string; start: Of<"start"> }> {
   const room = q.room ?? `r${crypto.randomUUID().slice(0, 8)}`;
   const { admin, bert } = await players(a);
-  const white = await ChessClient.open(netchessUrl(a, admin, { mode: "room", room, color: "white", display: "Wilma", ...q }));
+  const white = await ChessClient.open(
+    netchessUrl(a, admin, { mode: "room", room, color: "white", display: "Wilma", ...q }),
+  );
   await white.next("waiting");
   const black = await ChessClient.open(netchessUrl(a, bert, { mode: "room", room, display: "Bert" }));
   await Promise.all([white.next("matched"), black.next("matched")]);
@@ -159,12 +184,19 @@ export async function startGame(a: TestAppliance, q: Record<string, string> = {}
 }
 
 /** Plays `moves` alternately starting with `first`, waiting for each `opponent_move` echo on both sides. */
-export async function play(players: { white: ChessClient; black: ChessClient }, moves: string[], first: "white" | "black" = "white"): Promise<Array<Of<"opponent_move">>> {
+export async function play(
+  players: { white: ChessClient; black: ChessClient },
+  moves: string[],
+  first: "white" | "black" = "white",
+): Promise<Array<Of<"opponent_move">>> {
   const out: Array<Of<"opponent_move">> = [];
   let side = first;
   for (const uci of moves) {
     players[side].move(uci);
-    const [m] = await Promise.all([players[side].next("opponent_move"), players[side === "white" ? "black" : "white"].next("opponent_move")]);
+    const [m] = await Promise.all([
+      players[side].next("opponent_move"),
+      players[side === "white" ? "black" : "white"].next("opponent_move"),
+    ]);
     if (m.uci !== uci) throw new Error(`expected ${uci}, relay said ${m.uci}`);
     out.push(m);
     side = side === "white" ? "black" : "white";

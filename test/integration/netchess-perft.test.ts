@@ -46,7 +46,9 @@ describe("NetChess perft positions", () => {
         local.move({ from: uci.slice(0, 2), to: uci.slice(2, 4), ...(uci.length === 5 ? { promotion: uci[4] } : {}) });
         expect(mine.fen, `${name} after ${uci}`).toBe(local.fen());
         expect(theirs.fen).toBe(mine.fen);
-        expect(sorted(mine.legal_moves), `${name} after ${uci}`).toEqual(local.isGameOver() ? [] : sorted(localMoves(local)));
+        expect(sorted(mine.legal_moves), `${name} after ${uci}`).toEqual(
+          local.isGameOver() ? [] : sorted(localMoves(local)),
+        );
         legal = mine.legal_moves;
       }
     }

@@ -6,7 +6,16 @@
 import { describe, expect, test } from "bun:test";
 import { Chess } from "chess.js";
 import { tempDir } from "../harness.ts";
-import { ChessClient, fans, login, netchessUrl, play, players, startChessAppliance, startGame } from "./netchess-helpers.ts";
+import {
+  ChessClient,
+  fans,
+  login,
+  netchessUrl,
+  play,
+  players,
+  startChessAppliance,
+  startGame,
+} from "./netchess-helpers.ts";
 
 const START = new Chess().fen();
 
@@ -15,17 +24,34 @@ describe("NetChess relay", () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
     const { admin, bert } = await players(a);
-    using first = await ChessClient.open(netchessUrl(a, admin, { mode: "quick", color: "black", initial_sec: "120", increment_sec: "60", display: "First\u202e<b>" }));
+    using first = await ChessClient.open(
+      netchessUrl(a, admin, {
+        mode: "quick",
+        color: "black",
+        initial_sec: "120",
+        increment_sec: "60",
+        display: "First\u202e<b>",
+      }),
+    );
     const waiting = await first.next("waiting");
     expect(waiting).toMatchObject({ color: "black", initial_ms: 120_000, increment_ms: 60_000 });
     expect(waiting.room).toMatch(/^[A-Z]{6}$/);
     // The same user asking for a quick match again is not paired with the waiting self: a second waiting room.
     using again = await ChessClient.open(netchessUrl(a, admin, { mode: "quick" }));
     expect((await again.next("waiting")).room).not.toBe(waiting.room);
-    using second = await ChessClient.open(netchessUrl(a, bert, { mode: "quick", color: "black", initial_sec: "5", display: "Second" }));
+    using second = await ChessClient.open(
+      netchessUrl(a, bert, { mode: "quick", color: "black", initial_sec: "5", display: "Second" }),
+    );
     const [m1, m2] = await Promise.all([first.next("matched"), second.next("matched")]);
     // The second joiner inherits the time control and takes the colour left.
-    expect(m2).toMatchObject({ color: "white", room: waiting.room, initial_ms: 120_000, increment_ms: 60_000, you: "Second", opponent: "First <b>" });
+    expect(m2).toMatchObject({
+      color: "white",
+      room: waiting.room,
+      initial_ms: 120_000,
+      increment_ms: 60_000,
+      you: "Second",
+      opponent: "First <b>",
+    });
     expect(m1).toMatchObject({ color: "black", you: "First <b>", opponent: "Second" });
     const seats = { white: second, black: first };
     first.send({ type: "ready" });
@@ -36,7 +62,8 @@ describe("NetChess relay", () => {
     const moves = await play(seats, ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"]);
     expect(moves.map((m) => m.san)).toEqual(["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6", "Qxf7#"]);
     expect(moves.at(-1)!.legal_moves).toEqual([]);
-    for (const p of [first, second]) expect(await p.next("game_over")).toMatchObject({ result: "1-0", reason: "checkmate" });
+    for (const p of [first, second])
+      expect(await p.next("game_over")).toMatchObject({ result: "1-0", reason: "checkmate" });
     // The 60 s increment was added after each of white's four moves: more than the initial time is left.
     const over = second.all("game_over")[0]!;
     expect(over.white_ms).toBeGreaterThan(120_000);
@@ -115,14 +142,24 @@ describe("NetChess relay", () => {
     const watchers: ChessClient[] = [];
     try {
       for (let i = 0; i < 8; i++) {
-        const s = await ChessClient.open(netchessUrl(a, fanTokens[i >> 1]!, { mode: "spectate", room, display: `Fan ${i}` }));
+        const s = await ChessClient.open(
+          netchessUrl(a, fanTokens[i >> 1]!, { mode: "spectate", room, display: `Fan ${i}` }),
+        );
         watchers.push(s);
-        expect(await s.next("matched")).toMatchObject({ spectator: true, color: null, white: "Wilma", black: "Bert", room });
+        expect(await s.next("matched")).toMatchObject({
+          spectator: true,
+          color: null,
+          white: "Wilma",
+          black: "Bert",
+          room,
+        });
         expect((await s.next("clock_sync")).fen).toBe(START);
         if (i === 1) {
           // One user cannot take all the spectator seats: fan0's third is refused, the seats stay for others.
           using third = await ChessClient.open(netchessUrl(a, fanTokens[0]!, { mode: "spectate", room }));
-          expect((await third.next("error")).message).toBe(`you (fan0) already watch room ${room} from 2 connections: at most 2`);
+          expect((await third.next("error")).message).toBe(
+            `you (fan0) already watch room ${room} from 2 connections: at most 2`,
+          );
           expect((await third.closed).code).toBe(1008);
         }
       }
@@ -199,7 +236,8 @@ describe("NetChess relay", () => {
       black.send({ type: "draw_offer" });
       await white.next("draw_offered");
       white.send({ type: "draw_accept" });
-      for (const p of [white, black]) expect(await p.next("game_over")).toMatchObject({ result: "1/2-1/2", reason: "agreement" });
+      for (const p of [white, black])
+        expect(await p.next("game_over")).toMatchObject({ result: "1/2-1/2", reason: "agreement" });
     }
     {
       const { white, black } = await startGame(a);
@@ -233,7 +271,12 @@ describe("NetChess relay", () => {
     const token = await login(a);
     const http = (q: Record<string, string>) =>
       fetch(netchessUrl(a, token, q).replace(/^ws/, "http"), {
-        headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" },
+        headers: {
+          upgrade: "websocket",
+          connection: "upgrade",
+          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+          "sec-websocket-version": "13",
+        },
       });
     for (const [q, text] of [
       [{ mode: "blitz" }, "mode must be quick, room or spectate"],
@@ -241,16 +284,31 @@ describe("NetChess relay", () => {
       [{ mode: "room", room: "x".repeat(65) }, "room must be 1-64 characters"],
       [{ initial_sec: "0" }, "initial_sec must be an integer from 1 to 10800"],
       [{ mode: "room", fen: "not a fen" }, "fen is not a valid position"],
-      [{ mode: "room", fen: "8/8/8/3kK3/8/8/8/8 w - - 0 1" }, "fen is not a position a game can reach: the kings stand next to each other"],
+      [
+        { mode: "room", fen: "8/8/8/3kK3/8/8/8/8 w - - 0 1" },
+        "fen is not a position a game can reach: the kings stand next to each other",
+      ],
       [{ colour: "white" }, "unknown query parameter colour"],
     ] as const) {
       const r = await http(q);
       expect(r.status).toBe(400);
       expect(((await r.json()) as { message: string }).message).toContain(text);
     }
-    const plain = await fetch(`${a.app.coordinatorUrl}/api/v4/games/netchess`, { headers: { authorization: `Bearer ${token}` } });
+    const plain = await fetch(`${a.app.coordinatorUrl}/api/v4/games/netchess`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(plain.status).toBe(200);
-    expect(await plain.json()).toEqual({ data: { protocol: "websocket", mode: "quick", room: null, color: "random", initial_ms: 300_000, increment_ms: 0, fen: null } });
+    expect(await plain.json()).toEqual({
+      data: {
+        protocol: "websocket",
+        mode: "quick",
+        room: null,
+        color: "random",
+        initial_ms: 300_000,
+        increment_ms: 0,
+        fen: null,
+      },
+    });
     expect((await fetch(netchessUrl(a, "not-a-jwt").replace(/^ws/, "http"))).status).toBe(401);
   });
 
@@ -261,7 +319,9 @@ describe("NetChess relay", () => {
     using _w = white;
     using _b = black;
     for (let i = 0; i < 8; i++) white.send({ type: "hello" });
-    expect((await white.next("error")).message).toBe("hello: at most 5 per 10 s on one connection; more are ignored for now");
+    expect((await white.next("error")).message).toBe(
+      "hello: at most 5 per 10 s on one connection; more are ignored for now",
+    );
     // Frames are handled in order: once the move after the flood is confirmed, every hello was answered or dropped.
     white.move("e2e4");
     await white.next("opponent_move");
@@ -284,9 +344,21 @@ describe("NetChess relay", () => {
     const auth = { authorization: `Bearer ${token}` };
     const base = `${a.app.coordinatorUrl}/api/v4/games`;
     const answers = [
-      await fetch(`${base}/netchess?mode=quick`, { headers: { ...auth, upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" } }),
+      await fetch(`${base}/netchess?mode=quick`, {
+        headers: {
+          ...auth,
+          upgrade: "websocket",
+          connection: "upgrade",
+          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+          "sec-websocket-version": "13",
+        },
+      }),
       await fetch(`${base}/chess/llm-status`, { headers: auth }),
-      await fetch(`${base}/chess/llm-move`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ fen: START }) }),
+      await fetch(`${base}/chess/llm-move`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ fen: START }),
+      }),
     ];
     for (const r of answers) {
       expect(r.status).toBe(503);

@@ -68,7 +68,10 @@ export async function startNetrisServer(dir: string, overrides: Record<string, u
   const admin = await login("admin", ADMIN_PASSWORD);
   const tokens = { admin } as NetrisServer["tokens"];
   for (const name of ["alice", "bob", "carol"] as const) {
-    const created = await server.fetch("POST", "/users", { token: admin, body: { username: name, password: `${name}-password-1` } });
+    const created = await server.fetch("POST", "/users", {
+      token: admin,
+      body: { username: name, password: `${name}-password-1` },
+    });
     if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${created.text}`);
     tokens[name] = await login(name, `${name}-password-1`);
   }
@@ -76,7 +79,8 @@ export async function startNetrisServer(dir: string, overrides: Record<string, u
   return {
     server,
     tokens,
-    url: (user, query) => `${ws}/api/v4/games/netris?${query}${query ? "&" : ""}access_token=${encodeURIComponent(tokens[user])}`,
+    url: (user, query) =>
+      `${ws}/api/v4/games/netris?${query}${query ? "&" : ""}access_token=${encodeURIComponent(tokens[user])}`,
     [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };
 }

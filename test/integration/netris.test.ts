@@ -8,20 +8,38 @@ import { tempDir } from "../harness.ts";
 import { connectPlayer, startedGame, startNetrisServer } from "./netris-helpers.ts";
 
 const EMPTY = ".".repeat(10);
-const board = (filled: number) => [...Array.from({ length: 20 - filled }, () => EMPTY), ...Array.from({ length: filled }, () => "#########.")];
+const board = (filled: number) => [
+  ...Array.from({ length: 20 - filled }, () => EMPTY),
+  ...Array.from({ length: filled }, () => "#########."),
+];
 
 describe("Netris relay", () => {
   test("a named room pairs two players; a third and a second seat of the same user are refused", async () => {
     await using dir = tempDir();
     await using s = await startNetrisServer(dir.path);
     using a = connectPlayer(s.url("alice", "room=lobby-1&display=%20Alice%09%20the%0A%20Great%20"));
-    expect(await a.next("waiting")).toEqual({ type: "waiting", room: "lobby-1", you: "Alice the Great", timeout_ms: 60_000 });
+    expect(await a.next("waiting")).toEqual({
+      type: "waiting",
+      room: "lobby-1",
+      you: "Alice the Great",
+      timeout_ms: 60_000,
+    });
     using again = connectPlayer(s.url("alice", "room=lobby-1"));
     expect((await again.next("error")).message).toContain("already in room");
     expect((await again.closed).code).toBe(1008);
     using b = connectPlayer(s.url("bob", "room=lobby-1"));
-    expect(await a.next("matched")).toEqual({ type: "matched", room: "lobby-1", you: "Alice the Great", opponent: "bob" });
-    expect(await b.next("matched")).toEqual({ type: "matched", room: "lobby-1", you: "bob", opponent: "Alice the Great" });
+    expect(await a.next("matched")).toEqual({
+      type: "matched",
+      room: "lobby-1",
+      you: "Alice the Great",
+      opponent: "bob",
+    });
+    expect(await b.next("matched")).toEqual({
+      type: "matched",
+      room: "lobby-1",
+      you: "bob",
+      opponent: "Alice the Great",
+    });
     using c = connectPlayer(s.url("carol", "room=lobby-1"));
     expect((await c.next("error")).message).toBe('room "lobby-1" is full: a Netris room holds 2 players');
     const closed = await c.closed;
@@ -147,8 +165,14 @@ describe("Netris relay", () => {
   test("bad queries are 400 before the upgrade, no token is 401, a plain GET describes the join", async () => {
     await using dir = tempDir();
     await using s = await startNetrisServer(dir.path);
-    const UPGRADE = { upgrade: "websocket", connection: "upgrade", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
-    const get = async (query: string, token: string | null = s.tokens.alice) => await s.server.fetch("GET", `/games/netris?${query}`, token ? { token, headers: UPGRADE } : { headers: UPGRADE });
+    const UPGRADE = {
+      upgrade: "websocket",
+      connection: "upgrade",
+      "sec-websocket-version": "13",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+    };
+    const get = async (query: string, token: string | null = s.tokens.alice) =>
+      await s.server.fetch("GET", `/games/netris?${query}`, token ? { token, headers: UPGRADE } : { headers: UPGRADE });
     for (const [query, text] of [
       [`room=${"r".repeat(65)}`, "room is 1-64"],
       ["room=a%20b", "letters, digits"],
@@ -162,7 +186,9 @@ describe("Netris relay", () => {
       expect({ query, status: r.status, ok: r.text.includes(text) }).toEqual({ query, status: 400, ok: true });
     }
     // A 32-character label after sanitising is accepted (tabs and repeated spaces collapse).
-    using ok = connectPlayer(s.url("alice", `room=x&display=${encodeURIComponent(`${"d".repeat(16)}\t\t  ${"e".repeat(15)}`)}`));
+    using ok = connectPlayer(
+      s.url("alice", `room=x&display=${encodeURIComponent(`${"d".repeat(16)}\t\t  ${"e".repeat(15)}`)}`),
+    );
     expect((await ok.next("waiting")).you).toBe(`${"d".repeat(16)} ${"e".repeat(15)}`);
     expect((await get("room=x", null)).status).toBe(401);
     const plain = await s.server.fetch("GET", "/games/netris?room=x&display=%20Al%20%20", { token: s.tokens.alice });

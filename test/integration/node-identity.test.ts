@@ -25,11 +25,19 @@ test("ids are generated once and kept; a token only beyond loopback, generated o
   expect(generated.token!.length).toBeGreaterThanOrEqual(40);
   expect(statSync(generated.generatedToken!.path).mode & 0o777).toBe(0o600);
   const again = loadNodeIdentity(wide);
-  expect({ token: again.token, generated: again.generatedToken, nodeId: again.nodeId }).toEqual({ token: generated.token, generated: undefined, nodeId: first.nodeId });
-  const configured = loadNodeIdentity(testConfig(dir.path, { node: { http_server: { listen: "0.0.0.0:0", token: "configured-token" } } }));
+  expect({ token: again.token, generated: again.generatedToken, nodeId: again.nodeId }).toEqual({
+    token: generated.token,
+    generated: undefined,
+    nodeId: first.nodeId,
+  });
+  const configured = loadNodeIdentity(
+    testConfig(dir.path, { node: { http_server: { listen: "0.0.0.0:0", token: "configured-token" } } }),
+  );
   expect(configured.token).toBe("configured-token");
   // Another catalog directory is another lake; the node id stays (same settings directory).
-  const other = loadNodeIdentity(testConfig(dir.path, { storage: { lakehouse: { catalog_path: `${dir.path}/other/catalog.sqlite` } } }));
+  const other = loadNodeIdentity(
+    testConfig(dir.path, { storage: { lakehouse: { catalog_path: `${dir.path}/other/catalog.sqlite` } } }),
+  );
   expect(other.lakeId).not.toBe(first.lakeId);
   expect(other.nodeId).toBe(first.nodeId);
 });
@@ -37,7 +45,8 @@ test("ids are generated once and kept; a token only beyond loopback, generated o
 test("bearerMatches: the exact token only", () => {
   expect(bearerMatches("Bearer abc", "abc")).toBe(true);
   expect(bearerMatches("bearer abc", "abc")).toBe(true);
-  for (const h of [null, "", "abc", "Bearer ab", "Bearer abcd", "Basic abc", "Bearer abc def"]) expect(bearerMatches(h, "abc")).toBe(false);
+  for (const h of [null, "", "abc", "Bearer ab", "Bearer abcd", "Basic abc", "Bearer abc def"])
+    expect(bearerMatches(h, "abc")).toBe(false);
 });
 
 test("coordinator.hep_stream.nodes folds into coordinator.nodes, once per URL, with a warning", async () => {
@@ -54,14 +63,23 @@ test("coordinator.hep_stream.nodes folds into coordinator.nodes, once per URL, w
     { name: "two", url: "http://127.0.0.1:9002", token: "t", timeoutMs: 50 },
     { name: "127.0.0.1:9003", url: "http://127.0.0.1:9003", timeoutMs: 10000 },
   ]);
-  expect(() => clusterNodes(testConfig(dir.path, { coordinator: { nodes: ["ftp://x:1"] } }).coordinator, createLogger({ test: true }))).toThrow(/coordinator\.nodes\[0\]\.url/);
+  expect(() =>
+    clusterNodes(
+      testConfig(dir.path, { coordinator: { nodes: ["ftp://x:1"] } }).coordinator,
+      createLogger({ test: true }),
+    ),
+  ).toThrow(/coordinator\.nodes\[0\]\.url/);
 });
 
 test("a node port beyond loopback without a token: one is generated, handed out once at the first start, and required", async () => {
   await using dir = tempDir();
-  const config = testConfig(dir.path, { coordinator: { enable: false }, node: { http_server: { listen: "0.0.0.0:0" } } });
+  const config = testConfig(dir.path, {
+    coordinator: { enable: false },
+    node: { http_server: { listen: "0.0.0.0:0" } },
+  });
   const shown: string[] = [];
-  const start = () => startAppliance(config, createLogger({ test: true }), { onFirstRunNodeToken: (t) => shown.push(t.token) });
+  const start = () =>
+    startAppliance(config, createLogger({ test: true }), { onFirstRunNodeToken: (t) => shown.push(t.token) });
   let app = await start();
   try {
     expect(shown.length).toBe(1);

@@ -20,7 +20,11 @@ import { makePki, OPENSSL } from "../peers/tls.ts";
 import { startWithApi } from "./export-helpers.ts";
 import { connectStream } from "./stream-helpers.ts";
 
-const SMALL = { coordinator: { enable: false }, ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+const SMALL = {
+  coordinator: { enable: false },
+  ingest: { hep: { threads: 0 } },
+  storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } },
+};
 const TOKEN = "mtls-node-token-0123456789abcdef";
 const NOW_MS = Date.now();
 
@@ -62,7 +66,10 @@ async function sendCalls(a: TestAppliance, node: string, n: number, tls: Tls, to
   await waitFor(`${node} stored its calls`, async () => (await a.app.lake!.summary()).rows >= n);
 }
 
-const fileTls = (t: Tls) => ({ ca: Bun.file(t.ca), ...(t.cert && t.key ? { cert: Bun.file(t.cert), key: Bun.file(t.key) } : {}) });
+const fileTls = (t: Tls) => ({
+  ca: Bun.file(t.ca),
+  ...(t.cert && t.key ? { cert: Bun.file(t.cert), key: Bun.file(t.key) } : {}),
+});
 const localhost = (url: string) => url.replace("127.0.0.1", "localhost");
 
 describe("node port over TLS", () => {
@@ -80,7 +87,15 @@ describe("node port over TLS", () => {
       });
       await using mtlsNode = await startTestAppliance(`${dir.path}/mtls`, {
         ...SMALL,
-        node: { http_server: { listen: "127.0.0.1:0", cert: pki.serverCrt, key: pki.serverKey, cacert: pki.caCrt, token: TOKEN } },
+        node: {
+          http_server: {
+            listen: "127.0.0.1:0",
+            cert: pki.serverCrt,
+            key: pki.serverKey,
+            cacert: pki.caCrt,
+            token: TOKEN,
+          },
+        },
         ingest: { ...SMALL.ingest, hep_stream: { enable: true } },
       });
       expect(tlsNode.app.nodeUrl).toStartWith("https://");
@@ -95,7 +110,9 @@ describe("node port over TLS", () => {
         (e: unknown) => `refused: ${String(e)}`,
       );
       expect(String(plain)).toStartWith("refused");
-      const noCert = await fetch(`${mtlsNode.app.nodeUrl}/api/v1/metadata/stats`, { tls: fileTls({ ca: pki.caCrt }) } as RequestInit).then(
+      const noCert = await fetch(`${mtlsNode.app.nodeUrl}/api/v1/metadata/stats`, {
+        tls: fileTls({ ca: pki.caCrt }),
+      } as RequestInit).then(
         (r) => r.status,
         (e: unknown) => `refused: ${String(e)}`,
       );
@@ -130,7 +147,9 @@ describe("node port over TLS", () => {
       });
       expect(r.status).toBe(200);
       const sids = (r.json?.data?.items ?? []).map((i) => String(i.sid)).sort();
-      expect(sids).toEqual([...["mtls-0", "mtls-1", "mtls-2"], ...["tls-0", "tls-1", "tls-2", "tls-3"]].map((s) => `${s}@tls`));
+      expect(sids).toEqual(
+        [...["mtls-0", "mtls-1", "mtls-2"], ...["tls-0", "tls-1", "tls-2", "tls-3"]].map((s) => `${s}@tls`),
+      );
       const meta = (r.json as unknown as { meta: { nodes: NodeReport[]; partial: boolean } }).meta;
       const nodes = Object.fromEntries(meta.nodes.map((n) => [n.name, n]));
       expect(nodes.tls).toMatchObject({ status: "ok", rows: 4 });
@@ -140,20 +159,29 @@ describe("node port over TLS", () => {
       expect(nodes["tls-no-ca"]).toMatchObject({ status: "failed" });
       expect(nodes["tls-no-ca"]!.error).toMatch(/certificate.*set coordinator\.nodes\[\]\.ca/);
       expect(nodes["mtls-no-cert"]).toMatchObject({ status: "failed" });
-      expect(nodes["mtls-no-cert"]!.error).toMatch(/^\/api\/v1\/metadata\/check: .*handshake.*needs a client certificate: coordinator\.nodes\[\]\.cert and key/);
+      expect(nodes["mtls-no-cert"]!.error).toMatch(
+        /^\/api\/v1\/metadata\/check: .*handshake.*needs a client certificate: coordinator\.nodes\[\]\.cert and key/,
+      );
 
       // The live stream fans in over wss, verified with the entry's ca, with the client certificate for the mTLS node.
       const ws = `${coord.a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?proto=1&access_token=${coord.api.token}`;
       using sub = connectStream(ws);
       await sub.opened;
-      const linked = (url: string) => coord.a.app.metrics.render().includes(`svc_stream_node_connections{node="${url}"} 1`);
+      const linked = (url: string) =>
+        coord.a.app.metrics.render().includes(`svc_stream_node_connections{node="${url}"} 1`);
       await waitFor("both nodes' links are open", () => linked(tlsNode.app.nodeUrl!) && linked(mtlsNode.app.nodeUrl!));
       await sendCalls(tlsNode, "live", 1, { ca: pki.caCrt });
       await sendCalls(mtlsNode, "live-m", 1, client);
-      await waitFor("both nodes' events at the coordinator", () => ["live-0@tls", "live-m-0@tls"].every((c) => sub.frames.some((f) => f.sip?.callid === c)));
+      await waitFor("both nodes' events at the coordinator", () =>
+        ["live-0@tls", "live-m-0@tls"].every((c) => sub.frames.some((f) => f.sip?.callid === c)),
+      );
       // Without the CA, or without the client certificate, the link is refused and tried again.
-      const retried = (url: string) => coord.a.app.metrics.render().includes(`svc_stream_node_reconnects_total{node="${url}"}`);
-      await waitFor("the links without CA or certificate were refused", () => retried(localhost(tlsNode.app.nodeUrl!)) && retried(localhost(mtlsNode.app.nodeUrl!)));
+      const retried = (url: string) =>
+        coord.a.app.metrics.render().includes(`svc_stream_node_reconnects_total{node="${url}"}`);
+      await waitFor(
+        "the links without CA or certificate were refused",
+        () => retried(localhost(tlsNode.app.nodeUrl!)) && retried(localhost(mtlsNode.app.nodeUrl!)),
+      );
     },
     120_000,
   );
@@ -161,7 +189,8 @@ describe("node port over TLS", () => {
   test("config: cert without key, an unreadable file, a key of another certificate, TLS keys on an http:// node", async () => {
     await using dir = tempDir("svc-node-tls-config-");
     const pki = OPENSSL.probe() ? makePki(dir.path) : undefined;
-    const start = (http: Record<string, unknown>) => startAppliance(testConfig(dir.path, { ...SMALL, node: { http_server: http } }), createLogger({ test: true }));
+    const start = (http: Record<string, unknown>) =>
+      startAppliance(testConfig(dir.path, { ...SMALL, node: { http_server: http } }), createLogger({ test: true }));
     const refusal = async (http: Record<string, unknown>) =>
       await start(http).then(
         async (app) => {
@@ -170,32 +199,60 @@ describe("node port over TLS", () => {
         },
         (e: unknown) => `${(e as { code?: string }).code}: ${(e as Error).message}`,
       );
-    expect(await refusal({ cert: `${dir.path}/x.crt` })).toMatch(/^CONFIG_INVALID: node\.http_server\.cert and node\.http_server\.key: set both/);
-    expect(await refusal({ cacert: `${dir.path}/ca.crt` })).toMatch(/^CONFIG_INVALID: node\.http_server\.cacert: client certificates need/);
-    expect(await refusal({ cert: `${dir.path}/missing.crt`, key: `${dir.path}/missing.key` })).toMatch(/^CONFIG_INVALID: node\.http_server\.cert: cannot read .*missing\.crt/);
-    const nodes = (entry: Record<string, unknown>) => () => clusterNodes(testConfig(dir.path, { coordinator: { nodes: [entry] } }).coordinator, createLogger({ test: true }));
-    expect(nodes({ url: "http://127.0.0.1:9001", ca: `${dir.path}/ca.crt` })).toThrow(/coordinator\.nodes\[0\]\.ca: the node's url is http:/);
-    expect(nodes({ url: "https://127.0.0.1:9001", cert: `${dir.path}/c.crt` })).toThrow(/coordinator\.nodes\[0\]\.cert and coordinator\.nodes\[0\]\.key: set both/);
-    expect(nodes({ url: "https://127.0.0.1:9001", ca: `${dir.path}/gone.crt` })).toThrow(/coordinator\.nodes\[0\]\.ca: cannot read/);
+    expect(await refusal({ cert: `${dir.path}/x.crt` })).toMatch(
+      /^CONFIG_INVALID: node\.http_server\.cert and node\.http_server\.key: set both/,
+    );
+    expect(await refusal({ cacert: `${dir.path}/ca.crt` })).toMatch(
+      /^CONFIG_INVALID: node\.http_server\.cacert: client certificates need/,
+    );
+    expect(await refusal({ cert: `${dir.path}/missing.crt`, key: `${dir.path}/missing.key` })).toMatch(
+      /^CONFIG_INVALID: node\.http_server\.cert: cannot read .*missing\.crt/,
+    );
+    const nodes = (entry: Record<string, unknown>) => () =>
+      clusterNodes(testConfig(dir.path, { coordinator: { nodes: [entry] } }).coordinator, createLogger({ test: true }));
+    expect(nodes({ url: "http://127.0.0.1:9001", ca: `${dir.path}/ca.crt` })).toThrow(
+      /coordinator\.nodes\[0\]\.ca: the node's url is http:/,
+    );
+    expect(nodes({ url: "https://127.0.0.1:9001", cert: `${dir.path}/c.crt` })).toThrow(
+      /coordinator\.nodes\[0\]\.cert and coordinator\.nodes\[0\]\.key: set both/,
+    );
+    expect(nodes({ url: "https://127.0.0.1:9001", ca: `${dir.path}/gone.crt` })).toThrow(
+      /coordinator\.nodes\[0\]\.ca: cannot read/,
+    );
     if (!pki) return;
-    expect(await refusal({ cert: pki.serverCrt, key: pki.clientKey })).toMatch(/^CONFIG_INVALID: node\.http_server\.key: .* is not the key of the certificate node\.http_server\.cert/);
-    expect(await refusal({ cert: pki.serverCrt, key: pki.serverKey, cacert: pki.serverKey })).toMatch(/^CONFIG_INVALID: node\.http_server\.cacert: .* holds no certificate/);
-    expect(nodes({ url: "https://127.0.0.1:9001", ca: pki.caCrt, cert: pki.clientCrt, key: pki.rogueKey })).toThrow(/coordinator\.nodes\[0\]\.key: .* is not the key of the certificate/);
+    expect(await refusal({ cert: pki.serverCrt, key: pki.clientKey })).toMatch(
+      /^CONFIG_INVALID: node\.http_server\.key: .* is not the key of the certificate node\.http_server\.cert/,
+    );
+    expect(await refusal({ cert: pki.serverCrt, key: pki.serverKey, cacert: pki.serverKey })).toMatch(
+      /^CONFIG_INVALID: node\.http_server\.cacert: .* holds no certificate/,
+    );
+    expect(nodes({ url: "https://127.0.0.1:9001", ca: pki.caCrt, cert: pki.clientCrt, key: pki.rogueKey })).toThrow(
+      /coordinator\.nodes\[0\]\.key: .* is not the key of the certificate/,
+    );
     // The ingest listeners' cert, key and cacert are checked the same way (src/core/tls-files.ts).
     const ingestRefusal = async (ingest: Record<string, unknown>) =>
-      await startAppliance(testConfig(dir.path, { ...SMALL, ingest: { ...SMALL.ingest, ...ingest } }), createLogger({ test: true })).then(
+      await startAppliance(
+        testConfig(dir.path, { ...SMALL, ingest: { ...SMALL.ingest, ...ingest } }),
+        createLogger({ test: true }),
+      ).then(
         async (app) => {
           await app.stop();
           return "started";
         },
         (e: unknown) => `${(e as { code?: string }).code}: ${(e as Error).message}`,
       );
-    expect(await ingestRefusal({ line_protocol: { enable: true, cert: `${dir.path}/gone.crt`, key: pki.serverKey } })).toMatch(/^CONFIG_INVALID: ingest\.line_protocol\.cert: cannot read .*gone\.crt/);
+    expect(
+      await ingestRefusal({ line_protocol: { enable: true, cert: `${dir.path}/gone.crt`, key: pki.serverKey } }),
+    ).toMatch(/^CONFIG_INVALID: ingest\.line_protocol\.cert: cannot read .*gone\.crt/);
     expect(await ingestRefusal({ otlp: { enable: true, cert: pki.serverCrt, key: pki.rogueKey } })).toMatch(
       /^CONFIG_INVALID: ingest\.otlp\.key: .* is not the key of the certificate ingest\.otlp\.cert/,
     );
     const ok = clusterNodes(
-      testConfig(dir.path, { coordinator: { nodes: [{ url: "https://127.0.0.1:9001", ca: pki.caCrt, cert: pki.clientCrt, key: pki.clientKey }] } }).coordinator,
+      testConfig(dir.path, {
+        coordinator: {
+          nodes: [{ url: "https://127.0.0.1:9001", ca: pki.caCrt, cert: pki.clientCrt, key: pki.clientKey }],
+        },
+      }).coordinator,
       createLogger({ test: true }),
     );
     expect(ok[0]).toMatchObject({

@@ -27,40 +27,78 @@ describe("POST /api/v1/metadata/check {field, values[]}", () => {
     await using a = await startTestAppliance(dir.path);
     const url = `${a.app.nodeUrl}/api/v1/metadata/check`;
     const stored = Array.from({ length: 2000 }, (_, i) => `vc-${i}-${crypto.randomUUID()}`);
-    const post = async (body: Uint8Array) => expect((await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(body) })).status).toBe(202);
-    const frames = (from: number, to: number) => new Uint8Array(stored.slice(from, to).flatMap((id, k) => [...packet(id, from + k)]));
+    const post = async (body: Uint8Array) =>
+      expect((await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(body) })).status).toBe(
+        202,
+      );
+    const frames = (from: number, to: number) =>
+      new Uint8Array(stored.slice(from, to).flatMap((id, k) => [...packet(id, from + k)]));
     // The first half flushed to Parquet, the second half left in the buffer.
     await post(frames(0, 1000));
     await waitFor("the first half stored", async () => {
       await a.app.lake!.sync();
-      return Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === 1000 || undefined;
+      return (
+        Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) ===
+          1000 || undefined
+      );
     });
     await a.app.lake!.flush();
     await post(frames(1000, 2000));
     await waitFor("every call stored", async () => {
       await a.app.lake!.sync();
-      return Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === 2000 || undefined;
+      return (
+        Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) ===
+          2000 || undefined
+      );
     });
     const absent = Array.from({ length: 98_000 }, () => `absent-${crypto.randomUUID()}`);
     const values = [...absent, ...stored].sort(() => Math.random() - 0.5);
-    const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ field: "call_id", values }) });
+    const r = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ field: "call_id", values }),
+    });
     expect(r.status).toBe(200);
-    const body = (await r.json()) as { has_data: boolean; checked: number; present: string[]; exact: boolean; false_positive_rate: number };
+    const body = (await r.json()) as {
+      has_data: boolean;
+      checked: number;
+      present: string[];
+      exact: boolean;
+      false_positive_rate: number;
+    };
     expect(body.has_data).toBe(true);
     expect(body.checked).toBe(100_000);
     expect(body.present.sort()).toEqual([...stored].sort());
     expect(body.exact).toBe(true);
 
     const check = async (b: Record<string, unknown>) => {
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(b) });
-      return { status: res.status, json: (await res.json()) as { has_data: boolean; present: string[]; message?: string } };
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(b),
+      });
+      return {
+        status: res.status,
+        json: (await res.json()) as { has_data: boolean; present: string[]; message?: string },
+      };
     };
     // Users and addresses, either end.
-    expect((await check({ field: "user", values: ["u5", "2002", "nobody"] })).json.present.sort()).toEqual(["2002", "u5"]);
-    expect((await check({ field: "ip", values: ["10.1.0.7", "192.0.2.2", "203.0.113.9"] })).json.present.sort()).toEqual(["10.1.0.7", "192.0.2.2"]);
-    expect((await check({ field: "call_id", values: absent.slice(0, 10) })).json).toMatchObject({ has_data: false, present: [] });
+    expect((await check({ field: "user", values: ["u5", "2002", "nobody"] })).json.present.sort()).toEqual([
+      "2002",
+      "u5",
+    ]);
+    expect(
+      (await check({ field: "ip", values: ["10.1.0.7", "192.0.2.2", "203.0.113.9"] })).json.present.sort(),
+    ).toEqual(["10.1.0.7", "192.0.2.2"]);
+    expect((await check({ field: "call_id", values: absent.slice(0, 10) })).json).toMatchObject({
+      has_data: false,
+      present: [],
+    });
     // A range that ends before the data: nothing there.
-    expect((await check({ field: "call_id", values: stored.slice(0, 5), min_ts: 0, max_ts: (NOW_US - 10_000_000) * 1000 })).json.has_data).toBe(false);
+    expect(
+      (await check({ field: "call_id", values: stored.slice(0, 5), min_ts: 0, max_ts: (NOW_US - 10_000_000) * 1000 }))
+        .json.has_data,
+    ).toBe(false);
     // Bad input: 400 with the reason; the range body still answers as before.
     const bad = await check({ field: "colour", values: ["x"] });
     expect(bad.status).toBe(400);

@@ -13,7 +13,10 @@ import Provider from "oidc-provider";
 import type { CallResult, Core } from "./auth-harness.ts";
 
 /** A 2×2 PNG (red, green / blue, white). */
-export const PHOTO_PNG = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAE0lEQVR4nGP4z8DAsACIGf4DAQAclwWcT4AauwAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));
+export const PHOTO_PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAE0lEQVR4nGP4z8DAsACIGf4DAQAclwWcT4AauwAAAABJRU5ErkJggg=="),
+  (c) => c.charCodeAt(0),
+);
 
 export const CONFIDENTIAL = { id: "svc-web", secret: "svc-web-secret-0123456789abcdef" };
 export const PUBLIC_CLIENT = { id: "svc-spa" };
@@ -39,7 +42,10 @@ export interface Idp extends AsyncDisposable {
 
 type Claims = Record<string, unknown>;
 
-export async function startIdp(name = "corp", accounts: (photoUrl: string, publicPictureUrl: string) => Record<string, Claims> = defaultAccounts): Promise<Idp> {
+export async function startIdp(
+  name = "corp",
+  accounts: (photoUrl: string, publicPictureUrl: string) => Record<string, Claims> = defaultAccounts,
+): Promise<Idp> {
   // Authorization headers seen, per path: the provider's photo and the public picture site.
   const photoRequests: string[] = [];
   const cdnRequests: string[] = [];
@@ -66,7 +72,9 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string, publi
   });
   const redirectUri = `http://127.0.0.1:${redirectServer.port}/api/v4/auth/oauth2/${name}/callback`;
 
-  let handler: ((req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void) | undefined;
+  let handler:
+    | ((req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void)
+    | undefined;
   const server: Server = createServer((req, res) => {
     // The provider's own photo endpoint (as Microsoft Graph's): it needs the access token.
     if (req.url?.startsWith("/photos/")) {
@@ -84,8 +92,20 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string, publi
   const table = accounts(photoUrl, publicPictureUrl);
   const provider = new Provider(issuer, {
     clients: [
-      { client_id: CONFIDENTIAL.id, client_secret: CONFIDENTIAL.secret, redirect_uris: [redirectUri], grant_types: ["authorization_code"], response_types: ["code"] },
-      { client_id: PUBLIC_CLIENT.id, token_endpoint_auth_method: "none", redirect_uris: [redirectUri], grant_types: ["authorization_code"], response_types: ["code"] },
+      {
+        client_id: CONFIDENTIAL.id,
+        client_secret: CONFIDENTIAL.secret,
+        redirect_uris: [redirectUri],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+      },
+      {
+        client_id: PUBLIC_CLIENT.id,
+        token_endpoint_auth_method: "none",
+        redirect_uris: [redirectUri],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+      },
     ],
     claims: {
       openid: ["sub"],
@@ -148,8 +168,21 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string, publi
  */
 function defaultAccounts(photoUrl: string, publicPictureUrl: string): Record<string, Claims> {
   return {
-    alice: { preferred_username: "alice", email: "alice@corp.example", email_verified: true, name: "Alice Example", picture: photoUrl, groups: ["ops", { name: "voip-admins" }] },
-    bob: { email: "bob@corp.example", email_verified: true, given_name: "Bob", family_name: "Builder", groups: [{ group_name: "ops" }] },
+    alice: {
+      preferred_username: "alice",
+      email: "alice@corp.example",
+      email_verified: true,
+      name: "Alice Example",
+      picture: photoUrl,
+      groups: ["ops", { name: "voip-admins" }],
+    },
+    bob: {
+      email: "bob@corp.example",
+      email_verified: true,
+      given_name: "Bob",
+      family_name: "Builder",
+      groups: [{ group_name: "ops" }],
+    },
     mallory: { email: "bob@corp.example", email_verified: false },
     erin: { preferred_username: "erin", picture: publicPictureUrl },
   };
@@ -160,7 +193,11 @@ function defaultAccounts(photoUrl: string, publicPictureUrl: string): Record<str
  * development login (every password is accepted) and consent forms, until a redirect leaves the provider.
  * Returns that redirect's URL (the registered redirect URI with code and state).
  */
-export async function loginAtProvider(authorizeUrl: string, login: string, opts: { abort?: boolean } = {}): Promise<URL> {
+export async function loginAtProvider(
+  authorizeUrl: string,
+  login: string,
+  opts: { abort?: boolean } = {},
+): Promise<URL> {
   const jar = new Map<string, string>();
   const origin = new URL(authorizeUrl).origin;
   const send = async (url: string, init: RequestInit = {}) => {
@@ -194,7 +231,11 @@ export async function loginAtProvider(authorizeUrl: string, login: string, opts:
       continue;
     }
     const form: Record<string, string> = prompt === "login" ? { prompt, login, password: "whatever" } : { prompt };
-    r = await send(new URL(action, origin).href, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() });
+    r = await send(new URL(action, origin).href, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form).toString(),
+    });
   }
   throw new Error("too many redirects at the provider");
 }
@@ -215,7 +256,10 @@ export async function begin(c: Core, redirectUri?: string): Promise<URL> {
   const r = await c.call("GET", `/auth/oauth2/corp/redirect${q}`);
   expect({ status: r.status, text: r.text }).toEqual({ status: 302, text: "" });
   const authorize = new URL(location(r));
-  bindingCookies.set(authorize.searchParams.get("state") ?? "", (r.headers.get("set-cookie") ?? "").split(";")[0] ?? "");
+  bindingCookies.set(
+    authorize.searchParams.get("state") ?? "",
+    (r.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
+  );
   return authorize;
 }
 
@@ -223,7 +267,12 @@ export async function begin(c: Core, redirectUri?: string): Promise<URL> {
  * The provider's redirect to the registered URI, called on `c` (path and query kept) by the browser
  * that started the sign-in, or by another one: `cookie` null sends no cookie, a string that cookie.
  */
-export async function callback(c: Core, back: URL, edit: (q: URLSearchParams) => void = () => {}, cookie?: string | null): Promise<CallResult> {
+export async function callback(
+  c: Core,
+  back: URL,
+  edit: (q: URLSearchParams) => void = () => {},
+  cookie?: string | null,
+): Promise<CallResult> {
   expect(back.pathname).toBe("/api/v4/auth/oauth2/corp/callback");
   const q = new URLSearchParams(back.search);
   const own = bindingCookies.get(q.get("state") ?? "");
@@ -234,4 +283,5 @@ export async function callback(c: Core, back: URL, edit: (q: URLSearchParams) =>
 
 export const oauthErrorOf = (target: string) => new URL(target, "http://x").searchParams.get("oauth_error") ?? "";
 /** The forward target of a 400 failure page (its meta refresh). */
-export const refreshOf = (r: CallResult) => (/content="0;url=([^"]+)"/.exec(r.text)?.[1] ?? "").replaceAll("&amp;", "&");
+export const refreshOf = (r: CallResult) =>
+  (/content="0;url=([^"]+)"/.exec(r.text)?.[1] ?? "").replaceAll("&amp;", "&");

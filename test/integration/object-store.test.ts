@@ -10,7 +10,14 @@ import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../../src/core/index.ts";
-import { DEV_ACCOUNT, openObjectStore, PART_SIZE, sharedKeyAuthorization, type ObjectStore, type ObjectStoreSettings } from "../../src/lake/store/index.ts";
+import {
+  DEV_ACCOUNT,
+  openObjectStore,
+  PART_SIZE,
+  sharedKeyAuthorization,
+  type ObjectStore,
+  type ObjectStoreSettings,
+} from "../../src/lake/store/index.ts";
 import { peerTest, tempDir, type Peer } from "../harness.ts";
 import { AZURITE_PEER, startAzurite } from "../peers/azurite.ts";
 import { MOTO_PEER, startMoto } from "../peers/moto.ts";
@@ -22,7 +29,9 @@ const NO_AZURE = { account_name: "", account_key: "", connection_string: "", end
 const HUNG_TIMEOUT_MS = 300;
 const WRONG_SECRET = "wrong-secret-Zq8xK2vLr9";
 /** A valid base64 account key that is not the development account's. */
-const WRONG_AZURE_KEY = Buffer.from("not the key of devstoreaccount1, 64 bytes long, padded.........").toString("base64");
+const WRONG_AZURE_KEY = Buffer.from("not the key of devstoreaccount1, 64 bytes long, padded.........").toString(
+  "base64",
+);
 
 interface Fixture extends AsyncDisposable {
   store: ObjectStore;
@@ -85,7 +94,8 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
       await fx?.[Symbol.asyncDispose]();
       await tmp[Symbol.asyncDispose]();
     });
-    const t = (title: string, fn: (fx: Fixture) => Promise<void>) => peerTest(`${name}: ${title}`, probes, () => fn(fx!), 120_000);
+    const t = (title: string, fn: (fx: Fixture) => Promise<void>) =>
+      peerTest(`${name}: ${title}`, probes, () => fn(fx!), 120_000);
     /** Neither the message nor anything of the cause chain a log line could show holds a secret. */
     const noSecret = (f: Fixture, e: AppError) => {
       const shown: string[] = [JSON.stringify(e.details ?? {})];
@@ -122,12 +132,24 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
     });
 
     t("list returns every key under a prefix, in order, with sizes", async ({ store }) => {
-      for (const k of ["lst/a/1.parquet", "lst/a/2.parquet", "lst/a/b/3.parquet", "lst/ab/4.parquet", "lst/b/5.parquet"]) await store.put(k, text(k));
+      for (const k of [
+        "lst/a/1.parquet",
+        "lst/a/2.parquet",
+        "lst/a/b/3.parquet",
+        "lst/ab/4.parquet",
+        "lst/b/5.parquet",
+      ])
+        await store.put(k, text(k));
       const under = await collect(store.list("lst/a/"));
       expect(under.map((o) => o.key)).toEqual(["lst/a/1.parquet", "lst/a/2.parquet", "lst/a/b/3.parquet"]);
       expect(under.map((o) => o.size)).toEqual([15, 15, 17]);
       for (const o of under) expect(Math.abs(o.lastModified.getTime() - Date.now())).toBeLessThan(3_600_000);
-      expect((await collect(store.list("lst/a"))).map((o) => o.key)).toEqual(["lst/a/1.parquet", "lst/a/2.parquet", "lst/a/b/3.parquet", "lst/ab/4.parquet"]);
+      expect((await collect(store.list("lst/a"))).map((o) => o.key)).toEqual([
+        "lst/a/1.parquet",
+        "lst/a/2.parquet",
+        "lst/a/b/3.parquet",
+        "lst/ab/4.parquet",
+      ]);
       expect((await collect(store.list("lst/"))).length).toBe(5);
       expect(await collect(store.list("lst/none/"))).toEqual([]);
     });
@@ -159,13 +181,19 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
     });
 
     t("keys that could leave the store's root are refused", async ({ store }) => {
-      for (const k of ["../escape", "a/../../b", "/abs", "a//b", "a\\b", ""]) expect((await thrown(store.put(k, text("x")))).code).toBe("BAD_REQUEST");
+      for (const k of ["../escape", "a/../../b", "/abs", "a//b", "a\\b", ""])
+        expect((await thrown(store.put(k, text("x")))).code).toBe("BAD_REQUEST");
     });
 
     if (name !== "LocalStore") {
       t("wrong credentials: CONFIG_INVALID naming the keys, never the secret", async (f) => {
         const bad = f.wrongCredentials!();
-        for (const p of [() => bad.put("small/b", text("x")), () => bad.get("small/a.parquet"), () => bad.head("small/a.parquet"), () => collect(bad.list(""))]) {
+        for (const p of [
+          () => bad.put("small/b", text("x")),
+          () => bad.get("small/a.parquet"),
+          () => bad.head("small/a.parquet"),
+          () => collect(bad.list("")),
+        ]) {
           const e = await thrown(p);
           expect(e.code).toBe("CONFIG_INVALID");
           expect(e.message).toMatch(/storage\.lakehouse\.(s3\.secret_access_key|azure\.account_name with account_key)/);
@@ -202,7 +230,12 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
         const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
         try {
           const hung = f.at!(`http://127.0.0.1:${silent.port}`);
-          for (const p of [() => hung.put("x", text("x")), () => hung.get("x"), () => hung.head("x"), () => collect(hung.list(""))]) {
+          for (const p of [
+            () => hung.put("x", text("x")),
+            () => hung.get("x"),
+            () => hung.head("x"),
+            () => collect(hung.list("")),
+          ]) {
             const e = await thrown(p);
             expect(e.code).toBe("UNAVAILABLE");
             expect(e.message).toContain("endpoint");
@@ -235,7 +268,13 @@ contract("S3Store on moto", [MOTO_PEER], async (dir) => {
   const moto = await startMoto(dir);
   const settings = (over: Partial<ObjectStoreSettings["s3"]> = {}, bucket = moto.bucket): ObjectStoreSettings => ({
     data_path: `s3://${bucket}/svc/lake/`,
-    s3: { region: "us-east-1", access_key_id: moto.accessKeyId, secret_access_key: moto.secretAccessKey, endpoint: moto.endpoint, ...over },
+    s3: {
+      region: "us-east-1",
+      access_key_id: moto.accessKeyId,
+      secret_access_key: moto.secretAccessKey,
+      endpoint: moto.endpoint,
+      ...over,
+    },
     azure: NO_AZURE,
   });
   // No AWS_* of the caller's shell leaks in: the environment is given explicitly.
@@ -254,7 +293,8 @@ contract("S3Store on moto", [MOTO_PEER], async (dir) => {
 
 contract("AzureBlobStore on Azurite", [AZURITE_PEER], async (dir) => {
   const az = await startAzurite(dir);
-  const connection = (key: string, endpoint = az.endpoint) => `DefaultEndpointsProtocol=http;AccountName=${az.account};AccountKey=${key};BlobEndpoint=${endpoint};`;
+  const connection = (key: string, endpoint = az.endpoint) =>
+    `DefaultEndpointsProtocol=http;AccountName=${az.account};AccountKey=${key};BlobEndpoint=${endpoint};`;
   const settings = (azure: Partial<ObjectStoreSettings["azure"]>, container = az.container): ObjectStoreSettings => ({
     data_path: `az://${container}/svc/lake/`,
     s3: NO_S3,
@@ -265,25 +305,60 @@ contract("AzureBlobStore on Azurite", [AZURITE_PEER], async (dir) => {
     store: openObjectStore(settings({ account_name: az.account, account_key: az.accountKey, endpoint: az.endpoint })),
     secrets: [az.accountKey],
     wrongCredentials: () => openObjectStore(settings({ connection_string: connection(WRONG_AZURE_KEY) })),
-    missingBucket: () => openObjectStore(settings({ connection_string: connection(az.accountKey) }, "no-such-container")),
-    down: () => openObjectStore(settings({ connection_string: connection(az.accountKey, `http://127.0.0.1:${freeTcpPort()}/${DEV_ACCOUNT}`) })),
-    at: (endpoint) => openObjectStore(settings({ connection_string: connection(az.accountKey, `${endpoint}/${DEV_ACCOUNT}`) }), {}, { requestTimeoutMs: HUNG_TIMEOUT_MS }),
+    missingBucket: () =>
+      openObjectStore(settings({ connection_string: connection(az.accountKey) }, "no-such-container")),
+    down: () =>
+      openObjectStore(
+        settings({ connection_string: connection(az.accountKey, `http://127.0.0.1:${freeTcpPort()}/${DEV_ACCOUNT}`) }),
+      ),
+    at: (endpoint) =>
+      openObjectStore(
+        settings({ connection_string: connection(az.accountKey, `${endpoint}/${DEV_ACCOUNT}`) }),
+        {},
+        { requestTimeoutMs: HUNG_TIMEOUT_MS },
+      ),
     sas: () => {
       // An account SAS (Blob service, string to sign of version 2020-12-06 and later).
       const expiry = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
       const fields = { sv: "2023-11-03", ss: "b", srt: "sco", sp: "rwdlc", se: expiry, spr: "https,http" };
-      const toSign = [az.account, fields.sp, fields.ss, fields.srt, "", fields.se, "", fields.spr, fields.sv, "", ""].join("\n");
+      const toSign = [
+        az.account,
+        fields.sp,
+        fields.ss,
+        fields.srt,
+        "",
+        fields.se,
+        "",
+        fields.spr,
+        fields.sv,
+        "",
+        "",
+      ].join("\n");
       const sig = createHmac("sha256", Buffer.from(az.accountKey, "base64")).update(toSign).digest("base64");
       const forgedSig = createHmac("sha256", Buffer.from(WRONG_AZURE_KEY, "base64")).update(toSign).digest("base64");
       const sas = (signature: string) => new URLSearchParams({ ...fields, sig: signature }).toString();
-      const open = (signature: string, endpoint = az.endpoint) => openObjectStore(settings({ connection_string: `BlobEndpoint=${endpoint};SharedAccessSignature=${sas(signature)}` }));
+      const open = (signature: string, endpoint = az.endpoint) =>
+        openObjectStore(
+          settings({ connection_string: `BlobEndpoint=${endpoint};SharedAccessSignature=${sas(signature)}` }),
+        );
       const downEndpoint = `http://127.0.0.1:${freeTcpPort()}/${DEV_ACCOUNT}`;
-      return { good: open(sig), forged: open(forgedSig), down: open(sig, downEndpoint), secrets: [sig, forgedSig, encodeURIComponent(sig), encodeURIComponent(forgedSig)] };
+      return {
+        good: open(sig),
+        forged: open(forgedSig),
+        down: open(sig, downEndpoint),
+        secrets: [sig, forgedSig, encodeURIComponent(sig), encodeURIComponent(forgedSig)],
+      };
     },
     parts: async (key) => {
       const url = new URL(`${az.endpoint}/${az.container}/svc/lake/${key}?comp=blocklist&blocklisttype=committed`);
       const headers: Record<string, string> = { "x-ms-date": new Date().toUTCString(), "x-ms-version": "2023-11-03" };
-      headers.authorization = sharedKeyAuthorization(az.account, Buffer.from(az.accountKey, "base64"), "GET", url, headers);
+      headers.authorization = sharedKeyAuthorization(
+        az.account,
+        Buffer.from(az.accountKey, "base64"),
+        "GET",
+        url,
+        headers,
+      );
       const xml = await (await fetch(url, { headers })).text();
       return [...xml.matchAll(/<Block>/g)].length;
     },

@@ -13,7 +13,10 @@ const VALIDATOR: Peer = {
   install: "run scripts/python-peers.sh (pip: openapi-spec-validator==0.9.0)",
   probe: () => {
     try {
-      return Bun.spawnSync([pyPeersPython(), "-c", "import openapi_spec_validator"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+      return (
+        Bun.spawnSync([pyPeersPython(), "-c", "import openapi_spec_validator"], { stdout: "ignore", stderr: "ignore" })
+          .exitCode === 0
+      );
     } catch {
       return false; // no venv: spawning a missing interpreter throws
     }
@@ -32,14 +35,19 @@ peerTest(
   async () => {
     await using dir = tempDir();
     // The live stream and the MCP tools on, so their routes (off by default) are in the document too.
-    await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } }, mcp: { enable: true } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { hep_stream: { enable: true } },
+      mcp: { enable: true },
+    });
     const r = await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`);
     expect(r.status).toBe(200);
     const text = await r.text();
     const doc = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
     expect(Object.keys(doc.paths).length).toBeGreaterThan(30);
     expect(Object.keys(doc.paths)).toContain("/api/v4/stream/hep");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v4/mcp", "/api/v4/mcp/query", "/api/v4/mcp/llm/status"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/api/v4/mcp", "/api/v4/mcp/query", "/api/v4/mcp/llm/status"]),
+    );
     const file = join(dir.path, "openapi.json");
     await Bun.write(file, text);
     const v = await validate(file);
@@ -47,7 +55,9 @@ peerTest(
     expect(v.code).toBe(0);
 
     // The validator can fail: the generator's 204 shape is refused.
-    const broken = structuredClone(doc) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const broken = structuredClone(doc) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     const anyOp = Object.values(Object.values(broken.paths)[0]!)[0]!;
     anyOp.responses["204"] = { description: "x", content: { type: "void" } };
     await Bun.write(file, JSON.stringify(broken));
@@ -90,15 +100,22 @@ type Op = { responses?: Record<string, { content?: Record<string, { schema?: Rec
 
 test("every operation that answers JSON states its 2xx schema in the document", async () => {
   await using dir = tempDir();
-  await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } }, mcp: { enable: true } });
-  const doc = (await (await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`)).json()) as { paths: Record<string, Record<string, Op>> };
+  await using a = await startTestAppliance(dir.path, {
+    coordinator: { hep_stream: { enable: true } },
+    mcp: { enable: true },
+  });
+  const doc = (await (await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, Op>>;
+  };
   const missing: string[] = [];
   const listed: string[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const name = `${method.toUpperCase()} ${path}`;
       const success = Object.entries(op.responses ?? {}).filter(([code]) => code.startsWith("2"));
-      const stated = success.some(([, r]) => Object.values(r.content ?? {}).some((c) => c.schema && Object.keys(c.schema).length > 0));
+      const stated = success.some(([, r]) =>
+        Object.values(r.content ?? {}).some((c) => c.schema && Object.keys(c.schema).length > 0),
+      );
       if (stated) continue;
       if (NO_JSON_BODY.has(name)) listed.push(name);
       else missing.push(name);

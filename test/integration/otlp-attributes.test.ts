@@ -26,7 +26,8 @@ describe("OTLP attribute limit", () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } } });
     const otlp = a.app.otlp!;
-    const many = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: n }, (_v, i) => [`${prefix}${i}`, i]));
+    const many = (prefix: string, n: number) =>
+      Object.fromEntries(Array.from({ length: n }, (_v, i) => [`${prefix}${i}`, i]));
     const grpcOpts = { url: `http://${otlp.grpcAddress()}`, credentials: credentials.createInsecure() };
     const q = async (sql: string, svc: string) => {
       await a.app.lake!.sync();
@@ -51,11 +52,17 @@ describe("OTLP attribute limit", () => {
       span.end();
       await provider.forceFlush();
       await provider.shutdown();
-      const [row] = await q("SELECT resource_attrs, span_attrs, raw FROM svc_lake.main.otlp_traces WHERE service_name = $1", svc);
+      const [row] = await q(
+        "SELECT resource_attrs, span_attrs, raw FROM svc_lake.main.otlp_traces WHERE service_name = $1",
+        svc,
+      );
       expect(row).toBeDefined();
       expect(keys(row!.span_attrs)).toBe(128);
       expect(keys(row!.resource_attrs)).toBe(128);
-      const raw = JSON.parse(String(row!.raw)) as { droppedAttributesCount: number; events: { attributes: unknown[]; droppedAttributesCount: number }[] };
+      const raw = JSON.parse(String(row!.raw)) as {
+        droppedAttributesCount: number;
+        events: { attributes: unknown[]; droppedAttributesCount: number }[];
+      };
       expect(raw.droppedAttributesCount).toBe(72);
       expect(raw.events[0]!.attributes.length).toBe(128);
       expect(raw.events[0]!.droppedAttributesCount).toBe(2);
@@ -75,7 +82,12 @@ describe("OTLP attribute limit", () => {
     const [log] = await q("SELECT attributes, raw FROM svc_lake.main.otlp_logs WHERE service_name = $1", svc);
     expect(keys(log!.attributes)).toBe(128);
     expect((JSON.parse(String(log!.raw)) as { droppedAttributesCount: number }).droppedAttributesCount).toBe(172);
-    const meters = new MeterProvider({ resource, readers: [new PeriodicExportingMetricReader({ exporter: new MetricsGrpc(grpcOpts), exportIntervalMillis: 3_600_000 })] });
+    const meters = new MeterProvider({
+      resource,
+      readers: [
+        new PeriodicExportingMetricReader({ exporter: new MetricsGrpc(grpcOpts), exportIntervalMillis: 3_600_000 }),
+      ],
+    });
     meters.getMeter("limits").createCounter("wide.counter").add(1, many("m", 150));
     await meters.shutdown();
     const [point] = await q("SELECT attributes FROM svc_lake.main.otlp_metrics WHERE service_name = $1", svc);
@@ -88,26 +100,46 @@ describe("OTLP attribute limit", () => {
         {
           resource: { attributes: [{ key: "service.name", value: { stringValue: svc } }] },
           scopeSpans: [
-            { spans: [{ traceId: hexId(16).toString("hex"), spanId: hexId(8).toString("hex"), name: "j", attributes: Array.from({ length: 130 }, (_v, i) => ({ ...wide, key: `w${i}` })) }] },
+            {
+              spans: [
+                {
+                  traceId: hexId(16).toString("hex"),
+                  spanId: hexId(8).toString("hex"),
+                  name: "j",
+                  attributes: Array.from({ length: 130 }, (_v, i) => ({ ...wide, key: `w${i}` })),
+                },
+              ],
+            },
           ],
         },
       ],
     };
     const j = await post(`${otlp.httpUrl()}/v1/traces`, JSON.stringify(jsonBody), "application/json");
     expect(j.status).toBe(200);
-    expect(await j.json()).toEqual({ partialSuccess: { rejectedSpans: 0, errorMessage: expect.stringContaining("2 attribute(s) over ingest.otlp.max_attributes") } });
+    expect(await j.json()).toEqual({
+      partialSuccess: {
+        rejectedSpans: 0,
+        errorMessage: expect.stringContaining("2 attribute(s) over ingest.otlp.max_attributes"),
+      },
+    });
 
     // 400 000 attributes on one span (6.3 MB): stored with 128, answered 200, no crash.
     const huge = tracesProto(svc, 1, 400_000);
     expect(huge.byteLength).toBeGreaterThan(6_000_000);
     const h = await post(`${otlp.httpUrl()}/v1/traces`, huge);
     expect(h.status).toBe(200);
-    const hr = MESSAGES.traces.response.toObject(MESSAGES.traces.response.decode(new Uint8Array(await h.arrayBuffer())), { longs: Number }) as {
+    const hr = MESSAGES.traces.response.toObject(
+      MESSAGES.traces.response.decode(new Uint8Array(await h.arrayBuffer())),
+      { longs: Number },
+    ) as {
       partialSuccess?: { rejectedSpans?: number; errorMessage: string };
     };
     expect(hr.partialSuccess?.rejectedSpans ?? 0).toBe(0);
     expect(hr.partialSuccess?.errorMessage).toContain("399872 attribute(s) over ingest.otlp.max_attributes");
-    const stored = await q("SELECT span_attrs FROM svc_lake.main.otlp_traces WHERE service_name = $1 AND name = 's0'", svc);
+    const stored = await q(
+      "SELECT span_attrs FROM svc_lake.main.otlp_traces WHERE service_name = $1 AND name = 's0'",
+      svc,
+    );
     expect(stored.map((r) => keys(r.span_attrs))).toEqual([128]);
 
     const text = await metricsText(a);

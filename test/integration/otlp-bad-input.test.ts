@@ -12,7 +12,8 @@ import { startTestAppliance } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
 
 const nowNs = () => String(BigInt(Date.now()) * 1_000_000n);
-const hexId = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+const hexId = (bytes: number) =>
+  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 
 /** An OTLP/JSON trace request; `traceIds` one span each under service `svc`. */
 function tracesJson(svc: string, traceIds: string[]) {
@@ -21,7 +22,17 @@ function tracesJson(svc: string, traceIds: string[]) {
       {
         resource: { attributes: [{ key: "service.name", value: { stringValue: svc } }] },
         scopeSpans: [
-          { scope: { name: "bad-input" }, spans: traceIds.map((t, i) => ({ traceId: t, spanId: hexId(8), name: `span-${i}`, kind: 2, startTimeUnixNano: nowNs(), endTimeUnixNano: nowNs() })) },
+          {
+            scope: { name: "bad-input" },
+            spans: traceIds.map((t, i) => ({
+              traceId: t,
+              spanId: hexId(8),
+              name: `span-${i}`,
+              kind: 2,
+              startTimeUnixNano: nowNs(),
+              endTimeUnixNano: nowNs(),
+            })),
+          },
         ],
       },
     ],
@@ -31,38 +42,57 @@ function tracesJson(svc: string, traceIds: string[]) {
 /** The same as protobuf (our schema encodes it; the exporters test covers the official encoders). */
 function tracesProto(svc: string, traceIds: string[]): Uint8Array<ArrayBuffer> {
   const j = tracesJson(svc, traceIds);
-  for (const s of j.resourceSpans[0]!.scopeSpans[0]!.spans) Object.assign(s, { traceId: Buffer.from(s.traceId, "hex"), spanId: Buffer.from(s.spanId, "hex") });
+  for (const s of j.resourceSpans[0]!.scopeSpans[0]!.spans)
+    Object.assign(s, { traceId: Buffer.from(s.traceId, "hex"), spanId: Buffer.from(s.spanId, "hex") });
   const T = MESSAGES.traces.request;
   return T.encode(T.fromObject(j)).finish() as Uint8Array<ArrayBuffer>;
 }
 
-const post = (url: string, body: BodyInit, type: string, headers: Record<string, string> = {}) => fetch(url, { method: "POST", body, headers: { "content-type": type, ...headers } });
+const post = (url: string, body: BodyInit, type: string, headers: Record<string, string> = {}) =>
+  fetch(url, { method: "POST", body, headers: { "content-type": type, ...headers } });
 
 describe("OTLP bad input", () => {
   test("OTLP/HTTP: 400 with google.rpc.Status, 413, 415, 405, 404, gzip, partial success, 503 when full; accepted rows stay", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true, max_body_bytes: 300_000 } }, storage: { lakehouse: { max_buffered_rows: 1000 } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { otlp: { enable: true, max_body_bytes: 300_000 } },
+      storage: { lakehouse: { max_buffered_rows: 1000 } },
+    });
     const { lake, otlp } = a.app;
     const url = `${otlp!.httpUrl()}/v1/traces`;
     const svc = `bad-${crypto.randomUUID()}`;
     const count = async () => {
       await lake!.sync();
-      return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc])).rows[0]!.n);
+      return Number(
+        (await lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc]))
+          .rows[0]!.n,
+      );
     };
 
     // Accepted first: a good request over each encoding, one gzip-compressed.
     expect((await post(url, JSON.stringify(tracesJson(svc, [hexId(16)])), "application/json")).status).toBe(200);
-    const ok = await post(url, gzipSync(tracesProto(svc, [hexId(16)])), "application/x-protobuf", { "content-encoding": "gzip" });
+    const ok = await post(url, gzipSync(tracesProto(svc, [hexId(16)])), "application/x-protobuf", {
+      "content-encoding": "gzip",
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("content-type")).toBe("application/x-protobuf");
-    expect(MESSAGES.traces.response.toObject(MESSAGES.traces.response.decode(new Uint8Array(await ok.arrayBuffer())))).toEqual({});
+    expect(
+      MESSAGES.traces.response.toObject(MESSAGES.traces.response.decode(new Uint8Array(await ok.arrayBuffer()))),
+    ).toEqual({});
     expect(await count()).toBe(2);
 
     // Malformed protobuf: 400, a protobuf google.rpc.Status with INVALID_ARGUMENT.
-    const badProto = await post(url, new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), "application/x-protobuf");
+    const badProto = await post(
+      url,
+      new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+      "application/x-protobuf",
+    );
     expect(badProto.status).toBe(400);
     expect(badProto.headers.get("content-type")).toBe("application/x-protobuf");
-    const st = RPC_STATUS.toObject(RPC_STATUS.decode(new Uint8Array(await badProto.arrayBuffer()))) as { code: number; message: string };
+    const st = RPC_STATUS.toObject(RPC_STATUS.decode(new Uint8Array(await badProto.arrayBuffer()))) as {
+      code: number;
+      message: string;
+    };
     expect(st.code).toBe(3);
     expect(st.message).toContain("not a valid protobuf ExportTraceServiceRequest");
 
@@ -81,14 +111,18 @@ describe("OTLP bad input", () => {
     const big = JSON.stringify({ resourceSpans: [], pad: "x".repeat(310_000) });
     const tooBig = await post(url, big, "application/json");
     expect(tooBig.status).toBe(413);
-    expect(((await tooBig.json()) as { code: number; message: string }).message).toContain("ingest.otlp.max_body_bytes");
+    expect(((await tooBig.json()) as { code: number; message: string }).message).toContain(
+      "ingest.otlp.max_body_bytes",
+    );
     expect((await post(url, gzipSync(big), "application/json", { "content-encoding": "gzip" })).status).toBe(413);
 
     // A body nested 9 000 levels deep: its record is rejected (partial success), never a 500.
     const deep = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${'{"arrayValue":{"values":['.repeat(9_000)}{"stringValue":"x"}${"]}}".repeat(9_000)}}]}]}]}`;
     const deepRes = await post(`${otlp!.httpUrl()}/v1/logs`, deep, "application/json");
     expect(deepRes.status).toBe(200);
-    expect(await deepRes.json()).toEqual({ partialSuccess: { rejectedLogRecords: 1, errorMessage: expect.stringContaining("deeper than 32 levels") } });
+    expect(await deepRes.json()).toEqual({
+      partialSuccess: { rejectedLogRecords: 1, errorMessage: expect.stringContaining("deeper than 32 levels") },
+    });
 
     // Wrong media type, method, path.
     expect((await post(url, "x", "text/plain")).status).toBe(415);
@@ -96,11 +130,20 @@ describe("OTLP bad input", () => {
     expect((await post(`${otlp!.httpUrl()}/v1/profiles`, "{}", "application/json")).status).toBe(404);
 
     // Partial success: the span with a short trace id is rejected, the other two are written.
-    const partial = await post(url, JSON.stringify(tracesJson(svc, [hexId(16), "abcd", hexId(16)])), "application/json");
+    const partial = await post(
+      url,
+      JSON.stringify(tracesJson(svc, [hexId(16), "abcd", hexId(16)])),
+      "application/json",
+    );
     expect(partial.status).toBe(200);
-    expect(await partial.json()).toEqual({ partialSuccess: { rejectedSpans: 1, errorMessage: expect.stringContaining("trace_id") } });
+    expect(await partial.json()).toEqual({
+      partialSuccess: { rejectedSpans: 1, errorMessage: expect.stringContaining("trace_id") },
+    });
     const partialProto = await post(url, tracesProto(svc, [hexId(16), ""]), "application/x-protobuf");
-    const pp = MESSAGES.traces.response.toObject(MESSAGES.traces.response.decode(new Uint8Array(await partialProto.arrayBuffer())), { longs: Number }) as { partialSuccess: { rejectedSpans: number } };
+    const pp = MESSAGES.traces.response.toObject(
+      MESSAGES.traces.response.decode(new Uint8Array(await partialProto.arrayBuffer())),
+      { longs: Number },
+    ) as { partialSuccess: { rejectedSpans: number } };
     expect(pp.partialSuccess.rejectedSpans).toBe(1);
     expect(await count()).toBe(5);
 
@@ -127,7 +170,12 @@ describe("OTLP bad input", () => {
     await a[Symbol.asyncDispose]();
     await using b = await startTestAppliance(dir.path);
     expect(b.app.otlp).toBeUndefined();
-    expect(Number((await b.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc])).rows[0]!.n)).toBe(5);
+    expect(
+      Number(
+        (await b.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc]))
+          .rows[0]!.n,
+      ),
+    ).toBe(5);
   }, 60_000);
 
   test("OTLP/gRPC: INVALID_ARGUMENT for a bad message, RESOURCE_EXHAUSTED over the cap, partial success", async () => {
@@ -153,10 +201,20 @@ describe("OTLP bad input", () => {
       const svc = `grpc-${crypto.randomUUID()}`;
       const partial = await call(tracesProto(svc, [hexId(16), ""]));
       expect(partial.err).toBeNull();
-      const r = MESSAGES.traces.response.toObject(MESSAGES.traces.response.decode(partial.res!), { longs: Number }) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
+      const r = MESSAGES.traces.response.toObject(MESSAGES.traces.response.decode(partial.res!), { longs: Number }) as {
+        partialSuccess: { rejectedSpans: number; errorMessage: string };
+      };
       expect(r.partialSuccess).toEqual({ rejectedSpans: 1, errorMessage: expect.stringContaining("trace_id") });
       await a.app.lake!.sync();
-      expect(Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc])).rows[0]!.n)).toBe(1);
+      expect(
+        Number(
+          (
+            await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [
+              svc,
+            ])
+          ).rows[0]!.n,
+        ),
+      ).toBe(1);
     } finally {
       client.close();
     }

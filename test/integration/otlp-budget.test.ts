@@ -19,7 +19,9 @@ describe("OTLP in-flight budget", () => {
   test("the in-flight budget: past it 429 + Retry-After and RESOURCE_EXHAUSTED with RetryInfo, shared by both transports; the rest is accepted and nothing accepted is lost", async () => {
     await using dir = tempDir();
     const budget = 64 * 1024;
-    await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true, max_body_bytes: 48 * 1024, max_inflight_bytes: budget } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { otlp: { enable: true, max_body_bytes: 48 * 1024, max_inflight_bytes: budget } },
+    });
     const otlp = a.app.otlp!;
     const url = new URL(`${otlp.httpUrl()}/v1/traces`);
 
@@ -34,7 +36,9 @@ describe("OTLP in-flight budget", () => {
       answer += d.toString("latin1");
     });
     await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-    socket.write(`POST /v1/traces HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-protobuf\r\nContent-Length: ${heldBody.byteLength}\r\n\r\n`);
+    socket.write(
+      `POST /v1/traces HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-protobuf\r\nContent-Length: ${heldBody.byteLength}\r\n\r\n`,
+    );
     socket.write(heldBody.subarray(0, -1));
     await waitFor("the held request's bytes in flight", () => otlp.inflightBytes() >= heldBody.byteLength - 1);
 
@@ -46,15 +50,26 @@ describe("OTLP in-flight budget", () => {
     for (const r of http) {
       expect(r.status).toBe(429);
       expect(r.headers.get("retry-after")).toBe("1");
-      expect(RPC_STATUS.toObject(RPC_STATUS.decode(new Uint8Array(await r.arrayBuffer())))).toMatchObject({ code: 8, message: expect.stringContaining("max_inflight_bytes") });
+      expect(RPC_STATUS.toObject(RPC_STATUS.decode(new Uint8Array(await r.arrayBuffer())))).toMatchObject({
+        code: 8,
+        message: expect.stringContaining("max_inflight_bytes"),
+      });
     }
     const g = await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(body, false));
     expect(g).toMatchObject({ status: 8, message: expect.stringContaining("max_inflight_bytes") });
     const st = RPC_STATUS.decode(g.details!) as unknown as { details: { typeUrl: string; value: Uint8Array }[] };
     expect(st.details[0]!.typeUrl).toBe("type.googleapis.com/google.rpc.RetryInfo");
-    expect(RETRY_INFO.toObject(RETRY_INFO.decode(st.details[0]!.value), { longs: Number })).toEqual({ retryDelay: { seconds: 1 } });
+    expect(RETRY_INFO.toObject(RETRY_INFO.decode(st.details[0]!.value), { longs: Number })).toEqual({
+      retryDelay: { seconds: 1 },
+    });
     // Gzip over gRPC is counted inflated.
-    expect((await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(gzipSync(body), true), { "grpc-encoding": "gzip" })).status).toBe(8);
+    expect(
+      (
+        await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(gzipSync(body), true), {
+          "grpc-encoding": "gzip",
+        })
+      ).status,
+    ).toBe(8);
 
     // The official OTLP/HTTP exporter is refused too, backs off and succeeds once the held request is answered.
     const exporterSvc = `exporter-${crypto.randomUUID()}`;
@@ -64,7 +79,9 @@ describe("OTLP in-flight budget", () => {
     });
     provider.getTracer("limits").startSpan("retried").end();
     const flushed = provider.forceFlush();
-    await waitFor("the exporter refused once", async () => /svc_otlp_requests_total\{transport="http",signal="traces",outcome="throttled"\} 9\b/.test(await metricsText(a)));
+    await waitFor("the exporter refused once", async () =>
+      /svc_otlp_requests_total\{transport="http",signal="traces",outcome="throttled"\} 9\b/.test(await metricsText(a)),
+    );
     socket.write(heldBody.subarray(-1));
     await waitFor("the held request answered", () => answer.includes("\r\n\r\n") && answer);
     expect(answer.startsWith("HTTP/1.1 200")).toBe(true);
@@ -78,7 +95,10 @@ describe("OTLP in-flight budget", () => {
     const burst = Array.from({ length: 12 }, async (_v, i) => {
       const s = `burst-${i}-${crypto.randomUUID()}`;
       const b = tracesProto(s, 400, 3);
-      const ok = i % 2 === 0 ? (await post(url.href, b)).status : (await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(b, false))).status;
+      const ok =
+        i % 2 === 0
+          ? (await post(url.href, b)).status
+          : (await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(b, false))).status;
       expect([200, 429, 0, 8]).toContain(ok);
       if (ok === 200 || ok === 0) accepted.push(i);
       return { s, ok: ok === 200 || ok === 0 };

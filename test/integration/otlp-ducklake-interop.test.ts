@@ -16,9 +16,11 @@ type Row = Record<string, unknown>;
 const QUERIES = {
   traces:
     "SELECT trace_id, span_id, parent_span_id, name, kind, status_code, status_message, service_name, duration_ns::VARCHAR AS d, epoch_us(timestamp)::VARCHAR AS ts, date::VARCHAR AS day, span_attrs FROM {L}.main.otlp_traces ORDER BY span_id",
-  metrics: "SELECT name, type, value_double, value_int::VARCHAR AS vi, unit, service_name, attributes FROM {L}.main.otlp_metrics ORDER BY name",
+  metrics:
+    "SELECT name, type, value_double, value_int::VARCHAR AS vi, unit, service_name, attributes FROM {L}.main.otlp_metrics ORDER BY name",
   logs: "SELECT severity_number, severity_text, body, body_json, trace_id, span_id, service_name, epoch_us(timestamp)::VARCHAR AS ts FROM {L}.main.otlp_logs ORDER BY severity_number",
-  types: "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_catalog = '{L}' AND table_name LIKE 'otlp_%' ORDER BY table_name, ordinal_position",
+  types:
+    "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_catalog = '{L}' AND table_name LIKE 'otlp_%' ORDER BY table_name, ordinal_position",
 };
 
 peerTest(
@@ -34,20 +36,33 @@ peerTest(
       await sendAll("http-proto", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!);
       await a.app.lake!.sync();
       await a.app.lake!.flush();
-      for (const [name, sql] of Object.entries(QUERIES)) ours[name] = (await a.app.lake!.query(sql.replaceAll("{L}", "svc_lake"))).rows;
+      for (const [name, sql] of Object.entries(QUERIES))
+        ours[name] = (await a.app.lake!.query(sql.replaceAll("{L}", "svc_lake"))).rows;
     }
     expect(ours.traces!.length).toBe(2);
     expect(ours.metrics!.length).toBe(3);
     expect(ours.logs!.length).toBe(2);
-    const p = Bun.spawnSync([pyPeersPython(), PEER_SCRIPT, catalogPath, dataPath, "ro", JSON.stringify(Object.fromEntries(Object.entries(QUERIES).map(([k, v]) => [k, v.replaceAll("{L}", "l")])))], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const p = Bun.spawnSync(
+      [
+        pyPeersPython(),
+        PEER_SCRIPT,
+        catalogPath,
+        dataPath,
+        "ro",
+        JSON.stringify(Object.fromEntries(Object.entries(QUERIES).map(([k, v]) => [k, v.replaceAll("{L}", "l")]))),
+      ],
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     if (!p.success) throw new Error(`ducklake_queries.py failed (${p.exitCode}): ${p.stderr.toString()}`);
     const peer = JSON.parse(p.stdout.toString()) as Record<string, Row[]>;
-    for (const name of ["traces", "metrics", "logs"]) expect({ name, rows: peer[name] }).toEqual({ name, rows: ours[name] });
+    for (const name of ["traces", "metrics", "logs"])
+      expect({ name, rows: peer[name] }).toEqual({ name, rows: ours[name] });
     // Column names and order are the spec's plus date; the peer sees the catalog's types.
-    const cols = (t: string) => peer.types!.filter((r) => r.table_name === t).map((r) => `${r.column_name}:${r.data_type}`);
+    const cols = (t: string) =>
+      peer.types!.filter((r) => r.table_name === t).map((r) => `${r.column_name}:${r.data_type}`);
     expect(cols("otlp_logs")).toEqual([
       "timestamp:TIMESTAMP",
       "observed_timestamp:TIMESTAMP",

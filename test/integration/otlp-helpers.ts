@@ -50,14 +50,28 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
             metrics: new MetricsProto({ url: `${httpUrl}/v1/metrics`, compression }),
             logs: new LogsProto({ url: `${httpUrl}/v1/logs`, compression }),
           }
-        : { trace: new TraceHttp({ url: `${httpUrl}/v1/traces` }), metrics: new MetricsHttp({ url: `${httpUrl}/v1/metrics` }), logs: new LogsHttp({ url: `${httpUrl}/v1/logs` }) };
+        : {
+            trace: new TraceHttp({ url: `${httpUrl}/v1/traces` }),
+            metrics: new MetricsHttp({ url: `${httpUrl}/v1/metrics` }),
+            logs: new LogsHttp({ url: `${httpUrl}/v1/logs` }),
+          };
 
-  const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor(exporters.trace)] });
+  const tracerProvider = new BasicTracerProvider({
+    resource,
+    spanProcessors: [new SimpleSpanProcessor(exporters.trace)],
+  });
   const tracer = tracerProvider.getTracer("svc-test-scope", "1.0.0");
   // API SpanKind SERVER (1) and CLIENT (2) are OTLP kinds 2 and 3.
-  const root = tracer.startSpan("INVITE", { kind: 1, attributes: { "sip.call_id": callId, "sip.method": "INVITE", "net.peer.port": 5060 } });
+  const root = tracer.startSpan("INVITE", {
+    kind: 1,
+    attributes: { "sip.call_id": callId, "sip.method": "INVITE", "net.peer.port": 5060 },
+  });
   const ctx = root.spanContext();
-  const child = tracer.startSpan("route lookup", { kind: 2, attributes: { "db.rows": 3 } }, trace.setSpan(context.active(), root));
+  const child = tracer.startSpan(
+    "route lookup",
+    { kind: 2, attributes: { "db.rows": 3 } },
+    trace.setSpan(context.active(), root),
+  );
   child.setStatus({ code: 2, message: "no route" });
   child.end();
   root.end();
@@ -66,13 +80,18 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
   const reader = new PeriodicExportingMetricReader({ exporter: exporters.metrics, exportIntervalMillis: 3_600_000 });
   const meterProvider = new MeterProvider({ resource, readers: [reader] });
   const meter = meterProvider.getMeter("svc-test-meter");
-  meter.createCounter("sip.calls", { description: "calls seen", unit: "{call}", valueType: ValueType.INT }).add(5, { trunk: "a" });
+  meter
+    .createCounter("sip.calls", { description: "calls seen", unit: "{call}", valueType: ValueType.INT })
+    .add(5, { trunk: "a" });
   const h = meter.createHistogram("sip.pdd", { unit: "ms" });
   for (const v of [100, 200, 600]) h.record(v);
   meter.createObservableGauge("rtp.mos").addCallback((r) => r.observe(42.5, { leg: "b" }));
   // One collection, exported at shutdown (a forceFlush first would export the cumulative points twice).
 
-  const loggerProvider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: exporters.logs })] });
+  const loggerProvider = new LoggerProvider({
+    resource,
+    processors: [new SimpleLogRecordProcessor({ exporter: exporters.logs })],
+  });
   const logger = loggerProvider.getLogger("svc-test-logger");
   logger.emit({
     body: `call ${callId} failed: 503`,
@@ -81,7 +100,11 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
     attributes: { "sip.call_id": callId },
     context: trace.setSpan(context.active(), root),
   });
-  logger.emit({ body: { event: "registered", expires: 3600 }, severityNumber: SeverityNumber.INFO, severityText: "INFO" });
+  logger.emit({
+    body: { event: "registered", expires: 3600 },
+    severityNumber: SeverityNumber.INFO,
+    severityText: "INFO",
+  });
   await loggerProvider.forceFlush();
 
   await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown(), loggerProvider.shutdown()]);
@@ -100,7 +123,17 @@ export function tracesProto(svc: string, spans: number, attrs = 1): Uint8Array<A
       resourceSpans: [
         {
           resource: { attributes: [{ key: "service.name", value: { stringValue: svc } }] },
-          scopeSpans: [{ spans: Array.from({ length: spans }, (_v, i) => ({ traceId: hexId(16), spanId: hexId(8), name: `s${i}`, startTimeUnixNano: nowNs(), attributes })) }],
+          scopeSpans: [
+            {
+              spans: Array.from({ length: spans }, (_v, i) => ({
+                traceId: hexId(16),
+                spanId: hexId(8),
+                name: `s${i}`,
+                startTimeUnixNano: nowNs(),
+                attributes,
+              })),
+            },
+          ],
         },
       ],
     }),
@@ -117,11 +150,22 @@ export const grpcFrame = (payload: Uint8Array, compressed: boolean) => {
 };
 
 /** A unary gRPC call written by hand: the grpc-status, grpc-message and status details of the answer. */
-export function grpcRaw(address: string, path: string, frame: Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; message: string; details?: Buffer }> {
+export function grpcRaw(
+  address: string,
+  path: string,
+  frame: Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; message: string; details?: Buffer }> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(`http://${address}`);
     session.on("error", reject);
-    const req = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...headers });
+    const req = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
     const fields: Record<string, unknown> = {};
     req.on("response", (h) => Object.assign(fields, h));
     req.on("trailers", (h) => Object.assign(fields, h));
@@ -140,12 +184,19 @@ export function grpcRaw(address: string, path: string, frame: Uint8Array, header
   });
 }
 
-export const post = (url: string, body: BodyInit, type = "application/x-protobuf", headers: Record<string, string> = {}) =>
-  fetch(url, { method: "POST", body, headers: { "content-type": type, ...headers } });
+export const post = (
+  url: string,
+  body: BodyInit,
+  type = "application/x-protobuf",
+  headers: Record<string, string> = {},
+) => fetch(url, { method: "POST", body, headers: { "content-type": type, ...headers } });
 
 export async function countSpans(a: TestAppliance, svc: string): Promise<number> {
   await a.app.lake!.sync();
-  return Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc])).rows[0]!.n);
+  return Number(
+    (await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc]))
+      .rows[0]!.n,
+  );
 }
 
 export const metricsText = async (a: TestAppliance) => (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();

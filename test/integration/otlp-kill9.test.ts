@@ -15,7 +15,11 @@ import { tempDir, waitFor } from "../harness.ts";
 const ROOT = resolve(import.meta.dir, "../..");
 const REQUESTS = 6;
 const ITEMS = 200;
-const OVERRIDES = { log: { level: "info" }, ingest: { otlp: { enable: true } }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
+const OVERRIDES = {
+  log: { level: "info" },
+  ingest: { otlp: { enable: true } },
+  storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+};
 
 function childEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -40,7 +44,11 @@ function spans(r: number): Uint8Array {
 function logs(r: number): Uint8Array {
   const ns = BigInt(Date.now()) * 1_000_000n;
   const T = MESSAGES.logs.request;
-  const items = Array.from({ length: ITEMS }, (_v, i) => ({ timeUnixNano: String(ns + BigInt(i)), severityNumber: 9, body: { stringValue: `l-${r}-${i}` } }));
+  const items = Array.from({ length: ITEMS }, (_v, i) => ({
+    timeUnixNano: String(ns + BigInt(i)),
+    severityNumber: 9,
+    body: { stringValue: `l-${r}-${i}` },
+  }));
   return T.encode(T.fromObject({ resourceLogs: [{ resource, scopeLogs: [{ logRecords: items }] }] })).finish();
 }
 
@@ -48,7 +56,13 @@ test("every span and log record answered as stored is there after a kill -9 righ
   await using dir = tempDir();
   const cfgPath = join(dir.path, "svc.json");
   writeFileSync(cfgPath, JSON.stringify(testConfigJson(dir.path, OVERRIDES)));
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, env: childEnv(), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   let log = "";
   const addr: Record<string, string> = {};
   void (async () => {
@@ -56,7 +70,8 @@ test("every span and log record answered as stored is there after a kill -9 righ
     const reader = proc.stderr.getReader();
     for (let r = await reader.read(); !r.done; r = await reader.read()) {
       log += dec.decode(r.value, { stream: true });
-      for (const m of log.matchAll(/"msg":"listening"[^\n]*"module":"(otlp-http|otlp-grpc)","address":"([^"]+)"/g)) addr[m[1]!] = m[2]!;
+      for (const m of log.matchAll(/"msg":"listening"[^\n]*"module":"(otlp-http|otlp-grpc)","address":"([^"]+)"/g))
+        addr[m[1]!] = m[2]!;
     }
   })();
   try {
@@ -71,7 +86,11 @@ test("every span and log record answered as stored is there after a kill -9 righ
     const client = new grpc.Client(addr["otlp-grpc"]!, grpc.credentials.createInsecure());
     try {
       for (let r = 0; r < REQUESTS; r++) {
-        const res = await fetch(`http://${addr["otlp-http"]}/v1/traces`, { method: "POST", body: spans(r) as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-protobuf" } });
+        const res = await fetch(`http://${addr["otlp-http"]}/v1/traces`, {
+          method: "POST",
+          body: spans(r) as Uint8Array<ArrayBuffer>,
+          headers: { "content-type": "application/x-protobuf" },
+        });
         expect(res.status).toBe(200);
         const err = await new Promise<grpc.ServiceError | null>((done) =>
           client.makeUnaryRequest(
@@ -95,7 +114,14 @@ test("every span and log record answered as stored is there after a kill -9 righ
   }
 
   await using a = await startTestAppliance(dir.path);
-  const n = async (table: string) => Number((await a.app.lake!.query(`SELECT count(DISTINCT ${table === "otlp_traces" ? "name" : "body"}) AS n FROM svc_lake.main.${table}`)).rows[0]!.n);
+  const n = async (table: string) =>
+    Number(
+      (
+        await a.app.lake!.query(
+          `SELECT count(DISTINCT ${table === "otlp_traces" ? "name" : "body"}) AS n FROM svc_lake.main.${table}`,
+        )
+      ).rows[0]!.n,
+    );
   expect(await n("otlp_traces")).toBe(REQUESTS * ITEMS);
   expect(await n("otlp_logs")).toBe(REQUESTS * ITEMS);
 }, 90_000);

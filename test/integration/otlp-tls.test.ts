@@ -19,14 +19,27 @@ peerTest(
   async () => {
     await using dir = tempDir();
     const pki = makePki(dir.path);
-    await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true, cert: pki.serverCrt, key: pki.serverKey, cacert: pki.caCrt } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { otlp: { enable: true, cert: pki.serverCrt, key: pki.serverKey, cacert: pki.caCrt } },
+    });
     const otlp = a.app.otlp!;
     expect(otlp.httpUrl()).toStartWith("https://");
     const body = JSON.stringify({
       resourceSpans: [
         {
           resource: { attributes: [{ key: "service.name", value: { stringValue: "tls-http" } }] },
-          scopeSpans: [{ spans: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "over-https", startTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n) }] }],
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: "0af7651916cd43dd8448eb211c80319c",
+                  spanId: "b7ad6b7169203331",
+                  name: "over-https",
+                  startTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                },
+              ],
+            },
+          ],
         },
       ],
     });
@@ -47,7 +60,15 @@ peerTest(
     const exportWith = async (creds: grpc.ChannelCredentials, name: string) => {
       const provider = new BasicTracerProvider({
         resource: resourceFromAttributes({ "service.name": "tls-grpc" }),
-        spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `https://localhost:${otlp.grpcAddress()!.split(":").pop()}`, credentials: creds, timeoutMillis: 5000 }))],
+        spanProcessors: [
+          new SimpleSpanProcessor(
+            new OTLPTraceExporter({
+              url: `https://localhost:${otlp.grpcAddress()!.split(":").pop()}`,
+              credentials: creds,
+              timeoutMillis: 5000,
+            }),
+          ),
+        ],
       });
       provider.getTracer("tls").startSpan(name).end();
       await provider.forceFlush().catch(() => undefined);
@@ -55,7 +76,10 @@ peerTest(
     };
     // By name: the gRPC client sets the TLS server name from the host, and Bun refuses an IP there.
     const ca = readFileSync(pki.caCrt);
-    await exportWith(grpc.credentials.createSsl(ca, readFileSync(pki.clientKey), readFileSync(pki.clientCrt)), "over-grpc-tls");
+    await exportWith(
+      grpc.credentials.createSsl(ca, readFileSync(pki.clientKey), readFileSync(pki.clientCrt)),
+      "over-grpc-tls",
+    );
     await exportWith(grpc.credentials.createSsl(ca), "without-client-cert");
     await a.app.lake!.sync();
     const rows = await a.app.lake!.query("SELECT service_name, name FROM svc_lake.main.otlp_traces ORDER BY name");

@@ -32,7 +32,10 @@ describe("OTLP wire checks", () => {
     ] as const) {
       const r = await post(`${otlp.httpUrl()}/v1/traces`, body);
       expect(r.status).toBe(400);
-      const st = RPC_STATUS.toObject(RPC_STATUS.decode(new Uint8Array(await r.arrayBuffer()))) as { code: number; message: string };
+      const st = RPC_STATUS.toObject(RPC_STATUS.decode(new Uint8Array(await r.arrayBuffer()))) as {
+        code: number;
+        message: string;
+      };
       expect(st).toEqual({ code: 3, message: expect.stringContaining(says) });
       const g = await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(body, false));
       expect(g).toMatchObject({ status: 3, message: expect.stringContaining(says) });
@@ -44,13 +47,25 @@ describe("OTLP wire checks", () => {
     await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } } });
     const otlp = a.app.otlp!;
     // A gzip-flagged message that is not gzip: the client's mistake, as over HTTP (400).
-    const corrupt = await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3, 4, 5, 6, 7]), true), { "grpc-encoding": "gzip" });
+    const corrupt = await grpcRaw(
+      otlp.grpcAddress()!,
+      GRPC_PATHS.traces,
+      grpcFrame(new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3, 4, 5, 6, 7]), true),
+      { "grpc-encoding": "gzip" },
+    );
     expect(corrupt).toMatchObject({ status: 3, message: expect.stringContaining("could not be decompressed") });
-    const corruptHttp = await post(`${otlp.httpUrl()}/v1/traces`, new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3]), "application/x-protobuf", { "content-encoding": "gzip" });
+    const corruptHttp = await post(
+      `${otlp.httpUrl()}/v1/traces`,
+      new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3]),
+      "application/x-protobuf",
+      { "content-encoding": "gzip" },
+    );
     expect(corruptHttp.status).toBe(400);
     // A sound gzip message still goes through.
     const svc = `wire-${crypto.randomUUID()}`;
-    const good = await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(gzipSync(tracesProto(svc, 2)), true), { "grpc-encoding": "gzip" });
+    const good = await grpcRaw(otlp.grpcAddress()!, GRPC_PATHS.traces, grpcFrame(gzipSync(tracesProto(svc, 2)), true), {
+      "grpc-encoding": "gzip",
+    });
     expect(good.status).toBe(0);
     expect(await countSpans(a, svc)).toBe(2);
   }, 60_000);

@@ -49,11 +49,19 @@ test("footer statistics read with hyparquet equal the writer's (DuckDB parquet_m
       (i / 7.0 - 0.3)::FLOAT AS g32
     FROM range(0, 3000) r(i)`;
   const ids = COLUMNS.map(([n], k) => `${n}: ${k + 1}`).join(", ");
-  await con.run(`COPY (${select}) TO '${file}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1024, FIELD_IDS {${ids}})`);
+  await con.run(
+    `COPY (${select}) TO '${file}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1024, FIELD_IDS {${ids}})`,
+  );
   const chunks = (
-    await con.runAndReadAll(`SELECT path_in_schema, stats_min_value, stats_max_value, stats_null_count, num_values, total_compressed_size FROM parquet_metadata('${file}')`)
+    await con.runAndReadAll(
+      `SELECT path_in_schema, stats_min_value, stats_max_value, stats_null_count, num_values, total_compressed_size FROM parquet_metadata('${file}')`,
+    )
   ).getRowObjects() as unknown as ParquetChunkStats[];
-  const nanRow = (await con.runAndReadAll(`SELECT bool_or(isnan(f32)) AS f32, bool_or(isnan(f64)) AS f64 FROM read_parquet('${file}')`)).getRowObjects()[0]!;
+  const nanRow = (
+    await con.runAndReadAll(
+      `SELECT bool_or(isnan(f32)) AS f32, bool_or(isnan(f64)) AS f64 FROM read_parquet('${file}')`,
+    )
+  ).getRowObjects()[0]!;
   const nan = new Set(["f32", "f64"].filter((c) => nanRow[c] === true));
   expect(nan).toEqual(new Set(["f32", "f64"]));
   const table = { columns: COLUMNS.map(([name, , type], k) => ({ columnId: k + 1, name, type, order: k + 1 })) };
@@ -72,7 +80,11 @@ test("footer statistics read with hyparquet equal the writer's (DuckDB parquet_m
   // FLOAT bounds as DuckDB prints a FLOAT (shortest text of the float32), not of the widened double.
   expect(facts.columnStats.g32).toMatchObject({ min: "-0.3", max: "428.12857", containsNan: false });
   expect(facts.columnStats.ts?.min).toBe("2026-11-20 10:00:00");
-  expect(facts.columnStats.tz?.max).toBe(String((await con.runAndReadAll(`SELECT max(tz)::VARCHAR AS m FROM read_parquet('${file}')`)).getRowObjects()[0]!.m));
+  expect(facts.columnStats.tz?.max).toBe(
+    String(
+      (await con.runAndReadAll(`SELECT max(tz)::VARCHAR AS m FROM read_parquet('${file}')`)).getRowObjects()[0]!.m,
+    ),
+  );
   con.closeSync();
   db.closeSync();
 });
@@ -93,6 +105,8 @@ test("files the catalog cannot describe are refused with the reason", async () =
   db.closeSync();
   await expect(readParquetFacts(noIds)).rejects.toThrow("column a has no Parquet field id");
   await expect(readParquetFacts(nested)).rejects.toThrow("nested columns");
-  await expect(readParquetFacts(blob)).rejects.toThrow("column bl: unsupported Parquet type BYTE_ARRAY without a string annotation");
+  await expect(readParquetFacts(blob)).rejects.toThrow(
+    "column bl: unsupported Parquet type BYTE_ARRAY without a string annotation",
+  );
   await expect(readParquetFacts(torn)).rejects.toThrow("no PAR1 at the end");
 });

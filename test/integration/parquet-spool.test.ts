@@ -57,7 +57,10 @@ async function sealsJoined(threads: number): Promise<void> {
       }
       await waitFor("every row in the buffer", async () => {
         await lake.sync();
-        return Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === SEALS * PER_SEAL || undefined;
+        return (
+          Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) ===
+            SEALS * PER_SEAL || undefined
+        );
       });
       await lake.flush();
       ours = (
@@ -73,11 +76,17 @@ async function sealsJoined(threads: number): Promise<void> {
         expect(files.length).toBe(1);
         const f = files[0]!;
         expect(f.recordCount).toBe(SEALS * PER_SEAL);
-        const meta = await lake.query(`SELECT count(DISTINCT row_group_id) AS groups, sum(row_group_num_rows) / count(DISTINCT path_in_schema) AS n FROM parquet_metadata('${f.absolutePath}')`);
+        const meta = await lake.query(
+          `SELECT count(DISTINCT row_group_id) AS groups, sum(row_group_num_rows) / count(DISTINCT path_in_schema) AS n FROM parquet_metadata('${f.absolutePath}')`,
+        );
         expect(meta.rows[0]).toEqual({ groups: threads === 0 ? SEALS : meta.rows[0]!.groups, n: SEALS * PER_SEAL });
         expect(Number(meta.rows[0]!.groups)).toBeGreaterThan(1); // joined, not one COPY
-        const ids = await lake.query(`SELECT name, field_id FROM parquet_schema('${f.absolutePath}') WHERE name <> 'duckdb_schema' ORDER BY name`);
-        expect(ids.rows.map((r) => [r.name, Number(r.field_id)])).toEqual(table.columns.map((c) => [c.name, c.columnId]).sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)));
+        const ids = await lake.query(
+          `SELECT name, field_id FROM parquet_schema('${f.absolutePath}') WHERE name <> 'duckdb_schema' ORDER BY name`,
+        );
+        expect(ids.rows.map((r) => [r.name, Number(r.field_id)])).toEqual(
+          table.columns.map((c) => [c.name, c.columnId]).sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)),
+        );
         // The catalog's time statistics are the rows' (newest-first planning reads them).
         const ts = f.columnStats?.timestamp;
         expect(ts?.min).toBeDefined();
@@ -107,6 +116,16 @@ async function sealsJoined(threads: number): Promise<void> {
   }
 }
 
-peerTest("main-thread seals joined by the flush: one row group per seal, every row once, ids and statistics, a stock DuckDB reads the same", [PEERS.pyDuckLake], () => sealsJoined(0), 120_000);
+peerTest(
+  "main-thread seals joined by the flush: one row group per seal, every row once, ids and statistics, a stock DuckDB reads the same",
+  [PEERS.pyDuckLake],
+  () => sealsJoined(0),
+  120_000,
+);
 
-peerTest("ingest-thread seals joined by the flush: every row once, a stock DuckDB reads the same", [PEERS.pyDuckLake], () => sealsJoined(1), 120_000);
+peerTest(
+  "ingest-thread seals joined by the flush: every row once, a stock DuckDB reads the same",
+  [PEERS.pyDuckLake],
+  () => sealsJoined(1),
+  120_000,
+);

@@ -38,7 +38,19 @@ const def: TableDef = {
   sortBy: ["ts"],
 };
 
-const tricky = ["", "plain", "soh \u0001 inside", 'say "hi"', "a,b", "line1\nline2", "\\N", "Zoë ☎ 🎧", "tab\there", 'ascii then ü and "quote"', "x".repeat(300)];
+const tricky = [
+  "",
+  "plain",
+  "soh \u0001 inside",
+  'say "hi"',
+  "a,b",
+  "line1\nline2",
+  "\\N",
+  "Zoë ☎ 🎧",
+  "tab\there",
+  'ascii then ü and "quote"',
+  "x".repeat(300),
+];
 
 const writeFile = (path: string, parts: Uint8Array[]) => writeFileSync(path, Buffer.concat(parts));
 
@@ -46,7 +58,8 @@ async function duck() {
   const db = await DuckDBInstance.create(":memory:");
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");
-  const all = async (sql: string) => (await con.runAndReadAll(sql)).getRowObjectsJson() as Array<Record<string, unknown>>;
+  const all = async (sql: string) =>
+    (await con.runAndReadAll(sql)).getRowObjectsJson() as Array<Record<string, unknown>>;
   return { con, all, [Symbol.dispose]: () => (con.closeSync(), db.closeSync()) };
 }
 
@@ -77,7 +90,11 @@ describe("ColumnBatch → Parquet → DuckDB", () => {
         .jsonObject(["a", s, "n", k, "t", k % 2 === 0, "m", { 'k"ey': s }]);
       expect(batch.end()).toBe(true);
       expected.push({
-        ts: ts === null ? null : new Date(Math.floor(ts / 1000)).toISOString().replace("T", " ").replace("Z", "") + String(ts % 1000).padStart(3, "0"),
+        ts:
+          ts === null
+            ? null
+            : new Date(Math.floor(ts / 1000)).toISOString().replace("T", " ").replace("Z", "") +
+              String(ts % 1000).padStart(3, "0"),
         day: ts === null ? null : new Date(Math.floor(ts / 86_400_000_000) * 86_400_000).toISOString().slice(0, 10),
         s: k === 10 ? null : s,
         b: s,
@@ -95,7 +112,9 @@ describe("ColumnBatch → Parquet → DuckDB", () => {
     expect(batch.discardPartialRow()).toBe(true);
     const path = join(dir.path, "a.parquet");
     writeFile(path, batch.encode().parts);
-    const rows = await d.all(`SELECT strftime(ts, '%Y-%m-%d %H:%M:%S.%f') AS ts, day::VARCHAR AS day, s, b, n::VARCHAR AS n, i, u::VARCHAR AS u, f, ok, j, uuid FROM read_parquet('${path}')`);
+    const rows = await d.all(
+      `SELECT strftime(ts, '%Y-%m-%d %H:%M:%S.%f') AS ts, day::VARCHAR AS day, s, b, n::VARCHAR AS n, i, u::VARCHAR AS u, f, ok, j, uuid FROM read_parquet('${path}')`,
+    );
     expect(rows.length).toBe(tricky.length);
     rows.forEach((r, k) => {
       const { uuid, ...rest } = r;
@@ -103,7 +122,9 @@ describe("ColumnBatch → Parquet → DuckDB", () => {
       expect(rest).toEqual(expected[k]!);
     });
     // Statistics: what DuckDB computes over the values (strings only while values are short).
-    const stats = await d.all(`SELECT path_in_schema AS c, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('${path}')`);
+    const stats = await d.all(
+      `SELECT path_in_schema AS c, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('${path}')`,
+    );
     const byCol = Object.fromEntries(stats.map((s) => [String(s.c), s]));
     const agg = (
       await d.all(
@@ -141,13 +162,30 @@ describe("ColumnBatch → Parquet → DuckDB", () => {
     const ids = new Map(def.columns.map((c, k) => [c.name, 100 + k]));
     writeFile(ours, batch.encode(ids).parts);
     const theirs = join(dir.path, "theirs.parquet");
-    const types: Record<string, string> = { varchar: "VARCHAR", timestamp: "TIMESTAMP", date: "DATE", int64: "BIGINT", int32: "INTEGER", uint64: "UBIGINT", float64: "DOUBLE", boolean: "BOOLEAN" };
-    await d.con.run(`COPY (SELECT * FROM read_parquet('${ours}')) TO '${theirs}' (FORMAT parquet, FIELD_IDS {${def.columns.map((c, k) => `${c.name}: ${100 + k}`).join(", ")}})`);
+    const types: Record<string, string> = {
+      varchar: "VARCHAR",
+      timestamp: "TIMESTAMP",
+      date: "DATE",
+      int64: "BIGINT",
+      int32: "INTEGER",
+      uint64: "UBIGINT",
+      float64: "DOUBLE",
+      boolean: "BOOLEAN",
+    };
+    await d.con.run(
+      `COPY (SELECT * FROM read_parquet('${ours}')) TO '${theirs}' (FORMAT parquet, FIELD_IDS {${def.columns.map((c, k) => `${c.name}: ${100 + k}`).join(", ")}})`,
+    );
     const schema = async (p: string) =>
-      await d.all(`SELECT name, type, converted_type, logical_type, field_id, repetition_type FROM parquet_schema('${p}') WHERE name <> 'duckdb_schema' ORDER BY name`);
+      await d.all(
+        `SELECT name, type, converted_type, logical_type, field_id, repetition_type FROM parquet_schema('${p}') WHERE name <> 'duckdb_schema' ORDER BY name`,
+      );
     expect(await schema(ours)).toEqual(await schema(theirs));
-    const described = await d.all(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${ours}'))`);
-    expect(described.map((r) => `${r.column_name} ${r.column_type}`)).toEqual(def.columns.map((c) => `${c.name} ${types[c.type]}`));
+    const described = await d.all(
+      `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${ours}'))`,
+    );
+    expect(described.map((r) => `${r.column_name} ${r.column_type}`)).toEqual(
+      def.columns.map((c) => `${c.name} ${types[c.type]}`),
+    );
   });
 
   test("HEP SIP rows: the Parquet batch holds exactly what the spool CSV holds", async () => {
@@ -174,7 +212,9 @@ describe("ColumnBatch → Parquet → DuckDB", () => {
     const pqPath = join(dir.path, "1.parquet");
     writeFile(pqPath, cols.encode().parts);
     const names = table.columns.map((c) => `"${c.name}"::VARCHAR AS "${c.name}"`).join(", ");
-    const fromCsv = await d.all(`SELECT ${names} FROM (${spoolSelect(table, [{ file: csvPath, def: table }])[0]}) ORDER BY 1`);
+    const fromCsv = await d.all(
+      `SELECT ${names} FROM (${spoolSelect(table, [{ file: csvPath, def: table }])[0]}) ORDER BY 1`,
+    );
     const fromPq = await d.all(`SELECT ${names} FROM read_parquet('${pqPath}') ORDER BY 1`);
     expect(fromPq.length).toBe(500);
     expect(fromPq).toEqual(fromCsv);

@@ -91,7 +91,9 @@ function readGroundTruth(tsvPath: string): Expected[] {
   });
 }
 
-const corpusFiles = corpusPresent ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap") && existsSync(join(CORPUS, f.replace(/\.pcap$/, ".sip.tsv")))) : [];
+const corpusFiles = corpusPresent
+  ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap") && existsSync(join(CORPUS, f.replace(/\.pcap$/, ".sip.tsv"))))
+  : [];
 
 /** Our messages grouped by frame, in the shape of a ground-truth row. */
 function groupByFrame(messages: CapturedSip[]): Map<number, CapturedSip[]> {
@@ -110,7 +112,9 @@ describe.skipIf(!corpusPresent)("pcap corpus vs tshark ground truth", () => {
     const result = extractSipMessages(new Uint8Array(readFileSync(join(CORPUS, file))));
     expect(result.error).toBeNull();
     const expectedCount = expected.reduce((n, e) => n + Math.max(1, e.callIds.length), 0);
-    console.info(`${file}: ${result.messages.length} SIP messages, tshark ${expectedCount} (${expected.length} frames)`);
+    console.info(
+      `${file}: ${result.messages.length} SIP messages, tshark ${expectedCount} (${expected.length} frames)`,
+    );
 
     // Same frames in the same order, then per frame the same messages.
     const byFrame = groupByFrame(result.messages);
@@ -139,9 +143,17 @@ describe.skipIf(!corpusPresent)("pcap corpus vs tshark ground truth", () => {
         transportOk: true,
       });
       const summaries = ours.map((m) => sipSummary(m.payload));
-      expect({ frame: e.frame, callIds: summaries.map((s) => s.callId), cseqs: summaries.map((s) => s.cseq) }).toEqual({ frame: e.frame, callIds: e.callIds, cseqs: e.cseqs });
+      expect({ frame: e.frame, callIds: summaries.map((s) => s.callId), cseqs: summaries.map((s) => s.cseq) }).toEqual({
+        frame: e.frame,
+        callIds: e.callIds,
+        cseqs: e.cseqs,
+      });
       const sorted = (xs: string[]) => xs.filter((x) => x !== "").sort();
-      expect({ frame: e.frame, methods: sorted(summaries.map((s) => s.method)), statuses: sorted(summaries.map((s) => s.status)) }).toEqual({
+      expect({
+        frame: e.frame,
+        methods: sorted(summaries.map((s) => s.method)),
+        statuses: sorted(summaries.map((s) => s.status)),
+      }).toEqual({
         frame: e.frame,
         methods: sorted(e.methods),
         statuses: sorted(e.statuses),
@@ -152,8 +164,12 @@ describe.skipIf(!corpusPresent)("pcap corpus vs tshark ground truth", () => {
   test("SIP over WebSocket is recognised as such", () => {
     const file = corpusFiles.find((f) => f.includes("websocket"));
     if (file === undefined) return;
-    const tcpRows = readGroundTruth(join(CORPUS, file.replace(/\.pcap$/, ".sip.tsv"))).filter((e) => e.transport === "tcp");
-    const ws = extractSipMessages(new Uint8Array(readFileSync(join(CORPUS, file)))).messages.filter((m) => m.transport === "ws");
+    const tcpRows = readGroundTruth(join(CORPUS, file.replace(/\.pcap$/, ".sip.tsv"))).filter(
+      (e) => e.transport === "tcp",
+    );
+    const ws = extractSipMessages(new Uint8Array(readFileSync(join(CORPUS, file)))).messages.filter(
+      (m) => m.transport === "ws",
+    );
     expect(ws.map((m) => m.frameNumber)).toEqual(tcpRows.map((e) => e.frame));
   });
 });
@@ -173,12 +189,42 @@ interface TsharkRow {
 }
 
 async function tsharkRows(path: string): Promise<TsharkRow[]> {
-  const fields = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "udp.srcport", "sip.Call-ID", "ip.checksum.status", "udp.checksum.status", "_ws.expert.message", "_ws.malformed"];
+  const fields = [
+    "frame.number",
+    "frame.time_epoch",
+    "ip.src",
+    "ipv6.src",
+    "udp.srcport",
+    "sip.Call-ID",
+    "ip.checksum.status",
+    "udp.checksum.status",
+    "_ws.expert.message",
+    "_ws.malformed",
+  ];
   const proc = Bun.spawn(
-    ["tshark", "-r", path, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|", ...fields.flatMap((f) => ["-e", f])],
+    [
+      "tshark",
+      "-r",
+      path,
+      "-o",
+      "ip.check_checksum:TRUE",
+      "-o",
+      "udp.check_checksum:TRUE",
+      "-T",
+      "fields",
+      "-E",
+      "occurrence=a",
+      "-E",
+      "aggregator=|",
+      ...fields.flatMap((f) => ["-e", f]),
+    ],
     { stdout: "pipe", stderr: "pipe" },
   );
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect({ code, err: err.replace(/^Running as user "root".*\n?/m, "") }).toEqual({ code: 0, err: "" });
   return out
     .split("\n")
@@ -206,10 +252,37 @@ const sip = (callId: string, body = "") =>
   );
 
 const records: PcapRecord[] = [
-  { timestampUs: 1_700_000_000_000_001, srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5080, dstPort: 5060, payload: sip("v4-small") },
-  { timestampUs: 1_700_000_000_500_000, srcIp: "2001:db8::1", dstIp: "2001:db8::2", srcPort: 5062, dstPort: 5060, payload: sip("v6-small") },
-  { timestampUs: 1_700_000_001_000_000, srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 0, dstPort: 5060, payload: sip("v4-3000", "x".repeat(3000)) },
-  { timestampUs: 1_700_000_001_999_999, srcIp: "2001:db8::1", dstIp: "fe80::2", dstPort: 5060, payload: sip("v6-3000", "y".repeat(3000)) },
+  {
+    timestampUs: 1_700_000_000_000_001,
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 5080,
+    dstPort: 5060,
+    payload: sip("v4-small"),
+  },
+  {
+    timestampUs: 1_700_000_000_500_000,
+    srcIp: "2001:db8::1",
+    dstIp: "2001:db8::2",
+    srcPort: 5062,
+    dstPort: 5060,
+    payload: sip("v6-small"),
+  },
+  {
+    timestampUs: 1_700_000_001_000_000,
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 0,
+    dstPort: 5060,
+    payload: sip("v4-3000", "x".repeat(3000)),
+  },
+  {
+    timestampUs: 1_700_000_001_999_999,
+    srcIp: "2001:db8::1",
+    dstIp: "fe80::2",
+    dstPort: 5060,
+    payload: sip("v6-3000", "y".repeat(3000)),
+  },
 ];
 
 describe("pcap writer vs tshark", () => {
@@ -221,8 +294,16 @@ describe("pcap writer vs tshark", () => {
       const path = join(dir.path, "export.pcap");
       await Bun.write(path, writePcap(records));
       const rows = await tsharkRows(path);
-      expect(rows.map((r) => ({ frame: r.frame, ts: r.timestampUs, src: r.src, sp: r.srcPort, callId: r.callId }))).toEqual(
-        records.map((r, i) => ({ frame: i + 1, ts: r.timestampUs, src: r.srcIp, sp: r.srcPort || 5060, callId: decoder.decode(r.payload).match(/Call-ID: (\S+)/)?.[1] ?? "" })),
+      expect(
+        rows.map((r) => ({ frame: r.frame, ts: r.timestampUs, src: r.src, sp: r.srcPort, callId: r.callId })),
+      ).toEqual(
+        records.map((r, i) => ({
+          frame: i + 1,
+          ts: r.timestampUs,
+          src: r.srcIp,
+          sp: r.srcPort || 5060,
+          callId: decoder.decode(r.payload).match(/Call-ID: (\S+)/)?.[1] ?? "",
+        })),
       );
       // Checksum status 1 = good (2 would be "unverified"); IPv6 has no header checksum.
       expect(rows.map((r) => [r.ipChecksum, r.udpChecksum, r.expert, r.malformed])).toEqual([
@@ -243,8 +324,24 @@ describe("pcap writer vs tshark", () => {
 
       // And our reader gets the records back.
       const back = extractSipMessages(writePcap(records)).messages;
-      expect(back.map((m) => ({ timestampUs: m.timestampUs, srcIp: m.srcIp, dstIp: m.dstIp, srcPort: m.srcPort, dstPort: m.dstPort, payload: m.payload }))).toEqual(
-        records.map((r) => ({ timestampUs: r.timestampUs, srcIp: r.srcIp, dstIp: r.dstIp, srcPort: r.srcPort || 5060, dstPort: r.dstPort || 5060, payload: r.payload })),
+      expect(
+        back.map((m) => ({
+          timestampUs: m.timestampUs,
+          srcIp: m.srcIp,
+          dstIp: m.dstIp,
+          srcPort: m.srcPort,
+          dstPort: m.dstPort,
+          payload: m.payload,
+        })),
+      ).toEqual(
+        records.map((r) => ({
+          timestampUs: r.timestampUs,
+          srcIp: r.srcIp,
+          dstIp: r.dstIp,
+          srcPort: r.srcPort || 5060,
+          dstPort: r.dstPort || 5060,
+          payload: r.payload,
+        })),
       );
     },
     60_000,
@@ -262,7 +359,10 @@ describe.skipIf(!corpusPresent)("corpus → extract → write → tshark", () =>
         const path = join(dir.path, file);
         await Bun.write(path, writePcap(messages));
         const rows = await tsharkRows(path);
-        expect({ file, rows: rows.map((r) => [r.timestampUs, r.callId, r.malformed]) }).toEqual({ file, rows: messages.map((m) => [m.timestampUs, sipSummary(m.payload).callId, ""]) });
+        expect({ file, rows: rows.map((r) => [r.timestampUs, r.callId, r.malformed]) }).toEqual({
+          file,
+          rows: messages.map((m) => [m.timestampUs, sipSummary(m.payload).callId, ""]),
+        });
       }
     },
     120_000,

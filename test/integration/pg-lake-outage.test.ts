@@ -90,13 +90,27 @@ peerTest(
       expect(stillDown.checks["lake:catalog"]?.[0]?.status).toBe("warn");
       expect(writtenInOutage).toBe(0);
       expect(buffered).toBeGreaterThan(0);
-      await waitFor("/health shows the catalog back", async () => (await health(svc)).checks["lake:catalog"]?.[0]?.status === "pass", 120_000, 200);
+      await waitFor(
+        "/health shows the catalog back",
+        async () => (await health(svc)).checks["lake:catalog"]?.[0]?.status === "pass",
+        120_000,
+        200,
+      );
       const sent = await sender.stop();
-      await waitFor("every TCP frame decoded", async () => (await svc.metric("svc_hep_packets_received_total")) >= sent.tcp, 30_000, 100);
+      await waitFor(
+        "every TCP frame decoded",
+        async () => (await svc.metric("svc_hep_packets_received_total")) >= sent.tcp,
+        30_000,
+        100,
+      );
       const received = await settledMetric(svc, "svc_hep_packets_received_total");
       const dropped = await svc.metric("svc_hep_packets_dropped_total");
       const stopped = await svc.stop();
-      expect({ code: stopped.code, lost: stopped.lost, written: stopped.written }).toEqual({ code: 0, lost: 0, written: stopped.accepted });
+      expect({ code: stopped.code, lost: stopped.lost, written: stopped.written }).toEqual({
+        code: 0,
+        lost: 0,
+        written: stopped.accepted,
+      });
       // Bounded and counted: every packet received is a row accepted or a drop (backlog_full) on /metrics.
       expect(buffered).toBeLessThanOrEqual(MAX_BUFFERED);
       expect(received).toBe(stopped.accepted + dropped);
@@ -105,14 +119,24 @@ peerTest(
       let live: number;
       let inflight: unknown[];
       try {
-        live = Number((await sql`SELECT coalesce(sum(record_count), 0)::text AS n FROM ducklake_data_file WHERE end_snapshot IS NULL`)[0].n);
+        live = Number(
+          (
+            await sql`SELECT coalesce(sum(record_count), 0)::text AS n FROM ducklake_data_file WHERE end_snapshot IS NULL`
+          )[0].n,
+        );
         inflight = await sql`SELECT path FROM svc_inflight_file`;
       } finally {
         await sql.close();
       }
       expect({ live, inflight }).toEqual({ live: stopped.accepted, inflight: [] });
-      const counts = duckLakePg<Record<string, { rows: number; distinct_rows: number; distinct_session_ids: number | null }>>(["counts", pg.libpq, join(dir.path, "lake/")]);
-      expect(counts["main.hep_proto_1_call"]).toEqual({ rows: stopped.accepted, distinct_rows: stopped.accepted, distinct_session_ids: stopped.accepted });
+      const counts = duckLakePg<
+        Record<string, { rows: number; distinct_rows: number; distinct_session_ids: number | null }>
+      >(["counts", pg.libpq, join(dir.path, "lake/")]);
+      expect(counts["main.hep_proto_1_call"]).toEqual({
+        rows: stopped.accepted,
+        distinct_rows: stopped.accepted,
+        distinct_session_ids: stopped.accepted,
+      });
       console.log(
         `pg-lake-outage: catalog down ${(outageMs / 1000).toFixed(1)} s; buffered at the end of the outage ${buffered} rows (bound ${MAX_BUFFERED}), refused ${dropped} (${refused} by the end of the outage); ` +
           `accepted ${stopped.accepted} (UDP ${sent.udp} + TCP ${sent.tcp} sent), all written once`,

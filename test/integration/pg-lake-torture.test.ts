@@ -78,12 +78,16 @@ peerTest(
         children.push(await spawnSvc(`svc-${i}`, cfgPath, {}, 90_000));
       }
       const stopFile = join(dir.path, "stop-extension");
-      const ext = Bun.spawn([pyPeersPython(), DUCKLAKE_PG_SCRIPT, "insert-loop", pg.libpq, dataPath, "main.ext_rows", "50", stopFile], { stdout: "pipe", stderr: "pipe" });
+      const ext = Bun.spawn(
+        [pyPeersPython(), DUCKLAKE_PG_SCRIPT, "insert-loop", pg.libpq, dataPath, "main.ext_rows", "50", stopFile],
+        { stdout: "pipe", stderr: "pipe" },
+      );
       // The clock starts once the extension has its table (its start-up takes seconds on a busy machine).
       await waitFor(
         "the stock DuckDB writer's table",
         async () => {
-          if (ext.exitCode !== null) throw new Error(`insert-loop exited ${ext.exitCode}: ${await new Response(ext.stderr).text()}`);
+          if (ext.exitCode !== null)
+            throw new Error(`insert-loop exited ${ext.exitCode}: ${await new Response(ext.stderr).text()}`);
           const probe = new SQL(url, { max: 1 });
           try {
             return (await probe`SELECT 1 FROM ducklake_table WHERE table_name = 'ext_rows'`).length > 0;
@@ -99,18 +103,35 @@ peerTest(
       await Bun.sleep(SECONDS * 1000); // the length of the experiment, not a wait for a condition
       const sent = await Promise.all(senders.map((s) => s.stop()));
       writeFileSync(stopFile, "");
-      const [extOut, extErr, extCode] = await Promise.all([new Response(ext.stdout).text(), new Response(ext.stderr).text(), ext.exited]);
+      const [extOut, extErr, extCode] = await Promise.all([
+        new Response(ext.stdout).text(),
+        new Response(ext.stderr).text(),
+        ext.exited,
+      ]);
       expect({ extCode, extErr: extCode === 0 ? "" : extErr }).toEqual({ extCode: 0, extErr: "" });
       const extension = JSON.parse(extOut) as { inserted: number; failed: number; errors: string[] };
       // Every row the TCP senders wrote was decoded before the stop (UDP may drop in the kernel: counted).
       for (const [i, c] of children.entries()) {
-        await waitFor(`svc-${i} decoded every TCP frame`, async () => (await c.metric("svc_hep_packets_received_total")) >= sent[i]!.tcp, 30_000, 100);
+        await waitFor(
+          `svc-${i} decoded every TCP frame`,
+          async () => (await c.metric("svc_hep_packets_received_total")) >= sent[i]!.tcp,
+          30_000,
+          100,
+        );
       }
       const stopped = [];
       for (const c of children) stopped.push(await c.stop());
       const elapsed = (performance.now() - t0) / 1000;
-      for (const [i, s] of stopped.entries()) expect({ i, code: s.code, lost: s.lost, written: s.written }).toEqual({ i, code: 0, lost: 0, written: s.accepted });
-      const errors = children.flatMap((c) => c.lines.filter((l) => l.level === "error" || l.level === "raw").map((l) => ({ child: c.name, ...l })));
+      for (const [i, s] of stopped.entries())
+        expect({ i, code: s.code, lost: s.lost, written: s.written }).toEqual({
+          i,
+          code: 0,
+          lost: 0,
+          written: s.accepted,
+        });
+      const errors = children.flatMap((c) =>
+        c.lines.filter((l) => l.level === "error" || l.level === "raw").map((l) => ({ child: c.name, ...l })),
+      );
       expect(errors).toEqual([]);
       const accepted = stopped.reduce((a, s) => a + s.accepted, 0);
       expect(accepted).toBeGreaterThan(0);
@@ -126,27 +147,36 @@ peerTest(
       let paths: Array<{ path: string }>;
       let snapshots: number;
       try {
-        live = await sql`SELECT t.table_name, sum(f.record_count)::text AS rows, count(*)::text AS files FROM ducklake_data_file f
+        live =
+          await sql`SELECT t.table_name, sum(f.record_count)::text AS rows, count(*)::text AS files FROM ducklake_data_file f
           JOIN ducklake_table t ON t.table_id = f.table_id AND t.end_snapshot IS NULL WHERE f.end_snapshot IS NULL GROUP BY 1 ORDER BY 1`;
         dupSnap = await sql`SELECT snapshot_id FROM ducklake_snapshot GROUP BY 1 HAVING count(*) > 1`;
         dupFile = await sql`SELECT data_file_id FROM ducklake_data_file GROUP BY 1 HAVING count(*) > 1`;
         dupPath = await sql`SELECT path FROM ducklake_data_file GROUP BY 1 HAVING count(*) > 1`;
         // Over every file ever committed (compaction leaves few live ones): two files live at one
         // snapshot never share a row id.
-        overlaps = await sql`SELECT a.data_file_id AS a, b.data_file_id AS b FROM ducklake_data_file a JOIN ducklake_data_file b
+        overlaps =
+          await sql`SELECT a.data_file_id AS a, b.data_file_id AS b FROM ducklake_data_file a JOIN ducklake_data_file b
           ON a.table_id = b.table_id AND a.data_file_id < b.data_file_id
           AND a.begin_snapshot < coalesce(b.end_snapshot, 9223372036854775807) AND b.begin_snapshot < coalesce(a.end_snapshot, 9223372036854775807)
           AND a.row_id_start < b.row_id_start + b.record_count AND b.row_id_start < a.row_id_start + a.record_count LIMIT 5`;
         inflight = await sql`SELECT path, owner FROM svc_inflight_file`;
         // Relative paths nest: data_path, then the schema's, the table's and the file's (docs/DUCKLAKE.md "Paths and file layout").
-        paths = await sql`SELECT CASE WHEN f.path_is_relative THEN s.path || t.path || f.path ELSE f.path END AS path FROM ducklake_data_file f
+        paths =
+          await sql`SELECT CASE WHEN f.path_is_relative THEN s.path || t.path || f.path ELSE f.path END AS path FROM ducklake_data_file f
           JOIN ducklake_table t ON t.table_id = f.table_id AND t.end_snapshot IS NULL JOIN ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
           WHERE f.end_snapshot IS NULL`;
         snapshots = Number((await sql`SELECT count(*)::text AS n FROM ducklake_snapshot`)[0].n);
       } finally {
         await sql.close();
       }
-      expect({ dupSnap, dupFile, dupPath, overlaps, inflight }).toEqual({ dupSnap: [], dupFile: [], dupPath: [], overlaps: [], inflight: [] });
+      expect({ dupSnap, dupFile, dupPath, overlaps, inflight }).toEqual({
+        dupSnap: [],
+        dupFile: [],
+        dupPath: [],
+        overlaps: [],
+        inflight: [],
+      });
       const tableDirs = (await Array.fromAsync(new Bun.Glob("**/*.parquet").scan({ cwd: dataPath }))).length;
       expect(paths.map((p) => join(dataPath, p.path)).filter((p) => !existsSync(p))).toEqual([]);
       const rowsOf = (name: string) => Number(live.find((r) => r.table_name === name)?.rows ?? 0);
@@ -155,7 +185,12 @@ peerTest(
 
       // The stock extension reads every row of every table, each Call-ID once.
       const counts = duckLakePg<Record<string, Counts>>(["counts", pg.libpq, dataPath]);
-      const read = Object.entries(counts).map(([t, c]) => ({ t, rows: c.rows, distinct: c.distinct_rows, ids: c.distinct_session_ids ?? c.rows }));
+      const read = Object.entries(counts).map(([t, c]) => ({
+        t,
+        rows: c.rows,
+        distinct: c.distinct_rows,
+        ids: c.distinct_session_ids ?? c.rows,
+      }));
       expect(read).toEqual(read.map((r) => ({ ...r, distinct: r.rows, ids: r.rows })));
       expect(read.reduce((a, r) => a + r.rows, 0)).toBe(svcRows + extension.inserted);
       expect(counts["main.ext_rows"]?.rows).toBe(extension.inserted);

@@ -25,7 +25,11 @@ async function send(c: SvcChild, prefix: string, n: number): Promise<void> {
   const tcp = await Bun.connect({ hostname: "127.0.0.1", port: c.port("hep-tcp"), socket: { data() {}, error() {} } });
   const frames = Buffer.concat(Array.from({ length: n }, (_, i) => hepInvite(`${prefix}-${i}`, "tcp")));
   expect(tcp.write(frames)).toBe(frames.length);
-  await waitFor(`${c.name} accepted ${n} rows`, async () => (await c.metric("svc_hep_rows_accepted_total")) >= n, 30_000);
+  await waitFor(
+    `${c.name} accepted ${n} rows`,
+    async () => (await c.metric("svc_hep_rows_accepted_total")) >= n,
+    30_000,
+  );
   tcp.end();
 }
 
@@ -56,7 +60,16 @@ peerTest(
       const cfg = testConfigJson(own, {
         log: { level: "info" },
         coordinator: { auth: { admin_password_hash: sha256Hex(name) } },
-        storage: { lakehouse: { catalog_type: "postgres", catalog_path: pg.url, data_path: dataPath, state_path: join(own, "state"), flush_interval_sec: flushSec, batch_size: 100_000 } },
+        storage: {
+          lakehouse: {
+            catalog_type: "postgres",
+            catalog_path: pg.url,
+            data_path: dataPath,
+            state_path: join(own, "state"),
+            flush_interval_sec: flushSec,
+            batch_size: 100_000,
+          },
+        },
       });
       const path = join(dir.path, `${name}.json`);
       writeFileSync(path, JSON.stringify(cfg));
@@ -73,7 +86,11 @@ peerTest(
       await childB.kill9();
       // A seals and commits 50 rows later: its watermark is above every seq of B's spool.
       await send(childA, "a", 50);
-      await waitFor("a's rows committed", async () => (await childA.metric("svc_lake_rows_written_total")) >= 50, 30_000);
+      await waitFor(
+        "a's rows committed",
+        async () => (await childA.metric("svc_lake_rows_written_total")) >= 50,
+        30_000,
+      );
       // B restarts: its spool above its own watermark is its buffer again, and a clean stop commits it.
       childB = await spawnSvc("svc-b-restarted", b.path, {}, 90_000);
       const stoppedB = await childB.stop();
@@ -81,7 +98,8 @@ peerTest(
       expect({ b: stoppedB.written, a: stoppedA.written }).toEqual({ b: 100, a: 50 });
       const sql = new SQL(pg.url, { max: 1 });
       try {
-        const [r] = await sql`SELECT coalesce(sum(record_count), 0)::int AS n FROM ducklake_data_file WHERE end_snapshot IS NULL`;
+        const [r] =
+          await sql`SELECT coalesce(sum(record_count), 0)::int AS n FROM ducklake_data_file WHERE end_snapshot IS NULL`;
         expect(r.n).toBe(150);
       } finally {
         await sql.close();

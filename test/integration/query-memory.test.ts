@@ -15,14 +15,29 @@ const WIDE = "h".repeat(2000);
 describe("user SQL under sql_memory_limit", () => {
   test("string_agg over 240 MB is a 413 naming the cap, without SQL; the engine keeps answering and ingest keeps writing", async () => {
     await using dir = tempDir();
-    await using s = await startLineProtocol(dir.path, {}, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, tuning: { sql_memory_limit: "128MB" } } } });
+    await using s = await startLineProtocol(
+      dir.path,
+      {},
+      {
+        storage: {
+          lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, tuning: { sql_memory_limit: "128MB" } },
+        },
+      },
+    );
     const lake = s.a.app.lake!;
     const base = Date.now() - 3_600_000;
     for (let part = 0; part < ROWS; part += 3000) {
-      const body = Array.from({ length: 3000 }, (_, i) => `qmem,host=h i=${part + i}i,p="${WIDE}${part + i}" ${base + part + i}`).join("\n");
+      const body = Array.from(
+        { length: 3000 },
+        (_, i) => `qmem,host=h i=${part + i}i,p="${WIDE}${part + i}" ${base + part + i}`,
+      ).join("\n");
       expect((await lpWrite(s.lpUrl, "/write?precision=ms", body)).status).toBe(204);
     }
-    await waitFor("the rows accepted", async () => (lake.table("main.qmem") && lake.backlog() === ROWS) || undefined, 30_000);
+    await waitFor(
+      "the rows accepted",
+      async () => (lake.table("main.qmem") && lake.backlog() === ROWS) || undefined,
+      30_000,
+    );
     await lake.flush();
     expect(lake.backlog()).toBe(0);
 
@@ -38,9 +53,13 @@ describe("user SQL under sql_memory_limit", () => {
     // The same engine answers the next query, and a narrower aggregate goes through.
     const ok = await s.api.call("POST", "/query", { sql: "SELECT count(*) AS n, sum(length(p)) AS bytes FROM qmem" });
     expect(ok.status).toBe(200);
-    expect((ok.json!.data as { rows: unknown[] }).rows).toEqual([{ n: ROWS, bytes: ROWS * 2000 + [...Array(ROWS).keys()].reduce((t, i) => t + String(i).length, 0) }]);
+    expect((ok.json!.data as { rows: unknown[] }).rows).toEqual([
+      { n: ROWS, bytes: ROWS * 2000 + [...Array(ROWS).keys()].reduce((t, i) => t + String(i).length, 0) },
+    ]);
     // The search engine (tuning.memory_limit) never saw the query's memory: the writer flushes on.
-    expect((await lpWrite(s.lpUrl, "/write?precision=ms", `qmem,host=h i=-1i,p="after" ${base + ROWS}`)).status).toBe(204);
+    expect((await lpWrite(s.lpUrl, "/write?precision=ms", `qmem,host=h i=-1i,p="after" ${base + ROWS}`)).status).toBe(
+      204,
+    );
     await waitFor("the row after accepted", () => lake.backlog() === 1 || undefined);
     await lake.flush();
     const after = await s.api.call("POST", "/query", { sql: "SELECT count(*) AS n FROM qmem WHERE p = 'after'" });

@@ -20,7 +20,10 @@ const T0 = NOW_MS - 20 * 60_000;
 const OLD_MS = NOW_MS - 300 * 60_000;
 const KPI_MS = NOW_MS - 50 * 60_000;
 const TOKEN_B = "node-b-token-0123456789abcdef";
-const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+const SMALL = {
+  ingest: { hep: { threads: 0 } },
+  storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } },
+};
 /** With the line-protocol receiver (nodes a and c, and `one`). */
 const LP = { ...SMALL, ingest: { hep: { threads: 0 }, line_protocol: { enable: true, listen: "127.0.0.1:0" } } };
 
@@ -58,7 +61,10 @@ beforeAll(async () => {
   dir = tempDir("svc-reads-fan-out-");
   nodes = {
     a: await startTestAppliance(`${dir.path}/a`, LP),
-    b: await startTestAppliance(`${dir.path}/b`, { ...SMALL, node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_B } } }),
+    b: await startTestAppliance(`${dir.path}/b`, {
+      ...SMALL,
+      node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_B } },
+    }),
     c: await startTestAppliance(`${dir.path}/c`, LP),
   };
   one = await startWithApi(`${dir.path}/one`, LP);
@@ -91,7 +97,11 @@ beforeAll(async () => {
   const x = { callId: "X@reads", from: "alice", to: "bob" };
   const y = { callId: "Y@reads", from: "b2bua", to: "bob", extraHeaders: ["X-CID: X@reads"] };
   await send("a", [sip(T0, invite(x)), sip(T0 + 1200, response(200, "OK", "INVITE", { ...y, extraHeaders: [] }))]);
-  await send("b", [sip(T0 + 1000, response(200, "OK", "INVITE", x)), rtcp(T0 + 5000, "X@reads", 3), rtcp(T0 + 10_000, "X@reads", 7)]);
+  await send("b", [
+    sip(T0 + 1000, response(200, "OK", "INVITE", x)),
+    rtcp(T0 + 5000, "X@reads", 3),
+    rtcp(T0 + 10_000, "X@reads", 7),
+  ]);
   await send("c", [sip(T0 + 500, invite(y), { correlationId: "X@reads" }), sip(T0 + 30_000, request("BYE", x))]);
   // Background calls for the histogram: each node its own, in different minutes; a at an old time too.
   for (const [name, n] of [
@@ -113,7 +123,11 @@ beforeAll(async () => {
     const p = { callId: `kpi-${name}-${i}@reads`, from: "u", to: `dest-${i % 3}` };
     const at = KPI_MS + 60_000 * i + (name === "b" ? 7_000 : name === "c" ? 13_000 : 0);
     const out = [sip(at, invite(p)), sip(at + 300, response(180, "Ringing", "INVITE", p))];
-    if (kind === "answered") out.push(sip(at + 2_000, response(200, "OK", "INVITE", p)), sip(at + 2_000 + 1_000 * (i + 5), request("BYE", { ...p, toTag: "ttag-1" })));
+    if (kind === "answered")
+      out.push(
+        sip(at + 2_000, response(200, "OK", "INVITE", p)),
+        sip(at + 2_000 + 1_000 * (i + 5), request("BYE", { ...p, toTag: "ttag-1" })),
+      );
     if (kind === "busy") out.push(sip(at + 1_000, response(486, "Busy Here", "INVITE", p)));
     return out;
   };
@@ -133,14 +147,22 @@ const meta = (r: ApiResult) => (r.json as unknown as { meta?: { nodes?: NodeRepo
 const byName = (r: ApiResult) => Object.fromEntries((meta(r).nodes ?? []).map((n) => [n.name, n]));
 const data = (r: ApiResult) => (r.json as unknown as { data: Record<string, unknown> }).data;
 const histogram = (api: ApiAppliance["api"], from: number, to: number, groupBy = "method") =>
-  api.call("POST", "/transactions/histogram", { filter: { proto_type: 1, event_type: "call" }, timestamp: { from, to }, group_by: groupBy, interval: "1m" });
+  api.call("POST", "/transactions/histogram", {
+    filter: { proto_type: 1, event_type: "call" },
+    timestamp: { from, to },
+    group_by: groupBy,
+    interval: "1m",
+  });
 const session = { session_id: "X@reads", timestamp: { from: T0 - 60_000, to: T0 + 60_000 } };
 /** A message as both lakes hold it (uuids differ: each lake gives its own). */
 const line = (i: Item) => `${i.timestamp_us} ${i.sid} ${String(i.payload ?? "").split("\r\n")[0]}`;
 
 describe("reads over coordinator.nodes equal those of one lake holding every row", () => {
   test("histogram: bucket and group counts summed over the nodes equal one lake's", async () => {
-    const [over, single] = [await histogram(coord.api, NOW_MS - 3_600_000, NOW_MS), await histogram(one.api, NOW_MS - 3_600_000, NOW_MS)];
+    const [over, single] = [
+      await histogram(coord.api, NOW_MS - 3_600_000, NOW_MS),
+      await histogram(one.api, NOW_MS - 3_600_000, NOW_MS),
+    ];
     expect(over.status).toBe(200);
     expect(data(over)).toEqual(data(single));
     expect(data(over).total).toBeGreaterThan(26);
@@ -154,7 +176,10 @@ describe("reads over coordinator.nodes equal those of one lake holding every row
   });
 
   test("call view: every leg from every node, in time order, correlated across nodes", async () => {
-    const [over, single] = [await coord.api.call("POST", "/transactions/messages", session), await one.api.call("POST", "/transactions/messages", session)];
+    const [over, single] = [
+      await coord.api.call("POST", "/transactions/messages", session),
+      await one.api.call("POST", "/transactions/messages", session),
+    ];
     expect(over.status).toBe(200);
     const items = (r: ApiResult) => (data(r).items as Item[]).map(line);
     expect(items(single).length).toBe(5);
@@ -169,7 +194,8 @@ describe("reads over coordinator.nodes equal those of one lake holding every row
     for (const path of ["/transactions/qos", "/transactions/events"]) {
       const [over, single] = [await coord.api.call("POST", path, session), await one.api.call("POST", path, session)];
       expect(over.status).toBe(200);
-      const strip = (d: Record<string, unknown>) => JSON.parse(JSON.stringify(d, (k, v) => (k === "uuid" ? undefined : v)));
+      const strip = (d: Record<string, unknown>) =>
+        JSON.parse(JSON.stringify(d, (k, v) => (k === "uuid" ? undefined : v)));
       expect(strip(data(over))).toEqual(strip(data(single)));
     }
     const events = await coord.api.call("POST", "/transactions/events", session);
@@ -219,8 +245,12 @@ describe("exports and share links over coordinator.nodes", () => {
 
 describe("read-only SQL over coordinator.nodes", () => {
   test("runs on every node, each row labelled with its node; the rows are one lake's, split by node", async () => {
-    const sql = "SELECT session_id, epoch_us(\"timestamp\") AS us FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%@reads' ORDER BY us, session_id";
-    const [over, single] = [await coord.api.call("POST", "/query", { sql, limit: 10_000 }), await one.api.call("POST", "/query", { sql, limit: 10_000 })];
+    const sql =
+      "SELECT session_id, epoch_us(\"timestamp\") AS us FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%@reads' ORDER BY us, session_id";
+    const [over, single] = [
+      await coord.api.call("POST", "/query", { sql, limit: 10_000 }),
+      await one.api.call("POST", "/query", { sql, limit: 10_000 }),
+    ];
     expect(over.status).toBe(200);
     const d = data(over) as { columns: Array<{ name: string }>; rows: Item[] };
     expect(d.columns.map((c) => c.name)).toEqual(["svc_node", "session_id", "us"]);
@@ -230,14 +260,17 @@ describe("read-only SQL over coordinator.nodes", () => {
     expect(d.rows.find((r) => r.session_id === "kpi-b-1@reads")?.svc_node).toBe("b");
     expect((over.json as unknown as { meta: { partial: boolean } }).meta.partial).toBe(false);
     // A statement the guard refuses is the client's mistake, as without nodes.
-    expect((await coord.api.call("POST", "/query", { sql: "DROP TABLE x" })).status).toBe((await one.api.call("POST", "/query", { sql: "DROP TABLE x" })).status);
+    expect((await coord.api.call("POST", "/query", { sql: "DROP TABLE x" })).status).toBe(
+      (await one.api.call("POST", "/query", { sql: "DROP TABLE x" })).status,
+    );
   });
 });
 
 describe("line-protocol discovery over coordinator.nodes", () => {
   test("tables and columns of every node unioned: those of one lake with the same writes", async () => {
     const T = Math.floor(NOW_MS / 1000) - 60;
-    const write = async (url: string, body: string) => expect((await fetch(`${url}/write?db=telegraf&precision=s`, { method: "POST", body })).status).toBe(204);
+    const write = async (url: string, body: string) =>
+      expect((await fetch(`${url}/write?db=telegraf&precision=s`, { method: "POST", body })).status).toBe(204);
     // weather on both nodes with different tags and fields; cpu on c only.
     for (const [node, body] of [
       [nodes.a, `weather,city=x temp=3.5 ${T}`],
@@ -247,8 +280,15 @@ describe("line-protocol discovery over coordinator.nodes", () => {
       await write(one.a.app.lineProtocol!.url(), body);
     }
     const list = (api: ApiAppliance["api"]) => api.call("GET", "/line_protocol/tables?schema=telegraf");
-    await waitFor("both tables on the coordinator", async () => ((await list(coord.api)).json as unknown as { total: number }).total === 2);
-    const cols = (r: ApiResult) => (data(r).items as Array<{ name: string; columns: Array<{ name: string }> }>).map((i) => [i.name, i.columns.map((c) => c.name).sort()]);
+    await waitFor(
+      "both tables on the coordinator",
+      async () => ((await list(coord.api)).json as unknown as { total: number }).total === 2,
+    );
+    const cols = (r: ApiResult) =>
+      (data(r).items as Array<{ name: string; columns: Array<{ name: string }> }>).map((i) => [
+        i.name,
+        i.columns.map((c) => c.name).sort(),
+      ]);
     const [over, single] = [await list(coord.api), await list(one.api)];
     expect(cols(over)).toEqual(cols(single));
     expect(cols(over)).toEqual([
@@ -313,7 +353,13 @@ describe("nodes that fail, time out or hold nothing in the window", () => {
     const ok = await fetch(`${nodes.b.app.nodeUrl}/api/v1/transactions/rows`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN_B}` },
-      body: JSON.stringify({ tables: ["main.hep_proto_1_call"], ids: ["X@reads"], from_us: (T0 - 1000) * 1000, to_us: (T0 + 60_000) * 1000, kind: "anchor" }),
+      body: JSON.stringify({
+        tables: ["main.hep_proto_1_call"],
+        ids: ["X@reads"],
+        from_us: (T0 - 1000) * 1000,
+        to_us: (T0 + 60_000) * 1000,
+        kind: "anchor",
+      }),
     });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { rows: unknown[] }).rows.length).toBe(1);

@@ -33,7 +33,10 @@ async function savedOf(c: Core, token: string): Promise<Record<string, unknown> 
 }
 
 async function withUser(c: Core, adminToken: string, username: string): Promise<string> {
-  expect((await c.call("POST", "/users", { token: adminToken, body: { username, password: `${username}-password` } })).status).toBe(201);
+  expect(
+    (await c.call("POST", "/users", { token: adminToken, body: { username, password: `${username}-password` } }))
+      .status,
+  ).toBe(201);
   return (await c.login(username, `${username}-password`)).token;
 }
 
@@ -61,11 +64,20 @@ describe("search.saved", () => {
     }
     await using c = await startCore(dir.path);
     const admin = await c.login("admin", ADMIN_PASSWORD);
-    expect((await savedOf(c, admin.token))?.data).toEqual({ items: [{ ...FAILED_INVITES, filters: { caller: "1001", method: "INVITE", status: ["486", "503"] } }] });
+    expect((await savedOf(c, admin.token))?.data).toEqual({
+      items: [{ ...FAILED_INVITES, filters: { caller: "1001", method: "INVITE", status: ["486", "503"] } }],
+    });
     // Rename and delete are writes of the whole list.
     const renamed = { items: [{ ...FAILED_INVITES, name: "Busy or unavailable" }] };
-    expect((await c.call("PUT", "/me/settings/search", { token: admin.token, body: { param: "saved", data: renamed } })).status).toBe(200);
-    expect(((await savedOf(c, admin.token))?.data as { items: Array<{ name: string }> } | undefined)?.items.map((s) => s.name)).toEqual(["Busy or unavailable"]);
+    expect(
+      (await c.call("PUT", "/me/settings/search", { token: admin.token, body: { param: "saved", data: renamed } }))
+        .status,
+    ).toBe(200);
+    expect(
+      ((await savedOf(c, admin.token))?.data as { items: Array<{ name: string }> } | undefined)?.items.map(
+        (s) => s.name,
+      ),
+    ).toEqual(["Busy or unavailable"]);
     expect((await c.call("DELETE", "/me/settings/search?param=saved", { token: admin.token })).status).toBe(204);
     expect(await savedOf(c, admin.token)).toMatchObject({ is_default: true, data: { items: [] } });
   });
@@ -74,7 +86,11 @@ describe("search.saved", () => {
     ["data not an object", "data", ["x"]],
     ["items not an array", "data.items", { items: "x" }],
     ["a name of spaces", "data.items[0].name", { items: [{ ...FAILED_INVITES, name: "  " }] }],
-    ["a number as a filter value", "data.items[0].filters.method", { items: [{ ...FAILED_INVITES, filters: { method: 1 } }] }],
+    [
+      "a number as a filter value",
+      "data.items[0].filters.method",
+      { items: [{ ...FAILED_INVITES, filters: { method: 1 } }] },
+    ],
     ["an absolute range", "data.items[0].range.minutes", { items: [{ ...FAILED_INVITES, range: { from: 1, to: 2 } }] }],
     ["the same name twice", "data.items[1].name", { items: [FAILED_INVITES, { ...FAILED_INVITES, id: "other" }] }],
   ])("bad body (%s) is a 400 naming %s, and nothing is stored", async (_what, field, data) => {
@@ -93,8 +109,16 @@ describe("search.saved", () => {
     await using c = await startCore(dir.path);
     const r = await c.call("GET", "/openapi.json");
     expect(r.status).toBe(200);
-    type Schema = { anyOf?: Schema[]; properties?: Record<string, Schema>; items?: Schema; required?: string[]; maxItems?: number };
-    const doc = r.json as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Schema }> } }>> };
+    type Schema = {
+      anyOf?: Schema[];
+      properties?: Record<string, Schema>;
+      items?: Schema;
+      required?: string[];
+      maxItems?: number;
+    };
+    const doc = r.json as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Schema }> } }>>;
+    };
     const put = Object.entries(doc.paths).find(([p]) => p.endsWith("/me/settings/{category}"))?.[1].put;
     const data = put?.requestBody.content["application/json"]?.schema.properties?.data;
     const saved = data?.anyOf?.find((s) => s.properties?.items !== undefined);

@@ -72,7 +72,11 @@ peerTest(
       // Its cache and reports stay in the temp dir.
       { cwd: dir.path, stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
     );
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
     const output = `${out}\n${err}`;
     // On failure the summary and the first failures are what bun prints.
     if (code !== 0) console.error(output.slice(-20_000));

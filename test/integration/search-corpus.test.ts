@@ -59,18 +59,30 @@ function groundTruth(tsv: string): Frame[] {
 const frameKey = (f: Frame) => `${f.us}|${f.callId}|${f.method || f.status}`;
 const rowKey = (r: Record<string, unknown>) => `${r.timestamp_us}|${r.session_id}|${r.event}`;
 
-async function searchAll(api: Api, filter: Record<string, unknown>, fromMs: number, toMs: number): Promise<Array<Record<string, unknown>>> {
+async function searchAll(
+  api: Api,
+  filter: Record<string, unknown>,
+  fromMs: number,
+  toMs: number,
+): Promise<Array<Record<string, unknown>>> {
   const out: Array<Record<string, unknown>> = [];
   for (const t of TABLES) {
-    const r = await api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: t, ...filter }, param: { limit: 10_000 }, timestamp: { from: fromMs, to: toMs } });
+    const r = await api.call("POST", "/transactions/search", {
+      filter: { proto_type: 1, event_type: t, ...filter },
+      param: { limit: 10_000 },
+      timestamp: { from: fromMs, to: toMs },
+    });
     expect(r.status).toBe(200);
     out.push(...r.json!.data!.items!);
   }
   return out;
 }
 
-const pcaps = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap") && existsSync(join(CORPUS, f.replace(/\.pcap$/, ".sip.tsv")))) : [];
-if (pcaps.length === 0) console.warn(`skip: search-corpus needs the public SIP corpus at ${CORPUS} (not part of the repo)`);
+const pcaps = existsSync(CORPUS)
+  ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap") && existsSync(join(CORPUS, f.replace(/\.pcap$/, ".sip.tsv"))))
+  : [];
+if (pcaps.length === 0)
+  console.warn(`skip: search-corpus needs the public SIP corpus at ${CORPUS} (not part of the repo)`);
 
 describe("search over imported corpus pcaps matches tshark field by field", () => {
   for (const name of pcaps) {
@@ -111,7 +123,9 @@ describe("search over imported corpus pcaps matches tshark field by field", () =
             .sort();
           const got = rows.map(rowKey).sort();
           if (mode === "exact") expect({ field, value, got }).toEqual({ field, value, got: expected });
-          else for (const k of expected) expect({ field, value, has: got.includes(k) }).toEqual({ field, value, has: true });
+          else
+            for (const k of expected)
+              expect({ field, value, has: got.includes(k) }).toEqual({ field, value, has: true });
           compared++;
         }
       }

@@ -17,7 +17,10 @@ import { freePort } from "../peers/process.ts";
 const NOW_MS = Date.now();
 const OLD_MS = NOW_MS - 150 * 60_000; // node B's old calls: 2.5 h ago
 const TOKEN_C = "node-c-token-0123456789abcdef";
-const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+const SMALL = {
+  ingest: { hep: { threads: 0 } },
+  storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } },
+};
 
 type Item = Record<string, unknown>;
 interface NodeReport {
@@ -50,7 +53,18 @@ async function sendCalls(a: TestAppliance, node: string, n: number, atMs: (i: nu
     // Two calls of different nodes share every third time: ties across nodes, broken by uuid.
     const us = atMs(i) * 1000 + (i % 3 === 0 ? 0 : i);
     sent.push({ callId, node, us });
-    packets.push(encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: us, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) }));
+    packets.push(
+      encodeHep3({
+        srcIp: "192.0.2.1",
+        dstIp: "192.0.2.2",
+        srcPort: 5060,
+        dstPort: 5060,
+        ipProtocol: 17,
+        timestampUs: us,
+        protoType: 1,
+        payload: invite({ callId, from: "a", to: "b" }),
+      }),
+    );
   }
   const r = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(packets) });
   expect(r.status).toBe(202);
@@ -60,14 +74,28 @@ async function sendCalls(a: TestAppliance, node: string, n: number, atMs: (i: nu
 const items = (r: ApiResult) => (r.json?.data?.items ?? []) as Item[];
 const meta = (r: ApiResult) => (r.json as unknown as { meta: Meta }).meta;
 const byName = (r: ApiResult) => Object.fromEntries((meta(r).nodes ?? []).map((n) => [n.name, n]));
-const search = (api: ApiAppliance["api"], limit: number, range = { from: NOW_MS - 4 * 3_600_000, to: NOW_MS + 60_000 }) =>
-  api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call" }, param: { limit }, timestamp: range });
+const search = (
+  api: ApiAppliance["api"],
+  limit: number,
+  range = { from: NOW_MS - 4 * 3_600_000, to: NOW_MS + 60_000 },
+) =>
+  api.call("POST", "/transactions/search", {
+    filter: { proto_type: 1, event_type: "call" },
+    param: { limit },
+    timestamp: range,
+  });
 
 beforeAll(async () => {
   dir = tempDir("svc-fan-out-");
   nodeA = await startTestAppliance(`${dir.path}/a`, SMALL);
-  nodeB = await startTestAppliance(`${dir.path}/b`, { ...SMALL, storage: { lakehouse: { ...SMALL.storage.lakehouse, flush_interval_sec: 3600 } } });
-  nodeC = await startTestAppliance(`${dir.path}/c`, { ...SMALL, node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_C } } });
+  nodeB = await startTestAppliance(`${dir.path}/b`, {
+    ...SMALL,
+    storage: { lakehouse: { ...SMALL.storage.lakehouse, flush_interval_sec: 3600 } },
+  });
+  nodeC = await startTestAppliance(`${dir.path}/c`, {
+    ...SMALL,
+    node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_C } },
+  });
   const deadUrl = `http://127.0.0.1:${freePort()}`;
   // Accepts the connection and never answers.
   slow = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -77,7 +105,12 @@ beforeAll(async () => {
     ...SMALL,
     node: { http_server: { listen: `127.0.0.1:${selfPort}` } },
     coordinator: {
-      nodes: [nodeA.app.nodeUrl!, { name: "b", url: nodeB.app.nodeUrl! }, { name: "c", url: nodeC.app.nodeUrl!, token: TOKEN_C }, { name: "self", url: `http://127.0.0.1:${selfPort}` }],
+      nodes: [
+        nodeA.app.nodeUrl!,
+        { name: "b", url: nodeB.app.nodeUrl! },
+        { name: "c", url: nodeC.app.nodeUrl!, token: TOKEN_C },
+        { name: "self", url: `http://127.0.0.1:${selfPort}` },
+      ],
     },
   });
   // A coordinator without a lake of its own: one good node, a stopped one, one that never answers.
@@ -128,12 +161,18 @@ describe("POST /transactions/search over coordinator.nodes", () => {
     expect(nodes.self).toMatchObject({ status: "skipped" });
     // Each row names the node it came from (node a by its host:port, having no name).
     const nameOf = (node: string) => (node === "a" ? nodeA.app.nodeUrl!.replace(/^http:\/\//, "") : node);
-    for (const i of items(r)) expect({ sid: i.sid, node: i.node }).toEqual({ sid: i.sid, node: nameOf(sent.find((s) => s.callId === i.sid)!.node) });
+    for (const i of items(r))
+      expect({ sid: i.sid, node: i.node }).toEqual({
+        sid: i.sid,
+        node: nameOf(sent.find((s) => s.callId === i.sid)!.node),
+      });
   });
 
   test("the newest N across nodes are the first N of one global sort (time, then uuid), and the pages follow it", async () => {
     const all = items(await search(coord.api, 1000));
-    const global = [...all].sort((x, y) => Number(y.timestamp_us) - Number(x.timestamp_us) || (String(x.uuid) < String(y.uuid) ? 1 : -1));
+    const global = [...all].sort(
+      (x, y) => Number(y.timestamp_us) - Number(x.timestamp_us) || (String(x.uuid) < String(y.uuid) ? 1 : -1),
+    );
     expect(all.map((i) => i.uuid)).toEqual(global.map((i) => i.uuid));
     const first = await search(coord.api, 10);
     expect(items(first).map((i) => i.uuid)).toEqual(global.slice(0, 10).map((i) => i.uuid));
@@ -149,7 +188,10 @@ describe("POST /transactions/search over coordinator.nodes", () => {
   });
 
   test("GET /transactions lists over the nodes too, and the answers are counted per node", async () => {
-    const r = await coord.api.call("GET", `/transactions?from=${NOW_MS - 4 * 3_600_000}&to=${NOW_MS + 60_000}&limit=1000`);
+    const r = await coord.api.call(
+      "GET",
+      `/transactions?from=${NOW_MS - 4 * 3_600_000}&to=${NOW_MS + 60_000}&limit=1000`,
+    );
     expect(r.status).toBe(200);
     expect(new Set(items(r).map((i) => String(i.sid)))).toEqual(new Set(sent.map((s) => s.callId)));
     expect(byName(r).c).toMatchObject({ status: "ok", rows: 7 });
@@ -172,7 +214,10 @@ describe("POST /transactions/search over coordinator.nodes", () => {
 
   test("a malformed request refused by every node is a 400 with the node's message, as without nodes", async () => {
     // No lake of its own: node a refuses it; the stopped and the silent node do not make it right.
-    const r = await edge.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "nope" }, param: { limit: 5 } });
+    const r = await edge.api.call("POST", "/transactions/search", {
+      filter: { proto_type: 1, event_type: "nope" },
+      param: { limit: 5 },
+    });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ error: "VALIDATION" });
     expect(r.json?.message).toContain('event_type "nope"');
@@ -182,7 +227,10 @@ describe("POST /transactions/search over coordinator.nodes", () => {
       body: JSON.stringify({ filter: { proto_type: 1, event_type: "nope" } }),
     });
     expect(direct.status).toBe(400);
-    const local = await coord.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "nope" }, param: { limit: 5 } });
+    const local = await coord.api.call("POST", "/transactions/search", {
+      filter: { proto_type: 1, event_type: "nope" },
+      param: { limit: 5 },
+    });
     expect(local.status).toBe(400);
   });
 
@@ -208,9 +256,17 @@ describe("POST /transactions/search over coordinator.nodes", () => {
 });
 
 describe("node endpoints", () => {
-  const body = JSON.stringify({ filter: { proto_type: 1 }, param: { limit: 5 }, timestamp: { from: NOW_MS - 3_600_000, to: NOW_MS + 60_000 } });
+  const body = JSON.stringify({
+    filter: { proto_type: 1 },
+    param: { limit: 5 },
+    timestamp: { from: NOW_MS - 3_600_000, to: NOW_MS + 60_000 },
+  });
   const post = (token?: string) =>
-    fetch(`${nodeC.app.nodeUrl}/api/v1/search`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body });
+    fetch(`${nodeC.app.nodeUrl}/api/v1/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
 
   test("POST /api/v1/search needs the node token: missing or wrong is 401, right is the node's rows with sort keys", async () => {
     for (const t of [undefined, "wrong", `${TOKEN_C}x`]) {
@@ -220,7 +276,11 @@ describe("node endpoints", () => {
     }
     const ok = await post(TOKEN_C);
     expect(ok.status).toBe(200);
-    const j = (await ok.json()) as { data: { items: Item[]; sort_keys: Array<[number, string]> }; meta: Meta; node: { node_id: string; lake_id: string } };
+    const j = (await ok.json()) as {
+      data: { items: Item[]; sort_keys: Array<[number, string]> };
+      meta: Meta;
+      node: { node_id: string; lake_id: string };
+    };
     expect(j.data.items.length).toBe(5);
     expect(j.data.sort_keys.map((k) => k[1])).toEqual(j.data.items.map((i) => String(i.uuid)));
     expect(j.meta.pagination).toMatchObject({ total: 7, has_more: true });
@@ -233,7 +293,12 @@ describe("node endpoints", () => {
         await fetch(`${nodeB.app.nodeUrl}/api/v1/search`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ filter: { proto_type: 1 }, param: { limit: 100 }, timestamp: { from: NOW_MS - 4 * 3_600_000, to: NOW_MS + 60_000 }, buffer_only: bufferOnly }),
+          body: JSON.stringify({
+            filter: { proto_type: 1 },
+            param: { limit: 100 },
+            timestamp: { from: NOW_MS - 4 * 3_600_000, to: NOW_MS + 60_000 },
+            buffer_only: bufferOnly,
+          }),
         })
       ).json()) as { data: { items: Item[] }; meta: Meta };
     const all = await ask(false);
@@ -244,12 +309,17 @@ describe("node endpoints", () => {
   });
 
   test("stats and check name the node and its lake; different nodes, different lakes; metadata stays open", async () => {
-    const stats = async (a: TestAppliance) => (await (await fetch(`${a.app.nodeUrl}/api/v1/metadata/stats`)).json()) as { node_id: string; lake_id: string };
+    const stats = async (a: TestAppliance) =>
+      (await (await fetch(`${a.app.nodeUrl}/api/v1/metadata/stats`)).json()) as { node_id: string; lake_id: string };
     const [a, c] = [await stats(nodeA), await stats(nodeC)];
     expect(a.node_id).not.toBe(c.node_id);
     expect(a.lake_id).not.toBe(c.lake_id);
     const check = (await (
-      await fetch(`${nodeC.app.nodeUrl}/api/v1/metadata/check`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ min_ts: 0, max_ts: 4e18 }) })
+      await fetch(`${nodeC.app.nodeUrl}/api/v1/metadata/check`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ min_ts: 0, max_ts: 4e18 }),
+      })
     ).json()) as { node_id: string; lake_id: string; has_data: boolean };
     expect(check).toMatchObject({ node_id: c.node_id, lake_id: c.lake_id, has_data: true });
   });

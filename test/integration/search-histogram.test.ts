@@ -54,7 +54,10 @@ describe("events over time", () => {
       sent.push(...batch);
       await waitFor("every message stored", async () => {
         await lake!.sync();
-        return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === sent.length;
+        return (
+          Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) ===
+          sent.length
+        );
       });
     };
     // Two batches flushed to Parquet, the third left in the buffer; a few calls before the windows.
@@ -63,28 +66,44 @@ describe("events over time", () => {
     await send(callsOverTime({ calls: 60, fromMs: SPAN_FROM, spanMs: 3 * HOUR, seed: 2, tag: "b" }));
     await send(callsOverTime({ calls: 10, fromMs: SPAN_FROM - 6 * HOUR, spanMs: HOUR, seed: 3, tag: "old" }));
     await lake!.flush();
-    await send([...callsOverTime({ calls: 60, fromMs: SPAN_FROM, spanMs: 3 * HOUR, seed: 4, tag: "c" }), ...callsOverTime({ calls: 1, fromMs: EDGE_MS, spanMs: 1, seed: 5, tag: "edge" })]);
+    await send([
+      ...callsOverTime({ calls: 60, fromMs: SPAN_FROM, spanMs: 3 * HOUR, seed: 4, tag: "c" }),
+      ...callsOverTime({ calls: 1, fromMs: EDGE_MS, spanMs: 1, seed: 5, tag: "edge" }),
+    ]);
     udp.close();
     expect((await lake!.files("main.hep_proto_1_call")).length).toBeGreaterThanOrEqual(2);
-    expect(Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n)).toBeGreaterThan(0);
+    expect(
+      Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n),
+    ).toBeGreaterThan(0);
 
     const api = `${coordinatorUrl}/api/v4`;
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     const post = async (path: string, body: Body): Promise<Answer> => {
-      const r = await fetch(`${api}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const r = await fetch(`${api}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       return { status: r.status, json: (await r.json()) as Answer["json"] };
     };
     const histogram = (filter: Body, from: number, to: number, extra: Body = {}) =>
-      post("/transactions/histogram", { filter: { proto_type: 1, event_type: "call", ...filter }, timestamp: { from, to }, ...extra });
+      post("/transactions/histogram", {
+        filter: { proto_type: 1, event_type: "call", ...filter },
+        timestamp: { from, to },
+        ...extra,
+      });
     const lakeCount = async (from: number, to: number, where = "true", params: unknown[] = []) =>
       Number(
         (
-          await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where}`, [
-            from * 1000,
-            to * 1000,
-            ...(params as string[]),
-          ])
+          await lake!.query(
+            `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where}`,
+            [from * 1000, to * 1000, ...(params as string[])],
+          )
         ).rows[0]!.n,
       );
 
@@ -94,7 +113,12 @@ describe("events over time", () => {
     const byMethod = await histogram({}, from, to, { group_by: "method" });
     expect(byMethod.status).toBe(200);
     const d = byMethod.json.data;
-    expect([d.interval, d.interval_ms, d.group_by, d.table]).toEqual(["5m", 5 * MIN, "method", "main.hep_proto_1_call"]);
+    expect([d.interval, d.interval_ms, d.group_by, d.table]).toEqual([
+      "5m",
+      5 * MIN,
+      "method",
+      "main.hep_proto_1_call",
+    ]);
     expect(d.window).toEqual({ from_ms: from, to_ms: to });
     const want = expectedBuckets(sent, from, to, 5 * MIN, (m) => m.method);
     expect(d.buckets.length).toBe(37);
@@ -105,13 +129,22 @@ describe("events over time", () => {
     // More rows than a search page (whose default and dashboard limits are 100 and 200), and spread over the range.
     expect(d.total).toBeGreaterThan(500);
     expect(d.buckets.filter((b) => b.count > 0).length).toBeGreaterThan(25);
-    const page = await post("/transactions/search", { filter: { proto_type: 1, event_type: "call" }, param: { limit: 200 }, timestamp: { from, to } });
+    const page = await post("/transactions/search", {
+      filter: { proto_type: 1, event_type: "call" },
+      param: { limit: 200 },
+      timestamp: { from, to },
+    });
     expect((page.json.data as unknown as { items: unknown[] }).items.length).toBe(200);
     // Groups in display order: requests (largest first), then response classes.
     const methodTotals = new Map<string, number>();
-    for (const m of sent) if (m.us >= from * 1000 && m.us <= to * 1000) methodTotals.set(m.method, (methodTotals.get(m.method) ?? 0) + 1);
-    const requests = ["INVITE", "ACK", "BYE"].sort((x, y) => methodTotals.get(y)! - methodTotals.get(x)! || x.localeCompare(y));
-    expect(d.groups).toEqual([...requests, "1xx", "2xx", "4xx", "5xx"].map((key) => ({ key, total: methodTotals.get(key)! })));
+    for (const m of sent)
+      if (m.us >= from * 1000 && m.us <= to * 1000) methodTotals.set(m.method, (methodTotals.get(m.method) ?? 0) + 1);
+    const requests = ["INVITE", "ACK", "BYE"].sort(
+      (x, y) => methodTotals.get(y)! - methodTotals.get(x)! || x.localeCompare(y),
+    );
+    expect(d.groups).toEqual(
+      [...requests, "1xx", "2xx", "4xx", "5xx"].map((key) => ({ key, total: methodTotals.get(key)! })),
+    );
 
     // By response class, and ungrouped (no groups at all); same bucket counts.
     const byClass = await histogram({}, from, to, { group_by: "status_class" });
@@ -166,7 +199,11 @@ describe("events over time", () => {
     expect(day.json.data.buckets).toEqual(expectedBuckets(sent, to - 24 * HOUR, to, 30 * MIN, (m) => m.method));
 
     // A table with no rows yet: every bucket zero; the full search body (param) is accepted.
-    const empty = await post("/transactions/histogram", { filter: { proto_type: 1, event_type: "registration" }, param: { limit: 10 }, timestamp: { from, to } });
+    const empty = await post("/transactions/histogram", {
+      filter: { proto_type: 1, event_type: "registration" },
+      param: { limit: 10 },
+      timestamp: { from, to },
+    });
     expect(empty.status).toBe(200);
     expect(empty.json.data.total).toBe(0);
     expect(empty.json.data.buckets.length).toBe(37);
@@ -185,21 +222,40 @@ describe("events over time", () => {
       [{ filter: { proto_type: 1, event_type: "nope" } }, /^event_type "nope" is not call, registration or default$/],
     ];
     for (const [extra, message] of bad) {
-      const r = await post("/transactions/histogram", { filter: { proto_type: 1, event_type: "call" }, timestamp: { from, to }, ...extra });
+      const r = await post("/transactions/histogram", {
+        filter: { proto_type: 1, event_type: "call" },
+        timestamp: { from, to },
+        ...extra,
+      });
       expect({ extra, status: r.status }).toEqual({ extra, status: 400 });
       expect(r.json.message).toMatch(message);
     }
     // group_by on a table without SIP columns (a line-protocol table): 400; without grouping it counts.
-    const lp = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=a usage=1 ${NOW - MIN}\ncpu,host=b usage=2 ${NOW - 2 * MIN}\n` });
+    const lp = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, {
+      method: "POST",
+      body: `cpu,host=a usage=1 ${NOW - MIN}\ncpu,host=b usage=2 ${NOW - 2 * MIN}\n`,
+    });
     expect(lp.status).toBeLessThan(300);
     await waitFor("the line-protocol rows", async () => {
       await lake!.sync();
-      return lake!.tables().some((t) => t.name === "cpu") && Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.metrics.cpu")).rows[0]!.n) === 2;
+      return (
+        lake!.tables().some((t) => t.name === "cpu") &&
+        Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.metrics.cpu")).rows[0]!.n) === 2
+      );
     });
-    const lpGrouped = await post("/transactions/histogram", { filter: { proto_type: 300, event_type: "metrics__cpu" }, timestamp: { from, to }, group_by: "method" });
+    const lpGrouped = await post("/transactions/histogram", {
+      filter: { proto_type: 300, event_type: "metrics__cpu" },
+      timestamp: { from, to },
+      group_by: "method",
+    });
     expect(lpGrouped.status).toBe(400);
-    expect(lpGrouped.json.message).toMatch(/^group_by method: table metrics\.cpu has no SIP method or response code; use group_by none$/);
-    const lpPlain = await post("/transactions/histogram", { filter: { proto_type: 300, event_type: "metrics__cpu" }, timestamp: { from, to } });
+    expect(lpGrouped.json.message).toMatch(
+      /^group_by method: table metrics\.cpu has no SIP method or response code; use group_by none$/,
+    );
+    const lpPlain = await post("/transactions/histogram", {
+      filter: { proto_type: 300, event_type: "metrics__cpu" },
+      timestamp: { from, to },
+    });
     expect([lpPlain.status, lpPlain.json.data.total, lpPlain.json.data.table]).toEqual([200, 2, "metrics.cpu"]);
   }, 120_000);
 });

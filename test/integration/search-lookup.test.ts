@@ -18,7 +18,16 @@ const FILES = 4;
 const CALLS = 10;
 
 function hep(payload: string, tsMs: number, srcIp: string) {
-  return encodeHep3({ srcIp, dstIp: "10.9.0.1", srcPort: 5060, dstPort: 5060, timestampUs: tsMs * 1000, protoType: 1, captureId: 7, payload });
+  return encodeHep3({
+    srcIp,
+    dstIp: "10.9.0.1",
+    srcPort: 5060,
+    dstPort: 5060,
+    timestampUs: tsMs * 1000,
+    protoType: 1,
+    captureId: 7,
+    payload,
+  });
 }
 
 /**
@@ -51,12 +60,15 @@ type Item = Record<string, unknown>;
 describe("point lookups prune data files by bloom filters", () => {
   test("Call-ID, caller, callee and IP searches read fewer files and answer exactly", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const { ingest, coordinatorUrl } = a.app;
     const lake = a.app.lake!;
     const key = "main.hep_proto_1_call";
     const udp = await Bun.udpSocket({});
-    const count = async () => Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n);
+    const count = async () =>
+      Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n);
     // FILES flushes of interleaved calls (call n in file n % FILES), then one batch left in the buffer.
     for (let b = 0; b <= FILES; b++) {
       const pkts = [...call(0, b, "low"), ...call(0, b, "high")];
@@ -72,29 +84,46 @@ describe("point lookups prune data files by bloom filters", () => {
     expect(await lake.files(key)).toHaveLength(FILES);
 
     const api = `${coordinatorUrl}/api/v4`;
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     const range = { from: NOW_MS - 2 * 60 * MIN, to: NOW_MS + MIN };
     const search = async (filter: Record<string, unknown>) => {
       const r = await fetch(`${api}/transactions/search`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit: 100 }, timestamp: range }),
+        body: JSON.stringify({
+          filter: { proto_type: 1, event_type: "call", ...filter },
+          param: { limit: 100 },
+          timestamp: range,
+        }),
       });
       expect(r.status).toBe(200);
-      return ((await r.json()) as { data: { items: Item[] } }).data.items.map((i) => `${i.timestamp_us}|${i.uuid}|${i.session_id}|${i.caller}|${String(i.payload).length}`);
+      return ((await r.json()) as { data: { items: Item[] } }).data.items.map(
+        (i) => `${i.timestamp_us}|${i.uuid}|${i.session_id}|${i.caller}|${String(i.payload).length}`,
+      );
     };
     // The truth: one ordered statement over the table's view (every file and the buffer).
     const truth = async (where: string) =>
       (
-        await lake.query(`SELECT epoch_us(timestamp) AS ts, uuid, session_id, caller, payload FROM svc_lake.main.hep_proto_1_call WHERE ${where} ORDER BY timestamp DESC, uuid DESC LIMIT 100`)
+        await lake.query(
+          `SELECT epoch_us(timestamp) AS ts, uuid, session_id, caller, payload FROM svc_lake.main.hep_proto_1_call WHERE ${where} ORDER BY timestamp DESC, uuid DESC LIMIT 100`,
+        )
       ).rows.map((x) => `${x.ts}|${x.uuid}|${x.session_id}|${x.caller}|${String(x.payload).length}`);
 
     const cases: Array<{ filter: Record<string, unknown>; where: string; rows: number; readsAtMost: number }> = [
       // lk-12: file 2 (12 = 2 * 5 + 2).
       { filter: { call_id: "lk-12@test" }, where: "session_id = 'lk-12@test'", rows: 8, readsAtMost: 1 },
       // Two Call-IDs: files 0 and 3.
-      { filter: { call_id: "lk-5@test;lk-33@test" }, where: "session_id IN ('lk-5@test', 'lk-33@test')", rows: 16, readsAtMost: 2 },
+      {
+        filter: { call_id: "lk-5@test;lk-33@test" },
+        where: "session_id IN ('lk-5@test', 'lk-33@test')",
+        rows: 16,
+        readsAtMost: 2,
+      },
       // In the buffer (batch 4): no file holds it, the buffer is always read.
       { filter: { call_id: "lk-9@test" }, where: "session_id = 'lk-9@test'", rows: 8, readsAtMost: 0 },
       { filter: { from_user: "1021" }, where: "caller = '1021'", rows: 8, readsAtMost: 1 },
@@ -119,7 +148,12 @@ describe("point lookups prune data files by bloom filters", () => {
       const dropped = after.filesDropped - before.filesDropped;
       if (c.filter.from_user === "102%") expect(looked).toBe(0);
       else {
-        expect({ filter: c.filter, looked: looked >= FILES, dropped: dropped >= FILES - c.readsAtMost, kept: looked - dropped <= 2 * c.readsAtMost }).toEqual({
+        expect({
+          filter: c.filter,
+          looked: looked >= FILES,
+          dropped: dropped >= FILES - c.readsAtMost,
+          kept: looked - dropped <= 2 * c.readsAtMost,
+        }).toEqual({
           filter: c.filter,
           looked: true,
           dropped: true,

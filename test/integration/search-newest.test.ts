@@ -22,7 +22,8 @@ const NOW_MS = Math.floor(Date.now() / HOUR) * HOUR;
 const BASE = NOW_MS - 3 * 24 * HOUR;
 
 type Item = Record<string, unknown>;
-const shape = (items: Item[]) => items.map((i) => `${i.timestamp_us}|${i.uuid}|${i.session_id}|${i.method}|${i.caller}|${String(i.payload).length}`);
+const shape = (items: Item[]) =>
+  items.map((i) => `${i.timestamp_us}|${i.uuid}|${i.session_id}|${i.method}|${i.caller}|${String(i.payload).length}`);
 
 describe("newest-first search is exact by default", () => {
   test("default strategy equals full on overlapping files and the buffer: random windows, limits 1/3/100, filters", async () => {
@@ -30,7 +31,12 @@ describe("newest-first search is exact by default", () => {
     await using a = await startTestAppliance(dir.path, {
       coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
       // Rows stay in the buffer until flushed by the test; compaction only when the test asks.
-      storage: { lakehouse: { flush_interval_sec: 3600, compaction: { enable: true, min_age_sec: 0, check_interval_sec: 86400 } } },
+      storage: {
+        lakehouse: {
+          flush_interval_sec: 3600,
+          compaction: { enable: true, min_age_sec: 0, check_interval_sec: 86400 },
+        },
+      },
     });
     const { ingest, lake, coordinatorUrl, config } = a.app;
     expect(config.storage.lakehouse.search.lake_topn_strategy).toBe("newest");
@@ -47,11 +53,47 @@ describe("newest-first search is exact by default", () => {
         const callId = `newest-${id}@test`;
         const from = `10${id % 4}`;
         const inv = invite({ callId, from, to: "2000", fromTag: `f${id}` });
-        udp.send(encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t, protoType: 1, captureId: 3, payload: inv }), port, "127.0.0.1");
-        if (id % 7 === 0) udp.send(encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t, protoType: 1, captureId: 4, payload: inv }), port, "127.0.0.1");
+        udp.send(
+          encodeHep3({
+            srcIp: "10.2.0.1",
+            dstIp: "10.2.0.2",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: t,
+            protoType: 1,
+            captureId: 3,
+            payload: inv,
+          }),
+          port,
+          "127.0.0.1",
+        );
+        if (id % 7 === 0)
+          udp.send(
+            encodeHep3({
+              srcIp: "10.2.0.1",
+              dstIp: "10.2.0.2",
+              srcPort: 5060,
+              dstPort: 5060,
+              timestampUs: t,
+              protoType: 1,
+              captureId: 4,
+              payload: inv,
+            }),
+            port,
+            "127.0.0.1",
+          );
         const bye = request("BYE", { callId, from, to: "2000", fromTag: `f${id}`, toTag: `t${id}`, cseq: 2 });
         udp.send(
-          encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t + Math.floor(1 + random() * 600) * 1_000_000 + 7, protoType: 1, captureId: 3, payload: bye }),
+          encodeHep3({
+            srcIp: "10.2.0.1",
+            dstIp: "10.2.0.2",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: t + Math.floor(1 + random() * 600) * 1_000_000 + 7,
+            protoType: 1,
+            captureId: 3,
+            payload: bye,
+          }),
           port,
           "127.0.0.1",
         );
@@ -82,20 +124,46 @@ describe("newest-first search is exact by default", () => {
     expect(Number(buffered)).toBeGreaterThan(0);
 
     // `full` on the same lake and the same settings (mappings seeded as in the appliance).
-    const settings = createSettingsModule({ path: `${dir.path}/settings-full.db`, games: false }, createLogger({ test: true }));
+    const settings = createSettingsModule(
+      { path: `${dir.path}/settings-full.db`, games: false },
+      createLogger({ test: true }),
+    );
     await settings.module.start();
-    const full = new SearchService(lake!, settings.store, { ...config.storage.lakehouse.search, lake_topn_strategy: "full" }, 30_000);
-    const eagerNewest = new SearchService(lake!, settings.store, { ...config.storage.lakehouse.search, lazy_payload: false }, 30_000);
-    const eagerFull = new SearchService(lake!, settings.store, { ...config.storage.lakehouse.search, lazy_payload: false, lake_topn_strategy: "full" }, 30_000);
+    const full = new SearchService(
+      lake!,
+      settings.store,
+      { ...config.storage.lakehouse.search, lake_topn_strategy: "full" },
+      30_000,
+    );
+    const eagerNewest = new SearchService(
+      lake!,
+      settings.store,
+      { ...config.storage.lakehouse.search, lazy_payload: false },
+      30_000,
+    );
+    const eagerFull = new SearchService(
+      lake!,
+      settings.store,
+      { ...config.storage.lakehouse.search, lazy_payload: false, lake_topn_strategy: "full" },
+      30_000,
+    );
 
     const api = `${coordinatorUrl}/api/v4`;
-    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${api}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     const viaApi = async (filter: Record<string, unknown>, limit: number, from: number, to: number) => {
       const r = await fetch(`${api}/transactions/search`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: { from, to } }),
+        body: JSON.stringify({
+          filter: { proto_type: 1, event_type: "call", ...filter },
+          param: { limit },
+          timestamp: { from, to },
+        }),
       });
       expect(r.status).toBe(200);
       return ((await r.json()) as { data: { items: Item[] } }).data.items;
@@ -103,7 +171,12 @@ describe("newest-first search is exact by default", () => {
 
     /** GET /transactions (the list API and `svc search`'s sibling) over the same search service. */
     const viaList = async (filter: Record<string, unknown>, limit: number, from: number, to: number) => {
-      const qs = new URLSearchParams({ from: String(from), to: String(to), "page[limit]": String(limit), ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])) });
+      const qs = new URLSearchParams({
+        from: String(from),
+        to: String(to),
+        "page[limit]": String(limit),
+        ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])),
+      });
       const r = await fetch(`${api}/transactions?${qs}`, { headers: { authorization: `Bearer ${token}` } });
       expect(r.status).toBe(200);
       return ((await r.json()) as { data: { items: Item[] } }).data.items;
@@ -118,13 +191,22 @@ describe("newest-first search is exact by default", () => {
       const to = BASE + 2 * HOUR + Math.floor(random() * (NOW_MS + HOUR - BASE));
       windows.push({ from: to - width, to });
     }
-    const filters: Array<Record<string, unknown>> = [{}, { from_user: "102" }, { method: "INVITE" }, { from_user: "101", method: "BYE" }];
+    const filters: Array<Record<string, unknown>> = [
+      {},
+      { from_user: "102" },
+      { method: "INVITE" },
+      { from_user: "101", method: "BYE" },
+    ];
     let compared = 0;
     let nonEmpty = 0;
     for (const w of windows) {
       for (const limit of [1, 3, 100]) {
         for (const filter of filters) {
-          const label = JSON.stringify({ w: [new Date(w.from).toISOString(), new Date(w.to).toISOString()], limit, filter });
+          const label = JSON.stringify({
+            w: [new Date(w.from).toISOString(), new Date(w.to).toISOString()],
+            limit,
+            filter,
+          });
           const req = { protoType: 1, eventType: "call", filter, fromMs: w.from, toMs: w.to, limit };
           const want = shape((await full.run(req)).items);
           const got = shape(await viaApi(filter, limit, w.from, w.to));
@@ -133,7 +215,10 @@ describe("newest-first search is exact by default", () => {
           expect({ label, list: shape(listed) }).toEqual({ label, list: want });
           // The same rows on a repeat.
           expect({ label, rows: shape(await viaApi(filter, limit, w.from, w.to)) }).toEqual({ label, rows: want });
-          expect({ label, eager: shape((await eagerNewest.run(req)).items) }).toEqual({ label, eager: shape((await eagerFull.run(req)).items) });
+          expect({ label, eager: shape((await eagerNewest.run(req)).items) }).toEqual({
+            label,
+            eager: shape((await eagerFull.run(req)).items),
+          });
           compared++;
           if (want.length >= limit) nonEmpty++;
         }

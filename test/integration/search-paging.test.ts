@@ -39,13 +39,28 @@ let s: Awaited<ReturnType<typeof startLineProtocol>>;
 
 const items = (r: ApiResult) => (r.json?.data?.items ?? []) as Item[];
 const pagination = (r: ApiResult) => (r.json as unknown as { meta: { pagination: Pagination } }).meta.pagination;
-const search = (filter: Record<string, unknown>, param: Record<string, unknown>, range: { from: number; to: number } = RANGE) =>
-  s.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param, timestamp: range });
+const search = (
+  filter: Record<string, unknown>,
+  param: Record<string, unknown>,
+  range: { from: number; to: number } = RANGE,
+) =>
+  s.api.call("POST", "/transactions/search", {
+    filter: { proto_type: 1, event_type: "call", ...filter },
+    param,
+    timestamp: range,
+  });
 const list = (q: Record<string, string | number>) =>
-  s.api.call("GET", `/transactions?${new URLSearchParams(Object.entries({ from: RANGE.from, to: RANGE.to, ...q }).map(([k, v]) => [k, String(v)]))}`);
+  s.api.call(
+    "GET",
+    `/transactions?${new URLSearchParams(Object.entries({ from: RANGE.from, to: RANGE.to, ...q }).map(([k, v]) => [k, String(v)]))}`,
+  );
 
 /** The reference: one plain ordered statement over the table's view (what `full` reads). */
-async function referenceUuids(range: { from: number; to: number }, where = "true", params: Array<string | number> = []): Promise<string[]> {
+async function referenceUuids(
+  range: { from: number; to: number },
+  where = "true",
+  params: Array<string | number> = [],
+): Promise<string[]> {
   const lake = s.a.app.lake!;
   await lake.sync();
   const r = await lake.query(
@@ -56,7 +71,10 @@ async function referenceUuids(range: { from: number; to: number }, where = "true
 }
 
 /** Every page of a paged request, following next_cursor; fails on a loop. */
-async function allPages(first: () => Promise<ApiResult>, next: (cursor: string) => Promise<ApiResult>): Promise<{ uuids: string[]; pages: Pagination[] }> {
+async function allPages(
+  first: () => Promise<ApiResult>,
+  next: (cursor: string) => Promise<ApiResult>,
+): Promise<{ uuids: string[]; pages: Pagination[] }> {
   const uuids: string[] = [];
   const pages: Pagination[] = [];
   let r = await first();
@@ -73,18 +91,48 @@ async function allPages(first: () => Promise<ApiResult>, next: (cursor: string) 
 
 beforeAll(async () => {
   dir = tempDir("svc-search-paging-");
-  s = await startLineProtocol(dir.path, { allow_hep_sip_call: true }, { storage: { lakehouse: { flush_interval_sec: 3600, search: { count_cap: COUNT_CAP } } } });
+  s = await startLineProtocol(
+    dir.path,
+    { allow_hep_sip_call: true },
+    { storage: { lakehouse: { flush_interval_sec: 3600, search: { count_cap: COUNT_CAP } } } },
+  );
   const lake = s.a.app.lake!;
   const udp = await Bun.udpSocket({});
   const port = s.a.app.ingest!.listeners.udp!.port();
   const send = async (from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const payload = invite({ callId: `pg-${i}@test`, from: i % 3 === 0 ? "1001" : "2002", to: "3000", fromTag: `f${i}` });
-      udp.send(encodeHep3({ srcIp: "10.7.0.1", dstIp: "10.7.0.2", srcPort: 5060, dstPort: 5060, timestampUs: atUs(i), protoType: 1, captureId: i % 5 === 0 ? 11 : 9, payload }), port, "127.0.0.1");
+      const payload = invite({
+        callId: `pg-${i}@test`,
+        from: i % 3 === 0 ? "1001" : "2002",
+        to: "3000",
+        fromTag: `f${i}`,
+      });
+      udp.send(
+        encodeHep3({
+          srcIp: "10.7.0.1",
+          dstIp: "10.7.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: atUs(i),
+          protoType: 1,
+          captureId: i % 5 === 0 ? 11 : 9,
+          payload,
+        }),
+        port,
+        "127.0.0.1",
+      );
     }
     await waitFor(`rows before ${to} visible`, async () => {
       await lake.sync();
-      return Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'pg-%@test'")).rows[0]!.n) === to;
+      return (
+        Number(
+          (
+            await lake.query(
+              "SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'pg-%@test'",
+            )
+          ).rows[0]!.n,
+        ) === to
+      );
     });
   };
   // Two Parquet files, then rows left in the buffer.
@@ -116,7 +164,14 @@ describe("search totals and paging", () => {
     const ref = await referenceUuids(RANGE);
     expect(ref).toHaveLength(HEP_ROWS + 1);
     const first = await search({}, { limit: 7 });
-    expect(pagination(first)).toEqual({ limit: 7, offset: 0, total: HEP_ROWS + 1, total_exact: true, has_more: true, next_cursor: "7:-timestamp" });
+    expect(pagination(first)).toEqual({
+      limit: 7,
+      offset: 0,
+      total: HEP_ROWS + 1,
+      total_exact: true,
+      has_more: true,
+      next_cursor: "7:-timestamp",
+    });
     const { uuids, pages } = await allPages(
       () => Promise.resolve(first),
       (cursor) => search({}, { limit: 7, cursor }),
@@ -148,8 +203,14 @@ describe("search totals and paging", () => {
       (cursor) => list({ "page[limit]": 25, "page[cursor]": cursor }),
     );
     expect(newest.uuids).toEqual(ref);
-    expect(items(await list({ "page[limit]": 4, "page[cursor]": "9:timestamp" })).map((i) => String(i.uuid))).toEqual(oldest.slice(9, 13));
-    expect(items(await list({ "page[limit]": 4, "page[cursor]": "9:-timestamp", sort: "-timestamp" })).map((i) => String(i.uuid))).toEqual(ref.slice(9, 13));
+    expect(items(await list({ "page[limit]": 4, "page[cursor]": "9:timestamp" })).map((i) => String(i.uuid))).toEqual(
+      oldest.slice(9, 13),
+    );
+    expect(
+      items(await list({ "page[limit]": 4, "page[cursor]": "9:-timestamp", sort: "-timestamp" })).map((i) =>
+        String(i.uuid),
+      ),
+    ).toEqual(ref.slice(9, 13));
   });
 
   test("without a filter the total is exact for windows cutting through files and the buffer", async () => {
@@ -164,11 +225,22 @@ describe("search totals and paging", () => {
       const want = await referenceUuids(range);
       expect(want.length).toBeGreaterThan(3);
       const r = await search({}, { limit: 3 }, range);
-      expect({ lo, hi, p: pagination(r) }).toEqual({ lo, hi, p: { limit: 3, offset: 0, total: want.length, total_exact: true, has_more: true, next_cursor: "3:-timestamp" } });
+      expect({ lo, hi, p: pagination(r) }).toEqual({
+        lo,
+        hi,
+        p: { limit: 3, offset: 0, total: want.length, total_exact: true, has_more: true, next_cursor: "3:-timestamp" },
+      });
       expect(items(r).map((i) => String(i.uuid))).toEqual(want.slice(0, 3));
     }
     // A page holding every match needs no count and says so.
-    expect(pagination(await search({}, { limit: 100 }))).toEqual({ limit: 100, offset: 0, total: HEP_ROWS + 1, total_exact: true, has_more: false, next_cursor: null });
+    expect(pagination(await search({}, { limit: 100 }))).toEqual({
+      limit: 100,
+      offset: 0,
+      total: HEP_ROWS + 1,
+      total_exact: true,
+      has_more: false,
+      next_cursor: null,
+    });
   });
 
   test("a filtered total is exact up to count_cap, beyond it a lower bound (total_exact false, has_more true)", async () => {
@@ -179,7 +251,12 @@ describe("search totals and paging", () => {
     const twos = await referenceUuids(RANGE, "caller = $3", ["2002"]);
     expect(twos.length).toBeGreaterThan(COUNT_CAP);
     const capped = await search({ from_user: "2002" }, { limit: 6 });
-    expect(pagination(capped)).toMatchObject({ total: COUNT_CAP, total_exact: false, has_more: true, next_cursor: "6:-timestamp" });
+    expect(pagination(capped)).toMatchObject({
+      total: COUNT_CAP,
+      total_exact: false,
+      has_more: true,
+      next_cursor: "6:-timestamp",
+    });
     expect(items(capped).map((i) => String(i.uuid))).toEqual(twos.slice(0, 6));
     // Paging a filtered search reaches every match even past the cap.
     const all = await allPages(
@@ -187,7 +264,12 @@ describe("search totals and paging", () => {
       (cursor) => search({ from_user: "2002" }, { limit: 6, cursor }),
     );
     expect(all.uuids).toEqual(twos);
-    expect(all.pages.at(-1)).toMatchObject({ total: twos.length, total_exact: true, has_more: false, next_cursor: null });
+    expect(all.pages.at(-1)).toMatchObject({
+      total: twos.length,
+      total_exact: true,
+      has_more: false,
+      next_cursor: null,
+    });
   });
 
   test("capture_id matches node_id or data_extra.capture_id (POST and GET)", async () => {
@@ -214,24 +296,39 @@ describe("search totals and paging", () => {
       [search({}, { limit: 5, cursor: "abc" }), 400, /^param\.cursor: not a cursor of this list/],
       [search({}, { limit: 5, cursor: 7 }), 400, /^param\.cursor: not a cursor of this list/],
       [search({}, { limit: 5, cursor: "50000:-timestamp" }), 400, /^param\.cursor: pages reach the first 50000 rows/],
-      [search({}, { limit: 5, cursor: "5:timestamp", sort: "-timestamp" }), 409, /^param\.cursor: the cursor was made for sort=timestamp/],
+      [
+        search({}, { limit: 5, cursor: "5:timestamp", sort: "-timestamp" }),
+        409,
+        /^param\.cursor: the cursor was made for sort=timestamp/,
+      ],
       [list({ sort: "uuid" }), 400, /sort/],
       [list({ "page[cursor]": "1:uuid" }), 400, /^page\[cursor\]: not a cursor of this list/],
       [list({ "page[cursor]": "x" }), 400, /^page\[cursor\]: not a cursor of this list/],
-      [list({ "page[cursor]": "3:-timestamp", sort: "timestamp" }), 409, /^page\[cursor\]: the cursor was made for sort=-timestamp/],
+      [
+        list({ "page[cursor]": "3:-timestamp", sort: "timestamp" }),
+        409,
+        /^page\[cursor\]: the cursor was made for sort=-timestamp/,
+      ],
       [list({ capture_id: "edge" }), 400, /capture_id/],
     ];
     for (const [req, status, message] of cases) {
       const r = await req;
-      expect({ status: r.status, message: r.json?.message }).toEqual({ status, message: expect.stringMatching(message) });
+      expect({ status: r.status, message: r.json?.message }).toEqual({
+        status,
+        message: expect.stringMatching(message),
+      });
     }
   });
 
   test("PUT /me/settings/{category} answers an IdResponse; the id stays on a repeat", async () => {
-    const put = (category: string, param: string, data: Record<string, unknown>) => s.api.call("PUT", `/me/settings/${category}`, { param, data });
+    const put = (category: string, param: string, data: Record<string, unknown>) =>
+      s.api.call("PUT", `/me/settings/${category}`, { param, data });
     const first = await put("transaction", "range", { from: -60_000 });
     expect(first.status).toBe(200);
-    const body = first.json as { data: { id: string; category: string; param: string; data: Record<string, unknown> }; message: string };
+    const body = first.json as {
+      data: { id: string; category: string; param: string; data: Record<string, unknown> };
+      message: string;
+    };
     expect(body.data.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(body.message).toBe("setting saved");
     expect(body.data).toMatchObject({ category: "transaction", param: "range", data: { from: -60_000, to: 300_000 } });

@@ -32,7 +32,11 @@ function hep(payload: string, tsMs: number, proto = 1, correlationId?: string) {
 }
 
 type Item = Record<string, unknown>;
-const shape = (items: Item[]) => items.map((i) => `${i.timestamp_us}|${i.session_id}|${i.event}|${i.caller}|${String(i.payload).length}|${JSON.stringify(i.data_extra)}`);
+const shape = (items: Item[]) =>
+  items.map(
+    (i) =>
+      `${i.timestamp_us}|${i.session_id}|${i.event}|${i.caller}|${String(i.payload).length}|${JSON.stringify(i.data_extra)}`,
+  );
 
 describe("search strategies and lazy payload", () => {
   test("lazy and eager, stream/chunked/full: exact rows, payloads and order against plain SQL", async () => {
@@ -44,7 +48,9 @@ describe("search strategies and lazy payload", () => {
       const callId = `strat-${c}@test`;
       const from = `10${c % 4}`;
       packets.push(hep(invite({ callId, from, to: "2000", fromTag: `f${c}` }), t));
-      packets.push(hep(request("BYE", { callId, from, to: "2000", fromTag: `f${c}`, toTag: `t${c}`, cseq: 2 }), t + 60_000));
+      packets.push(
+        hep(request("BYE", { callId, from, to: "2000", fromTag: `f${c}`, toTag: `t${c}`, cseq: 2 }), t + 60_000),
+      );
       packets.push(hep(JSON.stringify({ type: 200, ssrc: c }), t + 1000, 5, c % 2 === 0 ? callId : undefined));
     }
     const configs = [
@@ -57,10 +63,16 @@ describe("search strategies and lazy payload", () => {
       { lazy_payload: false, lake_topn_strategy: "full" },
       { lazy_payload: false, lake_topn_strategy: "stream" },
     ];
-    const results: Array<{ cfg: (typeof configs)[number]; got: Record<"newest" | "callId" | "callIds" | "caller" | "callerAndMethod" | "rtcp", Item[]> }> = [];
+    const results: Array<{
+      cfg: (typeof configs)[number];
+      got: Record<"newest" | "callId" | "callIds" | "caller" | "callerAndMethod" | "rtcp", Item[]>;
+    }> = [];
     let truth: Record<string, string[]> = {};
     for (const [n, cfg] of configs.entries()) {
-      await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, storage: { lakehouse: { search: { ...cfg, lake_chunk_sec: 3600 } } } });
+      await using a = await startTestAppliance(dir.path, {
+        coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+        storage: { lakehouse: { search: { ...cfg, lake_chunk_sec: 3600 } } },
+      });
       const { ingest, lake, coordinatorUrl } = a.app;
       if (n === 0) {
         const udp = await Bun.udpSocket({});
@@ -75,18 +87,28 @@ describe("search strategies and lazy payload", () => {
         udp.close();
         await waitFor("second half visible", async () => {
           await lake!.sync();
-          return (await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n === 2 * CALLS;
+          return (
+            (await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n === 2 * CALLS
+          );
         });
       }
       const api = `${coordinatorUrl}/api/v4`;
-      const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+      const login = await fetch(`${api}/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password: PASSWORD }),
+      });
       const token = ((await login.json()) as { token: string }).token;
       const range = { from: NOW_MS - 4 * HOUR, to: NOW_MS + 60_000 };
       const search = async (filter: Record<string, unknown>, limit: number, proto = 1) => {
         const r = await fetch(`${api}/transactions/search`, {
           method: "POST",
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ filter: { proto_type: proto, ...(proto === 1 ? { event_type: "call" } : {}), ...filter }, param: { limit }, timestamp: range }),
+          body: JSON.stringify({
+            filter: { proto_type: proto, ...(proto === 1 ? { event_type: "call" } : {}), ...filter },
+            param: { limit },
+            timestamp: range,
+          }),
         });
         expect(r.status).toBe(200);
         return ((await r.json()) as { data: { items: Item[] } }).data.items;
@@ -106,7 +128,10 @@ describe("search strategies and lazy payload", () => {
           const r = await lake!.query(
             `SELECT epoch_us(timestamp) AS ts, session_id, event, caller, payload, data_extra FROM svc_lake.main.${table} WHERE ${where} ORDER BY timestamp DESC LIMIT ${limit}`,
           );
-          return r.rows.map((x) => `${x.ts}|${x.session_id}|${x.event}|${x.caller}|${String(x.payload).length}|${JSON.stringify(JSON.parse(String(x.data_extra)))}`);
+          return r.rows.map(
+            (x) =>
+              `${x.ts}|${x.session_id}|${x.event}|${x.caller}|${String(x.payload).length}|${JSON.stringify(JSON.parse(String(x.data_extra)))}`,
+          );
         };
         truth = {
           newest: await q("hep_proto_1_call", "true", 25),
@@ -124,7 +149,8 @@ describe("search strategies and lazy payload", () => {
     }
     for (const { cfg, got } of results) {
       const label = JSON.stringify(cfg);
-      for (const k of ["callId", "callIds", "caller", "callerAndMethod", "rtcp"] as const) expect({ label, k, rows: shape(got[k]!) }).toEqual({ label, k, rows: truth[k]! });
+      for (const k of ["callId", "callIds", "caller", "callerAndMethod", "rtcp"] as const)
+        expect({ label, k, rows: shape(got[k]!) }).toEqual({ label, k, rows: truth[k]! });
       if (cfg.lake_topn_strategy === "stream") {
         // A sample: 25 rows of the window, newest first, payload and data_extra filled.
         expect(got.newest).toHaveLength(25);

@@ -30,7 +30,13 @@ async function sql(text: string): Promise<{ status: number; body: Record<string,
 beforeAll(async () => {
   dir = tempDir();
   // A generous time-out: DuckDB builds a 1.5 M-element list in about a second on a loaded 2 vCPU VM.
-  a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, query_timeout_sec: 60, query: { max_result_bytes: MAX_RESULT_BYTES } } });
+  a = await startTestAppliance(dir.path, {
+    coordinator: {
+      auth: { admin_password_hash: sha256Hex(PASSWORD) },
+      query_timeout_sec: 60,
+      query: { max_result_bytes: MAX_RESULT_BYTES },
+    },
+  });
   const res = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -57,12 +63,23 @@ async function peakGrowth(q: string) {
 test("a list, map or struct over the budget is a 413 before any element becomes a JS value", async () => {
   // DuckDB's own share is ≈ 130 MB once its allocator has served the same list (the control query,
   // one boolean to convert); converting the 1.5 M elements to JS values added ≈ 200 MB on top.
-  for (const q of ["SELECT range(0, 1500000) AS big", "SELECT {'a': 1, 'b': [range(0, 1500000)]} AS big", "SELECT map_from_entries([(1, range(0, 1500000))]) AS big"]) {
+  for (const q of [
+    "SELECT range(0, 1500000) AS big",
+    "SELECT {'a': 1, 'b': [range(0, 1500000)]} AS big",
+    "SELECT map_from_entries([(1, range(0, 1500000))]) AS big",
+  ]) {
     const control = await peakGrowth(`SELECT big IS NULL AS n FROM (${q})`);
     expect(control.r.status).toBe(200);
     const { r, grew } = await peakGrowth(q);
-    expect({ q, status: r.status, body: r.body }).toMatchObject({ q, status: 413, body: { error: "PAYLOAD_TOO_LARGE", reason: "max_result_bytes", rows_read: 1 } });
-    expect({ q, underQuarterGiB: grew < 256 * 2 ** 20, peakGrowthMiB: grew >> 20 }).toMatchObject({ q, underQuarterGiB: true });
+    expect({ q, status: r.status, body: r.body }).toMatchObject({
+      q,
+      status: 413,
+      body: { error: "PAYLOAD_TOO_LARGE", reason: "max_result_bytes", rows_read: 1 },
+    });
+    expect({ q, underQuarterGiB: grew < 256 * 2 ** 20, peakGrowthMiB: grew >> 20 }).toMatchObject({
+      q,
+      underQuarterGiB: true,
+    });
   }
   // Strings inside a list count with their length.
   const strings = await sql("SELECT [repeat('z', 600000), repeat('z', 600000)] AS big");
@@ -75,6 +92,14 @@ test("nested values under the budget are answered whole and exact", async () => 
   );
   expect(fits.status).toBe(200);
   expect((fits.body.data as { rows: unknown[] }).rows).toEqual([
-    { l: ["0", "1", "2"], ll: [[1, 2], null, []], s: { a: "x", b: [1] }, m: [{ key: 1, value: "v" }], arr: [1, 2], n: null, strs: ["y".repeat(1000)] },
+    {
+      l: ["0", "1", "2"],
+      ll: [[1, 2], null, []],
+      s: { a: "x", b: [1] },
+      m: [{ key: 1, value: "v" }],
+      arr: [1, 2],
+      n: null,
+      strs: ["y".repeat(1000)],
+    },
   ]);
 });

@@ -36,7 +36,11 @@ beforeAll(async () => {
   dir = tempDir();
   a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
   metrics = new MetricsRegistry();
-  fooled = new FooledGuardService(a.app.lake!, { maxTimeoutSec: 5, maxResultBytes: 1 << 20, privatePaths: [a.app.lake!.dataPathResolved()] }, metrics);
+  fooled = new FooledGuardService(
+    a.app.lake!,
+    { maxTimeoutSec: 5, maxResultBytes: 1 << 20, privatePaths: [a.app.lake!.dataPathResolved()] },
+    metrics,
+  );
   // A file inside the lake's own directory: DuckDB's lock lets the engine read it, so only the checks stand between it and user SQL.
   csv = join(a.app.lake!.dataPathResolved(), "secret.csv");
   writeFileSync(csv, "secret\ntop-secret-value\n");
@@ -61,7 +65,12 @@ async function refusal(sql: string, tables: string[]): Promise<[string, string, 
 describe("a fooled guard: DuckDB's parse refuses what it let through", () => {
   test.each<[string, string[], string, string]>([
     [`SELECT * FROM read_csv('<csv>')`, [], "forbidden_function", '"read_csv"'],
-    [`SELECT count(*) AS n FROM ${VIEW} WHERE session_id IN (SELECT * FROM read_csv('<csv>'))`, [VIEW], "forbidden_function", '"read_csv"'],
+    [
+      `SELECT count(*) AS n FROM ${VIEW} WHERE session_id IN (SELECT * FROM read_csv('<csv>'))`,
+      [VIEW],
+      "forbidden_function",
+      '"read_csv"',
+    ],
     [`SELECT * FROM '<csv>'`, [], "parse_mismatch", "secret.csv"],
     [`SELECT * FROM "<csv>"`, [VIEW], "parse_mismatch", "secret.csv"],
     ["SELECT * FROM pg_catalog.pg_views", [], "parse_mismatch", '"pg_catalog.pg_views"'],
@@ -87,11 +96,27 @@ describe("a fooled guard: DuckDB's parse refuses what it let through", () => {
 describe("POST /query through the appliance", () => {
   test("a CTE named like a view is the CTE; a syntax error is a 400 SQL_INVALID with DuckDB's words", async () => {
     const base = `${a.app.coordinatorUrl}/api/v4`;
-    const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${base}/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const { token } = (await login.json()) as { token: string };
     const query = async (sql: string) => {
-      const res = await fetch(`${base}/query`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ sql }) });
-      return { status: res.status, body: (await res.json()) as { data?: { rows: unknown[] }; error?: string; message?: string; meta?: { tables: string[] } } };
+      const res = await fetch(`${base}/query`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ sql }),
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as {
+          data?: { rows: unknown[] };
+          error?: string;
+          message?: string;
+          meta?: { tables: string[] };
+        },
+      };
     };
     const cte = await query("WITH hep_proto_1_call AS (SELECT 42 AS n) SELECT n FROM hep_proto_1_call");
     expect([cte.status, cte.body.data?.rows, cte.body.meta?.tables]).toEqual([200, [{ n: 42 }], []]);

@@ -37,7 +37,10 @@ interface Reply {
 async function call(method: string, path: string, body?: unknown, auth: string | null = token): Promise<Reply> {
   const res = await fetch(`${a.app.coordinatorUrl}/api/v4${path}`, {
     method,
-    headers: { ...(auth ? { authorization: `Bearer ${auth}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      ...(auth ? { authorization: `Bearer ${auth}` } : {}),
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -48,7 +51,15 @@ async function call(method: string, path: string, body?: unknown, auth: string |
 
 type Rows = Array<Record<string, unknown>>;
 const rowsOf = (r: Reply): Rows => (r.body.data as { rows: Rows }).rows;
-const metaOf = (r: Reply) => r.body.meta as { row_count: number; truncated: boolean; limit: number; elapsed_ms: number; snapshot_id: number; tables: string[] };
+const metaOf = (r: Reply) =>
+  r.body.meta as {
+    row_count: number;
+    truncated: boolean;
+    limit: number;
+    elapsed_ms: number;
+    snapshot_id: number;
+    tables: string[];
+  };
 
 async function sql(text: string, extra: Record<string, unknown> = {}): Promise<Reply> {
   return await call("POST", "/query", { sql: text, ...extra });
@@ -82,7 +93,11 @@ const callB = { callId: "sqlcall-b@test", from: "carol", to: "dave", fromTag: "f
 beforeAll(async () => {
   dir = tempDir();
   a = await startTestAppliance(dir.path, {
-    coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) }, query_timeout_sec: 2, query: { max_result_bytes: MAX_RESULT_BYTES } },
+    coordinator: {
+      auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) },
+      query_timeout_sec: 2,
+      query: { max_result_bytes: MAX_RESULT_BYTES },
+    },
     storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000 } },
   });
   const login = await call("POST", "/auth/sessions", { username: "admin", password: ADMIN_PASSWORD }, null);
@@ -92,7 +107,8 @@ beforeAll(async () => {
   const sock = await Bun.udpSocket({});
   sender = sock;
   const port = a.app.ingest!.listeners.udp!.port();
-  const send = (payload: string, i: number, o?: { src?: string; dst?: string }) => sock.send(hep(payload, i, o), port, "127.0.0.1");
+  const send = (payload: string, i: number, o?: { src?: string; dst?: string }) =>
+    sock.send(hep(payload, i, o), port, "127.0.0.1");
   // Call A (7 messages), a REGISTER and an OPTIONS; then committed to Parquet: the first snapshot.
   send(invite(callA), 0);
   send(response(100, "Trying", "INVITE", callA), 1, { src: "10.0.0.2", dst: "10.0.0.1" });
@@ -104,7 +120,10 @@ beforeAll(async () => {
   send(register({ callId: "sqlreg-1@test", user: "alice", expires: 600 }), 7, { src: "10.0.0.9" });
   send(request("OPTIONS", { callId: "sqlopt-1@test", from: "mon", to: "srv" }), 8);
   await waitFor("call A, REGISTER and OPTIONS stored", async () => {
-    const n = (await countWhere("hep_proto_1_call", "session_id = 'sqlcall-a@test'")) + (await countWhere("hep_proto_1_registration", "true")) + (await countWhere("hep_proto_1_default", "true"));
+    const n =
+      (await countWhere("hep_proto_1_call", "session_id = 'sqlcall-a@test'")) +
+      (await countWhere("hep_proto_1_registration", "true")) +
+      (await countWhere("hep_proto_1_default", "true"));
     return n === 9;
   });
   await a.app.lake!.flush();
@@ -113,7 +132,10 @@ beforeAll(async () => {
   send(invite({ ...callB, srcIp: "10.0.0.3" }), 10, { src: "10.0.0.3" });
   send(response(486, "Busy Here", "INVITE", callB), 11, { src: "10.0.0.2", dst: "10.0.0.3" });
   send(request("ACK", { ...callB, cseq: 1 }), 12, { src: "10.0.0.3" });
-  await waitFor("call B stored", async () => (await countWhere("hep_proto_1_call", "session_id = 'sqlcall-b@test'")) === 3);
+  await waitFor(
+    "call B stored",
+    async () => (await countWhere("hep_proto_1_call", "session_id = 'sqlcall-b@test'")) === 3,
+  );
   await a.app.lake!.flush();
 }, 30_000);
 
@@ -143,7 +165,12 @@ describe("POST /query: legitimate analytical SQL", () => {
       { name: "final_code", type: "INTEGER" },
       { name: "to_tag", type: "VARCHAR" },
     ]);
-    expect(metaOf(r)).toMatchObject({ row_count: 2, truncated: false, limit: 1000, tables: ["svc_lake.main.hep_proto_1_call"] });
+    expect(metaOf(r)).toMatchObject({
+      row_count: 2,
+      truncated: false,
+      limit: 1000,
+      tables: ["svc_lake.main.hep_proto_1_call"],
+    });
     expect(metaOf(r).snapshot_id).toBeGreaterThan(firstSnapshot);
   });
 
@@ -171,7 +198,9 @@ describe("POST /query: legitimate analytical SQL", () => {
       { col0: 1, col1: "a" },
       { col0: 2, col1: "b" },
     ]);
-    const words = await sql(`SELECT count(*) AS n FROM hep_proto_1_call WHERE session_id IN ('drop table x; --', 'sqlcall-a@test', $$COPY (SELECT 1) TO 'x'$$)`);
+    const words = await sql(
+      `SELECT count(*) AS n FROM hep_proto_1_call WHERE session_id IN ('drop table x; --', 'sqlcall-a@test', $$COPY (SELECT 1) TO 'x'$$)`,
+    );
     expect(rowsOf(words)).toEqual([{ n: 7 }]);
     const gen = await sql("SELECT sum(i) AS s FROM range(10) r(i)");
     expect(rowsOf(gen)).toEqual([{ s: 45 }]);
@@ -184,7 +213,9 @@ describe("POST /query: legitimate analytical SQL", () => {
   test("the raw and query members are aliases of sql; POST /statistics/query validates the same way", async () => {
     const viaQuery = await call("POST", "/query", { query: "SELECT 1 AS one" });
     expect(rowsOf(viaQuery)).toEqual([{ one: 1 }]);
-    const stats = await call("POST", "/statistics/query", { raw: "SELECT method, count(*) AS n FROM hep_proto_1_call WHERE method IS NOT NULL GROUP BY ALL ORDER BY n DESC, method" });
+    const stats = await call("POST", "/statistics/query", {
+      raw: "SELECT method, count(*) AS n FROM hep_proto_1_call WHERE method IS NOT NULL GROUP BY ALL ORDER BY n DESC, method",
+    });
     expect(stats.status).toBe(200);
     expect(rowsOf(stats)).toEqual([
       { method: "ACK", n: 2 },
@@ -236,10 +267,14 @@ describe("POST /query: legitimate analytical SQL", () => {
   test("time travel: AT (VERSION => n) reads the snapshot before call B", async () => {
     const now = await sql("SELECT count(*) AS n FROM hep_proto_1_call");
     expect(rowsOf(now)).toEqual([{ n: 10 }]);
-    const before = await sql(`SELECT count(*) AS n, count(DISTINCT session_id) AS calls FROM hep_proto_1_call AT (VERSION => ${firstSnapshot})`);
+    const before = await sql(
+      `SELECT count(*) AS n, count(DISTINCT session_id) AS calls FROM hep_proto_1_call AT (VERSION => ${firstSnapshot})`,
+    );
     expect(before.status).toBe(200);
     expect(rowsOf(before)).toEqual([{ n: 7, calls: 1 }]);
-    const snap = await sql(`SELECT session_id FROM svc_lake.main.hep_proto_1_call AT SNAPSHOT ${firstSnapshot} WHERE method = 'INVITE'`);
+    const snap = await sql(
+      `SELECT session_id FROM svc_lake.main.hep_proto_1_call AT SNAPSHOT ${firstSnapshot} WHERE method = 'INVITE'`,
+    );
     expect(rowsOf(snap)).toEqual([{ session_id: "sqlcall-a@test" }]);
     const future = await sql(`SELECT count(*) FROM hep_proto_1_call AT (VERSION => ${firstSnapshot + 1000})`);
     expect(future.status).toBe(404);
@@ -249,7 +284,12 @@ describe("POST /query: legitimate analytical SQL", () => {
     const created = await call("POST", "/users", { username: "analyst", password: "analyst-password" });
     expect(created.status).toBe(201);
     const login = await call("POST", "/auth/sessions", { username: "analyst", password: "analyst-password" }, null);
-    const r = await call("POST", "/query", { sql: "SELECT count(*) AS n FROM hep_proto_1_registration" }, String(login.body.token));
+    const r = await call(
+      "POST",
+      "/query",
+      { sql: "SELECT count(*) AS n FROM hep_proto_1_registration" },
+      String(login.body.token),
+    );
     expect(r.status).toBe(200);
     expect(rowsOf(r)).toEqual([{ n: 1 }]);
     expect((await call("POST", "/query", { sql: "SELECT 1" }, null)).status).toBe(401);
@@ -388,7 +428,9 @@ describe("POST /query: bypass attempts are refused and nothing leaks", () => {
     expect(written.filter((f) => f.endsWith(".parquet")).length).toBeGreaterThan(0);
     // the views are still there and the lock still holds
     expect(rowsOf(await sql("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call"))).toEqual([{ n: 10 }]);
-    await expect(a.app.lake!.query("SELECT * FROM read_text('/etc/hostname')")).rejects.toThrow(/Permission|disabled|not allowed/i);
+    await expect(a.app.lake!.query("SELECT * FROM read_text('/etc/hostname')")).rejects.toThrow(
+      /Permission|disabled|not allowed/i,
+    );
     const all = bodies.join("\n");
     expect(all).not.toContain("root:x:0:0");
     if (existsSync("/etc/hostname")) {
@@ -406,9 +448,15 @@ describe("the engine's parser check stands behind the guard", () => {
   test("readOnly lets DuckDB's parser refuse several statements or a non-SELECT, before anything runs", async () => {
     const lake = a.app.lake!;
     const target = join(lake.dataPathResolved(), "engine-pwned.csv");
-    await expect(lake.query(`SELECT 1; COPY (SELECT 1) TO '${target}'`, undefined, { readOnly: true })).rejects.toMatchObject({ code: "SQL_FORBIDDEN" });
-    await expect(lake.query(`COPY (SELECT 1) TO '${target}'`, undefined, { readOnly: true })).rejects.toMatchObject({ code: "SQL_FORBIDDEN" });
-    await expect(lake.query("SET search_path = 'memory'", undefined, { readOnly: true })).rejects.toMatchObject({ code: "SQL_FORBIDDEN" });
+    await expect(
+      lake.query(`SELECT 1; COPY (SELECT 1) TO '${target}'`, undefined, { readOnly: true }),
+    ).rejects.toMatchObject({ code: "SQL_FORBIDDEN" });
+    await expect(lake.query(`COPY (SELECT 1) TO '${target}'`, undefined, { readOnly: true })).rejects.toMatchObject({
+      code: "SQL_FORBIDDEN",
+    });
+    await expect(lake.query("SET search_path = 'memory'", undefined, { readOnly: true })).rejects.toMatchObject({
+      code: "SQL_FORBIDDEN",
+    });
     expect(existsSync(target)).toBe(false);
     expect((await lake.query("SELECT 7 AS n", undefined, { readOnly: true })).rows).toEqual([{ n: 7 }]);
     // without readOnly the same multi-statement text runs: the check above is what stops it
@@ -440,7 +488,9 @@ describe("statistics discovery", () => {
     });
 
     const metrics = await call("GET", "/statistics/metrics?db=main");
-    const cols = (metrics.body.data as { items: Array<{ measurement: string; columns: Array<{ name: string; type: string }> }> }).items;
+    const cols = (
+      metrics.body.data as { items: Array<{ measurement: string; columns: Array<{ name: string; type: string }> }> }
+    ).items;
     const callCols = cols.find((c) => c.measurement === "hep_proto_1_call")!.columns;
     expect(callCols).toContainEqual({ name: "session_id", type: "VARCHAR" });
     expect(callCols).toContainEqual({ name: "timestamp", type: "TIMESTAMP" });

@@ -28,10 +28,14 @@ describe("start-up in two phases", () => {
   test("/health says starting, auth/providers and login answer, lake routes answer 503 with Retry-After, then 200 once the lake is ready", async () => {
     await using dir = tempDir("svc-startup-");
     const { gate, release } = hold();
-    const app = await startAppliance(testConfig(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } }), createLogger({ test: true }), {
-      background: true,
-      holdLake: gate,
-    });
+    const app = await startAppliance(
+      testConfig(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } }),
+      createLogger({ test: true }),
+      {
+        background: true,
+        holdLake: gate,
+      },
+    );
     try {
       expect(app.startup.ready).toBe(false);
       const api = `${app.coordinatorUrl}/api/v4`;
@@ -50,7 +54,11 @@ describe("start-up in two phases", () => {
       const nodeHealth = (await (await fetch(`${app.nodeUrl}/health`)).json()) as Health;
       expect(nodeHealth.checks.startup?.[0]?.state).toBe("starting");
 
-      const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+      const login = await fetch(`${api}/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password: PASSWORD }),
+      });
       expect(login.status).toBe(201);
       const { token } = (await login.json()) as { token: string };
       const now = Date.now();
@@ -58,7 +66,11 @@ describe("start-up in two phases", () => {
         fetch(`${api}/transactions/search`, {
           method: "POST",
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ filter: { proto_type: 1, event_type: "call" }, param: { limit: 10 }, timestamp: { from: now - 3_600_000, to: now } }),
+          body: JSON.stringify({
+            filter: { proto_type: 1, event_type: "call" },
+            param: { limit: 10 },
+            timestamp: { from: now - 3_600_000, to: now },
+          }),
         });
 
       const early = await search();
@@ -75,7 +87,10 @@ describe("start-up in two phases", () => {
       expect(nodeStats.status).toBe(503);
       expect(nodeStats.headers.get("retry-after")).not.toBeNull();
       // HEP over HTTP is refused, not taken, before the writer runs: the sender retries, nothing is lost.
-      const hep = await fetch(`${app.nodeUrl}/api/v1/hep`, { method: "POST", body: new Uint8Array([0x48, 0x45, 0x50, 0x33]) });
+      const hep = await fetch(`${app.nodeUrl}/api/v1/hep`, {
+        method: "POST",
+        body: new Uint8Array([0x48, 0x45, 0x50, 0x33]),
+      });
       expect(hep.status).toBe(503);
       expect(hep.headers.get("retry-after")).not.toBeNull();
 
@@ -95,7 +110,10 @@ describe("start-up in two phases", () => {
   test("a stop while the lake starts waits for it, starts nothing more and stops what has started", async () => {
     await using dir = tempDir("svc-startup-");
     const { gate, release } = hold();
-    const app = await startAppliance(testConfig(dir.path), createLogger({ test: true }), { background: true, holdLake: gate });
+    const app = await startAppliance(testConfig(dir.path), createLogger({ test: true }), {
+      background: true,
+      holdLake: gate,
+    });
     const url = app.coordinatorUrl!;
     expect((await fetch(`${url}/health`)).status).toBe(200);
     const stopping = app.stop();
@@ -109,7 +127,11 @@ describe("start-up in two phases", () => {
     await using dir = tempDir("svc-startup-");
     const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
-      const app = await startAppliance(testConfig(dir.path, { ingest: { hep: { tcp: { listen: `127.0.0.1:${taken.port}` } } } }), createLogger({ test: true }), { background: true });
+      const app = await startAppliance(
+        testConfig(dir.path, { ingest: { hep: { tcp: { listen: `127.0.0.1:${taken.port}` } } } }),
+        createLogger({ test: true }),
+        { background: true },
+      );
       const url = app.coordinatorUrl!;
       const err = await app.startup.whenReady().then(
         () => undefined,
@@ -158,7 +180,11 @@ test("the auth module starts without waiting for the dummy hash; a login of an u
     await settings.module.stop();
     console.log(JSON.stringify({ atStart, unknownUser, afterLogin }));`;
   const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect(err).toBe("");
   expect(code).toBe(0);
   expect(JSON.parse(out)).toEqual({ atStart: false, unknownUser: false, afterLogin: true });

@@ -18,7 +18,10 @@ import { rtcpPacket as rtcp, sipPacket as sip } from "../fixtures/hep.ts";
 
 const NOW_MS = Date.now();
 const KPI_MS = NOW_MS - 50 * 60_000;
-const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+const SMALL = {
+  ingest: { hep: { threads: 0 } },
+  storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } },
+};
 /** With the OTLP receiver (the nodes and `one`). */
 const OTLP = { ...SMALL, ingest: { hep: { threads: 0 }, otlp: { enable: true } } };
 
@@ -56,7 +59,11 @@ async function sendOtlp(name: "a" | "b", signal: "traces" | "logs", body: unknow
     [nodes[name], name],
     [one.a, "one"],
   ] as const) {
-    const r = await fetch(`${target.app.otlp!.httpUrl()}/v1/${signal}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const r = await fetch(`${target.app.otlp!.httpUrl()}/v1/${signal}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     expect(r.status).toBe(200);
     stored[key] = (stored[key] ?? 0) + 1;
     const want = stored[key]!;
@@ -69,7 +76,11 @@ let calls = 0;
 const call = (to: string, code: number) => {
   const p = { callId: `stats-${++calls}@fan`, from: "u", to };
   const at = KPI_MS + 60_000 * calls;
-  return [sip(at, invite(p)), sip(at + 300, response(180, "Ringing", "INVITE", p)), sip(at + 1_000, response(code, code === 200 ? "OK" : "Failed", "INVITE", p))];
+  return [
+    sip(at, invite(p)),
+    sip(at + 300, response(180, "Ringing", "INVITE", p)),
+    sip(at + 1_000, response(code, code === 200 ? "OK" : "Failed", "INVITE", p)),
+  ];
 };
 
 beforeAll(async () => {
@@ -82,10 +93,19 @@ beforeAll(async () => {
   ];
   // A coordinator with a lake of its own that holds nothing: every row comes from the nodes.
   coord = await startWithApi(`${dir.path}/coord`, { ...SMALL, coordinator: { nodes: both } });
-  edge = await startWithApi(`${dir.path}/edge`, { ...SMALL, coordinator: { node_timeout_ms: 2_000, nodes: [both[0], { name: "dead", url: `http://127.0.0.1:${freePort()}` }] } });
+  edge = await startWithApi(`${dir.path}/edge`, {
+    ...SMALL,
+    coordinator: { node_timeout_ms: 2_000, nodes: [both[0], { name: "dead", url: `http://127.0.0.1:${freePort()}` }] },
+  });
   // Failing destinations: on a alone dest-1 leads (2 failures); over both dest-2 does (3), its
   // most frequent failure code 404 only once b's are added; dest-1's answered call is on b only.
-  await send("a", [...call("dest-1", 503), ...call("dest-1", 503), ...call("dest-2", 404), ...call("dest-3", 200), ...call("dest-3", 200)]);
+  await send("a", [
+    ...call("dest-1", 503),
+    ...call("dest-1", 503),
+    ...call("dest-2", 404),
+    ...call("dest-3", 200),
+    ...call("dest-3", 200),
+  ]);
   await send("b", [...call("dest-2", 404), ...call("dest-2", 503), ...call("dest-3", 500), ...call("dest-1", 200)]);
   // RTCP on b only: a table only one node has.
   await send("b", [rtcp(KPI_MS + 5_000, "stats-1@fan"), rtcp(KPI_MS + 6_000, "stats-1@fan")]);
@@ -97,7 +117,21 @@ beforeAll(async () => {
     resourceSpans: [
       {
         resource: resource(service),
-        scopeSpans: [{ spans: [{ traceId: "5b8efff798038103d269b633813fc60c", spanId, name, kind: 2, startTimeUnixNano: at(ms), endTimeUnixNano: at(ms + 40), attributes: attrs }] }],
+        scopeSpans: [
+          {
+            spans: [
+              {
+                traceId: "5b8efff798038103d269b633813fc60c",
+                spanId,
+                name,
+                kind: 2,
+                startTimeUnixNano: at(ms),
+                endTimeUnixNano: at(ms + 40),
+                attributes: attrs,
+              },
+            ],
+          },
+        ],
       },
     ],
   });
@@ -105,7 +139,22 @@ beforeAll(async () => {
   await sendOtlp("b", "traces", span("registrar", "lookup", 200, "eee19b7ec3c1b175"));
   await sendOtlp("b", "logs", {
     resourceLogs: [
-      { resource: resource("registrar"), scopeLogs: [{ logRecords: [{ timeUnixNano: at(300), severityNumber: 9, severityText: "INFO", body: { stringValue: "routed" }, attributes: attrs }] }] },
+      {
+        resource: resource("registrar"),
+        scopeLogs: [
+          {
+            logRecords: [
+              {
+                timeUnixNano: at(300),
+                severityNumber: 9,
+                severityText: "INFO",
+                body: { stringValue: "routed" },
+                attributes: attrs,
+              },
+            ],
+          },
+        ],
+      },
     ],
   });
   for (const x of [nodes.a.app, nodes.b.app, one.a.app]) await x.lake!.flush();
@@ -136,13 +185,18 @@ describe("/statistics/* over coordinator.nodes", () => {
   });
 
   test("measurements: committed rows add over the nodes, time spans widen, files add", async () => {
-    const [over, single] = [await coord.api.call("GET", "/statistics/measurements?db=main"), await one.api.call("GET", "/statistics/measurements?db=main")];
+    const [over, single] = [
+      await coord.api.call("GET", "/statistics/measurements?db=main"),
+      await one.api.call("GET", "/statistics/measurements?db=main"),
+    ];
     expect(over.status).toBe(200);
-    const figures = (r: ApiResult) => items(r).map((m) => [m.name, m.columns, m.committed_rows, m.min_time, m.max_time]);
+    const figures = (r: ApiResult) =>
+      items(r).map((m) => [m.name, m.columns, m.committed_rows, m.min_time, m.max_time]);
     expect(figures(over)).toEqual(figures(single));
     const call = items(over).find((m) => m.name === "hep_proto_1_call")!;
     expect(call.committed_rows).toBe(27);
-    const files = async (t: TestAppliance) => (await t.app.lake!.stats()).find((s) => s.key === "main.hep_proto_1_call")?.files ?? 0;
+    const files = async (t: TestAppliance) =>
+      (await t.app.lake!.stats()).find((s) => s.key === "main.hep_proto_1_call")?.files ?? 0;
     expect(call.data_files).toBe((await files(nodes.a)) + (await files(nodes.b)));
   });
 
@@ -180,8 +234,24 @@ describe("KPI destinations over coordinator.nodes", () => {
     expect(items(over)).toEqual(items(single));
     expect(items(over)).toEqual([
       { destination: "dest-2", attempts: 3, failures: 3, answered: 0, failure_ratio: 1, top_code: 404, no_response: 0 },
-      { destination: "dest-1", attempts: 3, failures: 2, answered: 1, failure_ratio: 2 / 3, top_code: 503, no_response: 0 },
-      { destination: "dest-3", attempts: 3, failures: 1, answered: 2, failure_ratio: 1 / 3, top_code: 500, no_response: 0 },
+      {
+        destination: "dest-1",
+        attempts: 3,
+        failures: 2,
+        answered: 1,
+        failure_ratio: 2 / 3,
+        top_code: 503,
+        no_response: 0,
+      },
+      {
+        destination: "dest-3",
+        attempts: 3,
+        failures: 1,
+        answered: 2,
+        failure_ratio: 1 / 3,
+        top_code: 500,
+        no_response: 0,
+      },
     ]);
     const top = await coord.api.call("GET", `${q}&limit=1`);
     expect(items(top).map((d) => d.destination)).toEqual(["dest-2"]);
@@ -203,7 +273,10 @@ describe("KPI destinations over coordinator.nodes", () => {
 describe("messages by uuid and OTLP rows over coordinator.nodes", () => {
   /** The uuid of the INVITE of `callId`, as the coordinator's list search gives it. */
   const uuidOf = async (callId: string) => {
-    const r = await coord.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call", call_id: callId }, timestamp: { from: KPI_MS, to: NOW_MS } });
+    const r = await coord.api.call("POST", "/transactions/search", {
+      filter: { proto_type: 1, event_type: "call", call_id: callId },
+      timestamp: { from: KPI_MS, to: NOW_MS },
+    });
     expect(r.status).toBe(200);
     return String(items(r).find((i) => String(i.payload ?? "").startsWith("INVITE"))!.uuid);
   };
@@ -234,7 +307,10 @@ describe("messages by uuid and OTLP rows over coordinator.nodes", () => {
 
   test("OTLP spans and log records of a call from every node: those of one lake", async () => {
     const body = { session_id: "stats-1@fan", timestamp: { from: KPI_MS, to: KPI_MS + 5 * 60_000 } };
-    const [over, single] = [await coord.api.call("POST", "/transactions/otlp", body), await one.api.call("POST", "/transactions/otlp", body)];
+    const [over, single] = [
+      await coord.api.call("POST", "/transactions/otlp", body),
+      await one.api.call("POST", "/transactions/otlp", body),
+    ];
     expect(over.status).toBe(200);
     expect(items(over)).toEqual(items(single));
     expect(items(over).map((i) => [i.kind, i.service_name, i.text])).toEqual([
@@ -269,7 +345,9 @@ describe("export jobs over coordinator.nodes", () => {
     const job = await finished(edge);
     expect(job.status).toBe("done");
     expect(job.partial).toContain("dead failed (");
-    const file = await fetch(`${edge.api.base}/exports/${job.id}/download`, { headers: { authorization: `Bearer ${edge.api.token}` } });
+    const file = await fetch(`${edge.api.base}/exports/${job.id}/download`, {
+      headers: { authorization: `Bearer ${edge.api.token}` },
+    });
     expect(file.status).toBe(200);
     expect(file.headers.get("x-svc-partial")).toContain("dead failed (");
     expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(100);
@@ -279,21 +357,38 @@ describe("export jobs over coordinator.nodes", () => {
     const job = await finished(coord);
     expect(job.status).toBe("done");
     expect(job.partial).toBeNull();
-    const file = await fetch(`${coord.api.base}/exports/${job.id}/download`, { headers: { authorization: `Bearer ${coord.api.token}` } });
+    const file = await fetch(`${coord.api.base}/exports/${job.id}/download`, {
+      headers: { authorization: `Bearer ${coord.api.token}` },
+    });
     expect(file.headers.get("x-svc-partial")).toBeNull();
   });
 });
 
 describe("the terminal's whole-call PCAP over coordinator.nodes", () => {
   test("a capture that misses a node warns once, naming it, as the search's partial answer does", async () => {
-    const client = new CoordinatorClient(edge.a.app.coordinatorUrl!, { token: edge.api.token }, undefined, { insecureTls: false, timeoutMs: 10_000 });
-    const o = { query: { proto: 1, eventType: "call", fromMs: KPI_MS, toMs: KPI_MS + 30 * 60_000 } } as unknown as SearchOptions;
+    const client = new CoordinatorClient(edge.a.app.coordinatorUrl!, { token: edge.api.token }, undefined, {
+      insecureTls: false,
+      timeoutMs: 10_000,
+    });
+    const o = {
+      query: { proto: 1, eventType: "call", fromMs: KPI_MS, toMs: KPI_MS + 30 * 60_000 },
+    } as unknown as SearchOptions;
     const notes: string[] = [];
     const rows = await fetchCallMessages(client, o, ["stats-1@fan", "stats-2@fan"], notes);
     expect(rows.length).toBe(6);
-    expect(notes).toEqual([expect.stringContaining("warning: partial result, rows of some nodes are missing: dead failed (")]);
+    expect(notes).toEqual([
+      expect.stringContaining("warning: partial result, rows of some nodes are missing: dead failed ("),
+    ]);
     const whole: string[] = [];
-    await fetchCallMessages(new CoordinatorClient(coord.a.app.coordinatorUrl!, { token: coord.api.token }, undefined, { insecureTls: false, timeoutMs: 10_000 }), o, ["stats-1@fan"], whole);
+    await fetchCallMessages(
+      new CoordinatorClient(coord.a.app.coordinatorUrl!, { token: coord.api.token }, undefined, {
+        insecureTls: false,
+        timeoutMs: 10_000,
+      }),
+      o,
+      ["stats-1@fan"],
+      whole,
+    );
     expect(whole).toEqual([]);
   });
 });
@@ -309,17 +404,31 @@ describe("one cache of the nodes' metadata checks", () => {
         const url = new URL(req.url);
         if (url.pathname === "/api/v1/metadata/check") checks++;
         const body = req.method === "GET" ? undefined : await req.arrayBuffer();
-        return await fetch(`${nodes.a.app.nodeUrl}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, ...(body ? { body } : {}) });
+        return await fetch(`${nodes.a.app.nodeUrl}${url.pathname}${url.search}`, {
+          method: req.method,
+          headers: req.headers,
+          ...(body ? { body } : {}),
+        });
       },
     });
-    await using viaProxy = await startWithApi(`${dir.path}/proxy`, { ...SMALL, coordinator: { nodes: [{ name: "a", url: `http://127.0.0.1:${proxy.port}` }] } });
+    await using viaProxy = await startWithApi(`${dir.path}/proxy`, {
+      ...SMALL,
+      coordinator: { nodes: [{ name: "a", url: `http://127.0.0.1:${proxy.port}` }] },
+    });
     try {
       const window = { from: KPI_MS, to: KPI_MS + 30 * 60_000 };
       const before = checks;
       // At once, as the dashboard asks for a list and its histogram: one check serves both.
       const [list, histogram] = await Promise.all([
-        viaProxy.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call" }, timestamp: window }),
-        viaProxy.api.call("POST", "/transactions/histogram", { filter: { proto_type: 1, event_type: "call" }, timestamp: window, interval: "1m" }),
+        viaProxy.api.call("POST", "/transactions/search", {
+          filter: { proto_type: 1, event_type: "call" },
+          timestamp: window,
+        }),
+        viaProxy.api.call("POST", "/transactions/histogram", {
+          filter: { proto_type: 1, event_type: "call" },
+          timestamp: window,
+          interval: "1m",
+        }),
       ]);
       expect([list.status, histogram.status]).toEqual([200, 200]);
       expect(byName(list).a?.status).toBe("ok");

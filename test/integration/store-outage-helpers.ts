@@ -62,7 +62,9 @@ async function readBack(store: ObjectStore, keys: string[], dir: string): Promis
   const db = await DuckDBInstance.create(":memory:");
   const con = await db.connect();
   try {
-    const r = await con.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(DISTINCT session_id)::INTEGER AS d FROM read_parquet([${local.map((p) => `'${p}'`).join(", ")}])`);
+    const r = await con.runAndReadAll(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT session_id)::INTEGER AS d FROM read_parquet([${local.map((p) => `'${p}'`).join(", ")}])`,
+    );
     const row = r.getRowObjects()[0] as { n: number; d: number };
     return { rows: row.n, ids: row.d };
   } finally {
@@ -142,20 +144,41 @@ export async function storeOutage(label: string, s: StoreUnderTest): Promise<Out
     const tBack = performance.now();
     expect(stillDown.checks["lake:store"]?.[0]?.status).toBe("warn");
     expect(buffered).toBeGreaterThan(0);
-    await waitFor("/health shows the store back", async () => (await health(svc)).checks["lake:store"]?.[0]?.status === "pass", 120_000, 100);
+    await waitFor(
+      "/health shows the store back",
+      async () => (await health(svc)).checks["lake:store"]?.[0]?.status === "pass",
+      120_000,
+      100,
+    );
     const recoverMs = performance.now() - tBack;
     const sent = await sender.stop();
-    await waitFor("every TCP frame decoded", async () => (await svc.metric("svc_hep_packets_received_total")) >= sent.tcp, 30_000, 100);
+    await waitFor(
+      "every TCP frame decoded",
+      async () => (await svc.metric("svc_hep_packets_received_total")) >= sent.tcp,
+      30_000,
+      100,
+    );
     const received = await settledMetric(svc, "svc_hep_packets_received_total");
     const dropped = await svc.metric("svc_hep_packets_dropped_total");
     const stopped = await svc.stop();
-    expect({ code: stopped.code, lost: stopped.lost, written: stopped.written }).toEqual({ code: 0, lost: 0, written: stopped.accepted });
+    expect({ code: stopped.code, lost: stopped.lost, written: stopped.written }).toEqual({
+      code: 0,
+      lost: 0,
+      written: stopped.accepted,
+    });
     expect(received).toBe(stopped.accepted + dropped);
     expect(writtenInOutage).toBeLessThanOrEqual(200);
     // Exactly once in the store: the catalog's live files, read from the store's objects.
     const landed = await readBack(s.direct(), liveKeys(join(dir.path, "catalog.sqlite")), join(dir.path, "read"));
     expect(landed).toEqual({ rows: stopped.accepted, ids: stopped.accepted });
-    const figures = { outageSec: outageMs / 1000, accepted: stopped.accepted, refused: dropped, landed: landed.rows, recoverSec: recoverMs / 1000, buffered };
+    const figures = {
+      outageSec: outageMs / 1000,
+      accepted: stopped.accepted,
+      refused: dropped,
+      landed: landed.rows,
+      recoverSec: recoverMs / 1000,
+      buffered,
+    };
     console.log(
       `${label}: store unreachable ${figures.outageSec.toFixed(1)} s; buffered at its end ${buffered} rows (bound ${MAX_BUFFERED}); accepted ${figures.accepted} (UDP ${sent.udp} + TCP ${sent.tcp} sent), ` +
         `refused ${figures.refused}, landed once ${figures.landed}; /health back ${figures.recoverSec.toFixed(1)} s after the store; load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`,

@@ -29,14 +29,18 @@ async function tcpSender(port: number) {
   };
 }
 
-const packet = (i: number) => hep({ srcPort: 10_000 + (i % 50_000), payload: invite({ callId: `bp-${i}@pbx`, from: "alice", to: "bob" }) });
+const packet = (i: number) =>
+  hep({ srcPort: 10_000 + (i % 50_000), payload: invite({ callId: `bp-${i}@pbx`, from: "alice", to: "bob" }) });
 
 describe("stream backpressure", () => {
   test("a subscriber that never reads drops only its own frames (counted); another gets every event, ingest stores every packet", async () => {
     await using dir = tempDir();
     // The slow subscriber is the coordinator's administrator with the payload (the node port never sends it), on the same broker.
     await using a = await startTestAppliance(dir.path, {
-      coordinator: { auth: { admin_password_hash: sha256Hex("bp-admin-password") }, hep_stream: { enable: true, allow_payload: true } },
+      coordinator: {
+        auth: { admin_password_hash: sha256Hex("bp-admin-password") },
+        hep_stream: { enable: true, allow_payload: true },
+      },
       ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0, per_sub_queue_len: 256 } },
     });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
@@ -46,7 +50,10 @@ describe("stream backpressure", () => {
     using fast = connectStream(`${base}?proto=1`);
     await fast.opened;
     // With payload (about 1 kB a frame) so the socket's buffers fill quickly.
-    const slow = await rawHandshake(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?proto=1&include_payload=1`, { authorization: `Bearer ${admin.token}` });
+    const slow = await rawHandshake(
+      `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?proto=1&include_payload=1`,
+      { authorization: `Bearer ${admin.token}` },
+    );
     expect(slow.status).toBe(101);
     await waitFor("three subscribers", () => series(a.app.metrics.render(), "svc_stream_subscribers") === 3);
     const tcp = await tcpSender(a.app.ingest!.listeners.tcp!.port());
@@ -66,7 +73,10 @@ describe("stream backpressure", () => {
     expect(queueFull).toBeLessThan(total);
     expect(series(text, "svc_stream_events_dropped_total", 'reason="rate_limit"')).toBe(0);
     // Ingest was not held back: every packet became a row.
-    await waitFor("every row accepted", () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"') === total);
+    await waitFor(
+      "every row accepted",
+      () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"') === total,
+    );
     expect(series(a.app.metrics.render(), "svc_hep_packets_dropped_total", 'reason="backlog_full"')).toBe(0);
     // The slow subscriber is still connected (dropping is per frame, not per subscriber).
     expect(series(a.app.metrics.render(), "svc_stream_subscribers")).toBe(3);
@@ -77,7 +87,9 @@ describe("stream backpressure", () => {
 
   test("events over rate_per_sub_pps are dropped for that subscriber and counted", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 20 } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { hep_stream: { enable: true, rate_per_sub_pps: 20 } },
+    });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     // The only subscriber; it also proves capture is on.
@@ -88,7 +100,8 @@ describe("stream backpressure", () => {
     const burst = 200;
     await tcp.send(Array.from({ length: burst }, (_, i) => packet(i)));
     await waitFor("every event delivered or counted", () => {
-      const dropped = series(a.app.metrics.render(), "svc_stream_events_dropped_total", 'reason="rate_limit"') - droppedBefore;
+      const dropped =
+        series(a.app.metrics.render(), "svc_stream_events_dropped_total", 'reason="rate_limit"') - droppedBefore;
       return sub.frames.length - before + dropped === burst;
     });
     const got = sub.frames.length - before;

@@ -15,18 +15,27 @@ import { captureOn, connectStream, hep, rawHandshake, series, udpSender, type St
 const PASSWORD = "stream-admin-password";
 
 async function login(a: TestAppliance, username: string, password: string): Promise<{ token: string; cookie: string }> {
-  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
   expect(r.status).toBe(201);
   const body = (await r.json()) as { token: string };
   return { token: body.token, cookie: (r.headers.get("set-cookie") ?? "").split(";")[0]! };
 }
 
 async function coordinator(dir: string, hepStream: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return await startTestAppliance(dir, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, ...hepStream } }, ...extra });
+  return await startTestAppliance(dir, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, ...hepStream } },
+    ...extra,
+  });
 }
 
-const wsUrl = (a: TestAppliance, q = "") => `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep${q ? `?${q}` : ""}`;
-const sip = (n: number, srcPort: number) => hep({ srcPort, payload: invite({ callId: `co-${n}@pbx`, from: "alice", to: "bob" }) });
+const wsUrl = (a: TestAppliance, q = "") =>
+  `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep${q ? `?${q}` : ""}`;
+const sip = (n: number, srcPort: number) =>
+  hep({ srcPort, payload: invite({ callId: `co-${n}@pbx`, from: "alice", to: "bob" }) });
 
 describe("coordinator /api/v4/stream/hep", () => {
   test("authenticates by header, cookie and access_token; the payload only for an admin who asked (allow_payload on)", async () => {
@@ -48,26 +57,58 @@ describe("coordinator /api/v4/stream/hep", () => {
     expect((await rawHandshake(wsUrl(a, "access_token=not-a-jwt").replace(/^ws/, "http"))).status).toBe(401);
     expect((await fetch(wsUrl(a, `access_token=${admin.token}`).replace(/^ws/, "http"))).status).toBe(401);
     // A bad filter of an authenticated caller: 400 naming it.
-    const bad = await rawHandshake(wsUrl(a, "method=FOO").replace(/^ws/, "http"), { authorization: `Bearer ${admin.token}` });
+    const bad = await rawHandshake(wsUrl(a, "method=FOO").replace(/^ws/, "http"), {
+      authorization: `Bearer ${admin.token}`,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('method \\"FOO\\" is not a SIP method');
 
     // A plain GET answers what the caller would get: the payload policy applied.
     const granted = async (token: string) => {
-      const r = await fetch(wsUrl(a, "proto=1&include_payload=1").replace(/^ws/, "http"), { headers: { authorization: `Bearer ${token}` } });
+      const r = await fetch(wsUrl(a, "proto=1&include_payload=1").replace(/^ws/, "http"), {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(r.status).toBe(200);
       return ((await r.json()) as { data: { filter: { include_payload: boolean } } }).data.filter.include_payload;
     };
     expect([await granted(admin.token), await granted(viewer.token)]).toEqual([true, false]);
 
     const subs: Array<[string, StreamClient, boolean]> = [
-      ["admin header, payload asked", connectStream(wsUrl(a, "proto=1&include_payload=1"), { authorization: `Bearer ${admin.token}` }), true],
-      ["admin cookie, payload asked", connectStream(wsUrl(a, "proto=1&include_payload=1"), { cookie: admin.cookie }), true],
-      ["admin access_token, payload asked", connectStream(wsUrl(a, `proto=1&include_payload=1&access_token=${admin.token}`)), true],
-      ["admin, payload not asked", connectStream(wsUrl(a, "proto=1"), { authorization: `Bearer ${admin.token}` }), false],
-      ["viewer header, payload asked", connectStream(wsUrl(a, "proto=1&include_payload=1"), { authorization: `Bearer ${viewer.token}` }), false],
-      ["viewer cookie, payload asked", connectStream(wsUrl(a, "proto=1&include_payload=1"), { cookie: viewer.cookie }), false],
-      ["viewer access_token, payload asked", connectStream(wsUrl(a, `proto=1&include_payload=1&access_token=${viewer.token}`)), false],
+      [
+        "admin header, payload asked",
+        connectStream(wsUrl(a, "proto=1&include_payload=1"), { authorization: `Bearer ${admin.token}` }),
+        true,
+      ],
+      [
+        "admin cookie, payload asked",
+        connectStream(wsUrl(a, "proto=1&include_payload=1"), { cookie: admin.cookie }),
+        true,
+      ],
+      [
+        "admin access_token, payload asked",
+        connectStream(wsUrl(a, `proto=1&include_payload=1&access_token=${admin.token}`)),
+        true,
+      ],
+      [
+        "admin, payload not asked",
+        connectStream(wsUrl(a, "proto=1"), { authorization: `Bearer ${admin.token}` }),
+        false,
+      ],
+      [
+        "viewer header, payload asked",
+        connectStream(wsUrl(a, "proto=1&include_payload=1"), { authorization: `Bearer ${viewer.token}` }),
+        false,
+      ],
+      [
+        "viewer cookie, payload asked",
+        connectStream(wsUrl(a, "proto=1&include_payload=1"), { cookie: viewer.cookie }),
+        false,
+      ],
+      [
+        "viewer access_token, payload asked",
+        connectStream(wsUrl(a, `proto=1&include_payload=1&access_token=${viewer.token}`)),
+        false,
+      ],
     ];
     await Promise.all(subs.map(([, c]) => c.opened));
     udp.send([sip(1, 6001)]);
@@ -91,7 +132,9 @@ describe("coordinator /api/v4/stream/hep", () => {
     using sentinel = await captureOn(wsUrl(a, `access_token=${admin.token}`), udp.send);
     udp.send([1, 2, 3, 4].map((n) => sip(n, 6000 + n)));
     await waitFor("four events", () => sentinel.frames.filter((f) => f.proto === 1).length === 4);
-    using c = connectStream(wsUrl(a, "proto=1&history=5&include_payload=1"), { authorization: `Bearer ${admin.token}` });
+    using c = connectStream(wsUrl(a, "proto=1&history=5&include_payload=1"), {
+      authorization: `Bearer ${admin.token}`,
+    });
     await waitFor("the capped replay", () => c.frames.length === 2);
     udp.send([sip(5, 6005)]);
     await waitFor("the live event", () => c.frames.length === 3);
@@ -139,9 +182,13 @@ describe("coordinator /api/v4/stream/hep", () => {
 
   test("coordinator.hep_stream.enable off: 404 for an authenticated caller", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+    });
     const admin = await login(a, "admin", PASSWORD);
-    const r = await rawHandshake(wsUrl(a, "proto=1").replace(/^ws/, "http"), { authorization: `Bearer ${admin.token}` });
+    const r = await rawHandshake(wsUrl(a, "proto=1").replace(/^ws/, "http"), {
+      authorization: `Bearer ${admin.token}`,
+    });
     expect(r.status).toBe(404);
   }, 60_000);
 
@@ -150,7 +197,10 @@ describe("coordinator /api/v4/stream/hep", () => {
     const nodeDir = `${dir.path}/node`;
     // A "node" that accepts TCP and never answers the handshake: fan_out_timeout_ms ends each try.
     const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-    let node = await startTestAppliance(nodeDir, { coordinator: { enable: false }, ingest: { hep_stream: { enable: true } } });
+    let node = await startTestAppliance(nodeDir, {
+      coordinator: { enable: false },
+      ingest: { hep_stream: { enable: true } },
+    });
     const nodePort = Number(new URL(node.app.nodeUrl!).port);
     try {
       await using k = await coordinator(
@@ -164,13 +214,27 @@ describe("coordinator /api/v4/stream/hep", () => {
       let udp = await udpSender(node.app.ingest!.listeners.udp!.port());
       using client = await captureOn(wsUrl(k, `access_token=${admin.token}`), udp.send);
       udp.send([sip(1, 6001)]);
-      await waitFor("the node's event at the coordinator", () => client.frames.some((f) => f.sip?.callid === "co-1@pbx"));
-      await waitFor("the silent node tried again", () => series(k.app.metrics.render(), "svc_stream_node_reconnects_total", `node="http://127.0.0.1:${silent.port}"`) >= 2);
+      await waitFor("the node's event at the coordinator", () =>
+        client.frames.some((f) => f.sip?.callid === "co-1@pbx"),
+      );
+      await waitFor(
+        "the silent node tried again",
+        () =>
+          series(
+            k.app.metrics.render(),
+            "svc_stream_node_reconnects_total",
+            `node="http://127.0.0.1:${silent.port}"`,
+          ) >= 2,
+      );
 
       // The node restarts on the same port: the coordinator connects again by itself, the client stays.
       await node[Symbol.asyncDispose]();
       udp.close();
-      node = await startTestAppliance(nodeDir, { coordinator: { enable: false }, node: { http_server: { listen: `127.0.0.1:${nodePort}` } }, ingest: { hep_stream: { enable: true } } });
+      node = await startTestAppliance(nodeDir, {
+        coordinator: { enable: false },
+        node: { http_server: { listen: `127.0.0.1:${nodePort}` } },
+        ingest: { hep_stream: { enable: true } },
+      });
       udp = await udpSender(node.app.ingest!.listeners.udp!.port());
       const seen = client.frames.length;
       await waitFor(
@@ -184,7 +248,9 @@ describe("coordinator /api/v4/stream/hep", () => {
         200,
       );
       expect(client.frames.slice(seen).some((f) => f.sip?.callid === "co-2@pbx")).toBe(true);
-      expect(series(k.app.metrics.render(), "svc_stream_node_reconnects_total", `node="${node.app.nodeUrl}"`)).toBeGreaterThanOrEqual(1);
+      expect(
+        series(k.app.metrics.render(), "svc_stream_node_reconnects_total", `node="${node.app.nodeUrl}"`),
+      ).toBeGreaterThanOrEqual(1);
       udp.close();
     } finally {
       await node[Symbol.asyncDispose]();
@@ -209,14 +275,20 @@ describe("coordinator /api/v4/stream/hep", () => {
       { fan_out_timeout_ms: 500 },
       {
         storage: { lakehouse: { enable: false } },
-        coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, fan_out_timeout_ms: 500 }, nodes: [{ name: "locked", url: node.app.nodeUrl!, token }] },
+        coordinator: {
+          auth: { admin_password_hash: sha256Hex(PASSWORD) },
+          hep_stream: { enable: true, fan_out_timeout_ms: 500 },
+          nodes: [{ name: "locked", url: node.app.nodeUrl!, token }],
+        },
       },
     );
     const admin = await login(k, "admin", PASSWORD);
     const udp = await udpSender(node.app.ingest!.listeners.udp!.port());
     using client = await captureOn(wsUrl(k, `access_token=${admin.token}`), udp.send);
     udp.send([sip(3, 6003)]);
-    await waitFor("the locked node's event at the coordinator", () => client.frames.some((f) => f.sip?.callid === "co-3@pbx"));
+    await waitFor("the locked node's event at the coordinator", () =>
+      client.frames.some((f) => f.sip?.callid === "co-3@pbx"),
+    );
     udp.close();
   }, 60_000);
 });

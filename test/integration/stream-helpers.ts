@@ -37,7 +37,11 @@ export interface StreamClient extends Disposable {
 }
 
 /** `localAddress`: the source address (any of 127.0.0.0/8 is local on Linux), for per-address shares. */
-export function connectStream(url: string, headers: Record<string, string> = {}, opts: { localAddress?: string } = {}): StreamClient {
+export function connectStream(
+  url: string,
+  headers: Record<string, string> = {},
+  opts: { localAddress?: string } = {},
+): StreamClient {
   const ws = new WebSocket(url, { headers, ...opts });
   const frames: StreamFrame[] = [];
   const raw: string[] = [];
@@ -57,7 +61,9 @@ export function connectStream(url: string, headers: Record<string, string> = {},
   ws.on("open", () => opened());
   ws.on("message", (data, isBinary) => {
     // The stream sends text frames only: a binary one fails the JSON parse and so the test.
-    const text = Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString(isBinary ? "hex" : "utf8");
+    const text = Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString(
+      isBinary ? "hex" : "utf8",
+    );
     raw.push(text);
     frames.push(JSON.parse(text) as StreamFrame);
   });
@@ -173,7 +179,11 @@ export function series(text: string, name: string, labels = ""): number {
  * An unfiltered subscriber that has seen a probe event (HEP type 100, a log line): from then on
  * the broker receives the ingest thread's events. Keep it open for the test.
  */
-export async function captureOn(streamUrl: string, send: (p: Uint8Array[]) => void, headers: Record<string, string> = {}): Promise<StreamClient> {
+export async function captureOn(
+  streamUrl: string,
+  send: (p: Uint8Array[]) => void,
+  headers: Record<string, string> = {},
+): Promise<StreamClient> {
   const sentinel = connectStream(streamUrl, headers);
   await sentinel.opened;
   await waitFor(
@@ -193,15 +203,28 @@ export async function captureOn(streamUrl: string, send: (p: Uint8Array[]) => vo
 }
 
 /** A password login on the coordinator: the JWT and the `svc_session` cookie. */
-export async function login(coordinatorUrl: string, username: string, password: string): Promise<{ token: string; cookie: string }> {
-  const r = await fetch(`${coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+export async function login(
+  coordinatorUrl: string,
+  username: string,
+  password: string,
+): Promise<{ token: string; cookie: string }> {
+  const r = await fetch(`${coordinatorUrl}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
   if (r.status !== 201) throw new Error(`login of ${username}: ${r.status} ${await r.text()}`);
   const body = (await r.json()) as { token: string };
   return { token: body.token, cookie: (r.headers.get("set-cookie") ?? "").split(";")[0]! };
 }
 
 /** A user without administrator rights, created by an administrator's token. */
-export async function createViewer(coordinatorUrl: string, adminToken: string, username: string, password: string): Promise<void> {
+export async function createViewer(
+  coordinatorUrl: string,
+  adminToken: string,
+  username: string,
+  password: string,
+): Promise<void> {
   const r = await fetch(`${coordinatorUrl}/api/v4/users`, {
     method: "POST",
     headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
@@ -214,7 +237,10 @@ export async function createViewer(coordinatorUrl: string, adminToken: string, u
  * Whether the server closed a subscriber (its code and reason) or kept it (undefined): kept once
  * `kept()` holds (e.g. the subscribers gauge counts it), whichever is seen first.
  */
-export async function settled(c: StreamClient, kept: () => boolean): Promise<{ code: number; reason: string } | undefined> {
+export async function settled(
+  c: StreamClient,
+  kept: () => boolean,
+): Promise<{ code: number; reason: string } | undefined> {
   let end: { code: number; reason: string } | undefined;
   void c.closed.then((e) => (end = e));
   await c.opened.catch(() => {});

@@ -20,13 +20,17 @@ const TRAFFIC = [hep({ srcPort: 6200, payload: invite(call) }), hep({ proto: 5, 
 
 async function appliance(dir: string, allowPayload: boolean) {
   return await startTestAppliance(dir, {
-    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, allow_payload: allowPayload } },
+    coordinator: {
+      auth: { admin_password_hash: sha256Hex(PASSWORD) },
+      hep_stream: { enable: true, allow_payload: allowPayload },
+    },
     ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0 } },
   });
 }
 
 const nodeWs = (a: TestAppliance, q: string) => `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream?${q}`;
-const coordWs = (a: TestAppliance, q: string) => `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?${q}`;
+const coordWs = (a: TestAppliance, q: string) =>
+  `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?${q}`;
 /** The two test events a subscriber got (probes and others left out). */
 const events = (c: StreamClient) => c.frames.filter((f) => f.src_port === 6200 || f.src_port === 6201);
 
@@ -51,7 +55,10 @@ describe("live-stream payload", () => {
       ["coordinator admin, not asked", connectStream(coordWs(a, ""), auth)],
     ];
     await Promise.all(live.map(([, c]) => c.opened));
-    await waitFor("the live subscribers", () => series(a.app.metrics.render(), "svc_stream_subscribers") === live.length);
+    await waitFor(
+      "the live subscribers",
+      () => series(a.app.metrics.render(), "svc_stream_subscribers") === live.length,
+    );
     udp.send(TRAFFIC);
     for (const [name, c] of live) await waitFor(`${name}: both events`, () => events(c).length === 2);
     // Replayed from the ring: the same rule.

@@ -15,10 +15,15 @@ import { connectStream, createViewer, login, series, settled, type StreamClient 
 const PASSWORD = "slots-admin-password";
 
 /** Node /stream and the coordinator's stream on one broker: anonymous clients and users share its 32 slots. */
-const both = (dir: string) => startTestAppliance(dir, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } }, ingest: { hep_stream: { enable: true } } });
+const both = (dir: string) =>
+  startTestAppliance(dir, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } },
+    ingest: { hep_stream: { enable: true } },
+  });
 
 const subscribers = (a: TestAppliance) => series(a.app.metrics.render(), "svc_stream_subscribers");
-const refused = (a: TestAppliance, reason: string) => series(a.app.metrics.render(), "svc_stream_subscribers_refused_total", `reason="${reason}"`);
+const refused = (a: TestAppliance, reason: string) =>
+  series(a.app.metrics.render(), "svc_stream_subscribers_refused_total", `reason="${reason}"`);
 const nodeWs = (a: TestAppliance) => `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
 const coordWs = (a: TestAppliance) => `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep`;
 
@@ -43,7 +48,9 @@ describe("live-stream slots", () => {
     const fifth = connectStream(nodeWs(a), {}, { localAddress: "127.0.0.2" });
     const end = await settled(fifth, () => subscribers(a) === 5);
     expect(end?.code).toBe(1013);
-    expect(end?.reason).toBe("127.0.0.2 has 4 live-stream subscribers, its share (ingest.hep_stream.max_subscribers_per_address)");
+    expect(end?.reason).toBe(
+      "127.0.0.2 has 4 live-stream subscribers, its share (ingest.hep_stream.max_subscribers_per_address)",
+    );
     expect(refused(a, "per_address")).toBe(1);
     expect(refused(a, "max_subscribers")).toBe(0);
     // Another address is not held back by the first one's share.
@@ -72,7 +79,9 @@ describe("live-stream slots", () => {
     const ninth = connectStream(coordWs(a), { cookie: viewer.cookie });
     const end = await settled(ninth, () => subscribers(a) === 9);
     expect(end?.code).toBe(1013);
-    expect(end?.reason).toBe("user viewer has 8 live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)");
+    expect(end?.reason).toBe(
+      "user viewer has 8 live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)",
+    );
     expect(refused(a, "per_user")).toBe(1);
     using adminSub = connectStream(coordWs(a), { authorization: `Bearer ${admin.token}` });
     expect(await settled(adminSub, () => subscribers(a) === 9)).toBeUndefined();
@@ -82,9 +91,15 @@ describe("live-stream slots", () => {
   test("a coordinator without HEP ingest (fan-in from a node only) keeps the same per-user share", async () => {
     await using dir = tempDir();
     // The node sees every coordinator client as one more anonymous subscriber from 127.0.0.1: its share is raised.
-    await using node = await startTestAppliance(`${dir.path}/node`, { coordinator: { enable: false }, ingest: { hep_stream: { enable: true, max_subscribers_per_address: 32 } } });
+    await using node = await startTestAppliance(`${dir.path}/node`, {
+      coordinator: { enable: false },
+      ingest: { hep_stream: { enable: true, max_subscribers_per_address: 32 } },
+    });
     await using k = await startTestAppliance(`${dir.path}/coordinator`, {
-      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, nodes: [node.app.nodeUrl!] } },
+      coordinator: {
+        auth: { admin_password_hash: sha256Hex(PASSWORD) },
+        hep_stream: { enable: true, nodes: [node.app.nodeUrl!] },
+      },
       storage: { lakehouse: { enable: false } },
     });
     const admin = await login(k.app.coordinatorUrl!, "admin", PASSWORD);
@@ -101,7 +116,11 @@ describe("live-stream slots", () => {
     }
     const ninth = connectStream(coordWs(k), { authorization: `Bearer ${viewer.token}` });
     const end = await settled(ninth, () => links() === 9);
-    expect(end).toEqual({ code: 1013, reason: "user viewer has 8 live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)" });
+    expect(end).toEqual({
+      code: 1013,
+      reason:
+        "user viewer has 8 live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)",
+    });
     expect(refused(k, "per_user")).toBe(1);
     // A client that leaves gives its slot back.
     eight[0]!.close();
@@ -127,14 +146,20 @@ describe("live-stream slots", () => {
     const user = connectStream(coordWs(a), { authorization: `Bearer ${viewer.token}` });
     const refusedEnd = await settled(user, () => subscribers(a) === 33);
     expect(refusedEnd?.code).toBe(1013);
-    expect(refusedEnd?.reason).toBe("the live stream has 32 subscribers, its limit (ingest.hep_stream.max_subscribers)");
+    expect(refusedEnd?.reason).toBe(
+      "the live stream has 32 subscribers, its limit (ingest.hep_stream.max_subscribers)",
+    );
     expect(refused(a, "max_subscribers")).toBe(1);
 
     using adminSub = connectStream(coordWs(a), { authorization: `Bearer ${admin.token}` });
     const evicted = () => series(a.app.metrics.render(), "svc_stream_subscribers_evicted_total") === 1;
     expect(await settled(adminSub, evicted)).toBeUndefined();
     const oldest = await anon[0]!.closed;
-    expect(oldest).toEqual({ code: 1013, reason: "an administrator took this live-stream slot (ingest.hep_stream.max_subscribers is reached); try again later" });
+    expect(oldest).toEqual({
+      code: 1013,
+      reason:
+        "an administrator took this live-stream slot (ingest.hep_stream.max_subscribers is reached); try again later",
+    });
     expect(subscribers(a)).toBe(32);
     expect(gone.slice(1).some(Boolean)).toBe(false);
     expect(refused(a, "max_subscribers")).toBe(1);

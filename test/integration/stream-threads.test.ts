@@ -28,20 +28,33 @@ function callMessages(call: CallParams): Array<[label: string, payload: string]>
 describe("live stream over several ingest threads", () => {
   test("every call's messages reach a subscriber once each and in capture order, though the threads hand them over apart", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 3 }, hep_stream: { enable: true, rate_per_sub_pps: 0, buffer_size: 100_000, per_sub_queue_len: 100_000 } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: {
+        hep: { threads: 3 },
+        hep_stream: { enable: true, rate_per_sub_pps: 0, buffer_size: 100_000, per_sub_queue_len: 100_000 },
+      },
+    });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     using sub = await captureOn(base, udp.send);
     // Calls interleaved as on a busy proxy: one message of each call in turn, 1 µs apart (hep() stamps).
-    const calls = Array.from({ length: CALLS }, (_, i) => callMessages({ callId: `thr-${i}@pbx`, from: `a${i}`, to: `b${i}` }));
+    const calls = Array.from({ length: CALLS }, (_, i) =>
+      callMessages({ callId: `thr-${i}@pbx`, from: `a${i}`, to: `b${i}` }),
+    );
     const want = callMessages({ callId: "x", from: "a", to: "b" }).map(([label]) => label);
     for (let step = 0; step < want.length; step++) {
       udp.send(calls.map((c, i) => hep({ srcPort: 10_000 + i, payload: c[step]![1] })));
       await Bun.sleep(2);
     }
-    await waitFor("every message on the stream", () => sub.frames.filter((f) => f.sip?.callid.startsWith("thr-")).length >= CALLS * want.length, 20_000);
+    await waitFor(
+      "every message on the stream",
+      () => sub.frames.filter((f) => f.sip?.callid.startsWith("thr-")).length >= CALLS * want.length,
+      20_000,
+    );
     // The messages were read by several threads: otherwise this test shows nothing.
-    const perThread = [0, 1, 2].map((t) => series(a.app.metrics.render(), "svc_hep_thread_packets_total", `thread="${t}"`));
+    const perThread = [0, 1, 2].map((t) =>
+      series(a.app.metrics.render(), "svc_hep_thread_packets_total", `thread="${t}"`),
+    );
     expect(perThread.filter((n) => n > 0).length).toBeGreaterThan(1);
     const byCall = new Map<string, string[]>();
     for (const f of sub.frames) {

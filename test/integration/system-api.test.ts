@@ -8,7 +8,12 @@ import { configureLogging } from "../../src/core/index.ts";
 import { tempDir } from "../harness.ts";
 import { ADMIN_PASSWORD, dataOf, startServer } from "./auth-harness.ts";
 
-const SECRETS = { bind: "ldap-bind-secret-4711", client: "oauth-client-secret-0815", llm: "sk-llm-key-1234", url: "urlpass-99" };
+const SECRETS = {
+  bind: "ldap-bind-secret-4711",
+  client: "oauth-client-secret-0815",
+  llm: "sk-llm-key-1234",
+  url: "urlpass-99",
+};
 
 describe("System, Logs and Integrations", () => {
   test("admin: info, logs and integrations; a user: 403; no secret anywhere", async () => {
@@ -26,7 +31,15 @@ async function scenario(): Promise<void> {
   await using dir = tempDir();
   await using s = await startServer(dir.path, {
     coordinator: {
-      ldap: { enable: true, host: "ldap1.example.org ldap2.example.org", port: 636, use_ssl: true, bind_dn: "cn=svc", bind_password: SECRETS.bind, base: "dc=example" },
+      ldap: {
+        enable: true,
+        host: "ldap1.example.org ldap2.example.org",
+        port: 636,
+        use_ssl: true,
+        bind_dn: "cn=svc",
+        bind_password: SECRETS.bind,
+        base: "dc=example",
+      },
       oauth2_provider: {
         enable: true,
         name: "corp",
@@ -43,7 +56,10 @@ async function scenario(): Promise<void> {
   const admin = await s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
   const token = String((admin.json as { token: string }).token);
   // A failed login writes a log line the admin can read back.
-  expect((await s.fetch("POST", "/auth/sessions", { body: { username: "nobody-here", password: "x-wrong-password" } })).status).toBe(401);
+  expect(
+    (await s.fetch("POST", "/auth/sessions", { body: { username: "nobody-here", password: "x-wrong-password" } }))
+      .status,
+  ).toBe(401);
 
   const info = await s.fetch("GET", "/system/info", { token });
   expect(info.status).toBe(200);
@@ -58,7 +74,9 @@ async function scenario(): Promise<void> {
   expect(logs.status).toBe(200);
   const lines = (logs.json as { data: Array<{ msg: string; level: string; fields: Record<string, unknown> }> }).data;
   expect(lines.some((l) => l.msg === "login failed" && l.fields.username === "nobody-here")).toBe(true);
-  const warnOnly = (await s.fetch("GET", "/system/logs?level=warn", { token })).json as { data: Array<{ level: string }> };
+  const warnOnly = (await s.fetch("GET", "/system/logs?level=warn", { token })).json as {
+    data: Array<{ level: string }>;
+  };
   expect(warnOnly.data.every((l) => l.level === "warn" || l.level === "error")).toBe(true);
   expect((await s.fetch("GET", "/system/logs?level=loud", { token })).status).toBe(400);
 
@@ -70,13 +88,21 @@ async function scenario(): Promise<void> {
     { kind: "oauth2", name: "corp", enabled: true, endpoint: "https://idp.example.org:8443" },
     { kind: "llm", name: "openai m1", enabled: true, endpoint: "https://llm.example.org" },
   ]);
-  for (const r of [info, logs, integ]) for (const secret of Object.values(SECRETS)) expect(r.text).not.toContain(secret);
+  for (const r of [info, logs, integ])
+    for (const secret of Object.values(SECRETS)) expect(r.text).not.toContain(secret);
 
   // A user who is not an administrator.
-  const created = await s.fetch("POST", "/users", { token, body: { username: "viewer", password: "viewer-password-1" } });
+  const created = await s.fetch("POST", "/users", {
+    token,
+    body: { username: "viewer", password: "viewer-password-1" },
+  });
   expect(created.status).toBe(201);
-  const viewer = await s.fetch("POST", "/auth/sessions", { body: { username: "viewer", password: "viewer-password-1" } });
+  const viewer = await s.fetch("POST", "/auth/sessions", {
+    body: { username: "viewer", password: "viewer-password-1" },
+  });
   const vt = String((viewer.json as { token: string }).token);
-  for (const path of ["/system/info", "/system/logs", "/integrations"]) expect((await s.fetch("GET", path, { token: vt })).status).toBe(403);
-  for (const path of ["/system/info", "/system/logs", "/integrations"]) expect((await s.fetch("GET", path)).status).toBe(401);
+  for (const path of ["/system/info", "/system/logs", "/integrations"])
+    expect((await s.fetch("GET", path, { token: vt })).status).toBe(403);
+  for (const path of ["/system/info", "/system/logs", "/integrations"])
+    expect((await s.fetch("GET", path)).status).toBe(401);
 }

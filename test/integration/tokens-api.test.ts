@@ -27,7 +27,9 @@ describe("API tokens", () => {
     const one = await c.call("GET", `/tokens/${t.id}`, { token });
     expect(one.text).not.toContain(t.token);
     expect(one.text).not.toContain(new Bun.CryptoHasher("sha256").update(t.token).digest("hex"));
-    const row = c.core.settings.db.db.query("SELECT token_hash FROM api_tokens WHERE id = $id").get({ id: t.id }) as { token_hash: string };
+    const row = c.core.settings.db.db.query("SELECT token_hash FROM api_tokens WHERE id = $id").get({ id: t.id }) as {
+      token_hash: string;
+    };
     expect(row.token_hash).toBe(new Bun.CryptoHasher("sha256").update(t.token).digest("hex"));
   });
 
@@ -63,9 +65,15 @@ describe("API tokens", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path, ENABLED);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
-    const t = await createToken(c, token, { name: "expiring", expires_at: new Date(Date.now() + 3600_000).toISOString() });
+    const t = await createToken(c, token, {
+      name: "expiring",
+      expires_at: new Date(Date.now() + 3600_000).toISOString(),
+    });
     expect((await c.call("GET", "/me", { headers: { "Auth-Token": t.token } })).status).toBe(200);
-    const past = await c.call("PATCH", `/tokens/${t.id}`, { token, body: { expires_at: new Date(Date.now() - 1000).toISOString() } });
+    const past = await c.call("PATCH", `/tokens/${t.id}`, {
+      token,
+      body: { expires_at: new Date(Date.now() - 1000).toISOString() },
+    });
     expect(past.status).toBe(200);
     expect((await c.call("GET", "/me", { headers: { "Auth-Token": t.token } })).status).toBe(401);
     expect((await c.call("PATCH", `/tokens/${t.id}`, { token, body: { expires_at: null } })).status).toBe(200);
@@ -86,7 +94,9 @@ describe("API tokens", () => {
       expect(r.status).toBe(401);
       expect((r.json as { message: string }).message).toContain("disabled");
     }
-    await using c2 = await startCore(dir.path, { coordinator: { api_settings: { enable_token_access: true, auth_token_header: "X-Svc-Key" } } });
+    await using c2 = await startCore(dir.path, {
+      coordinator: { api_settings: { enable_token_access: true, auth_token_header: "X-Svc-Key" } },
+    });
     expect((await c2.call("GET", "/me", { headers: { "X-Svc-Key": secret } })).status).toBe(200);
   });
 
@@ -114,13 +124,25 @@ describe("API tokens", () => {
       expect((refused.json as { message: string }).message).toBe(access.message as string);
     }
     // The key and the variable the message names are the ones the configuration reads.
-    const fromKey = loadConfig({ json: { coordinator: { api_settings: { enable_token_access: true } } }, env: {} }).config;
+    const fromKey = loadConfig({
+      json: { coordinator: { api_settings: { enable_token_access: true } } },
+      env: {},
+    }).config;
     const fromEnv = loadConfig({ json: {}, env: { SVC_COORDINATOR_API_SETTINGS_ENABLE_TOKEN_ACCESS: "true" } }).config;
-    expect([fromKey.coordinator.api_settings.enable_token_access, fromEnv.coordinator.api_settings.enable_token_access]).toEqual([true, true]);
+    expect([
+      fromKey.coordinator.api_settings.enable_token_access,
+      fromEnv.coordinator.api_settings.enable_token_access,
+    ]).toEqual([true, true]);
     await using on = await startCore(dir.path, ENABLED);
     const { token } = await on.login("admin", ADMIN_PASSWORD);
     expect((await on.call("GET", "/tokens", { token })).json).toMatchObject({
-      meta: { token_access: { enabled: true, message: "API tokens are accepted in the Auth-Token header (coordinator.api_settings.enable_token_access = true)" } },
+      meta: {
+        token_access: {
+          enabled: true,
+          message:
+            "API tokens are accepted in the Auth-Token header (coordinator.api_settings.enable_token_access = true)",
+        },
+      },
     });
   });
 
@@ -133,7 +155,9 @@ describe("API tokens", () => {
     const adminTok = await createToken(c, admin.token, { name: "admin-token" });
     const frankTok = await createToken(c, frank.token, { name: "frank-token" });
     const h = { "Auth-Token": frankTok.token };
-    expect((await c.call("POST", "/users", { headers: h, body: { username: "x3", password: "xxxxxxxx" } })).status).toBe(403);
+    expect(
+      (await c.call("POST", "/users", { headers: h, body: { username: "x3", password: "xxxxxxxx" } })).status,
+    ).toBe(403);
     expect((await c.call("POST", "/tokens", { headers: h, body: { name: "more" } })).status).toBe(403);
     expect(itemsOf(await c.call("GET", "/tokens", { token: frank.token })).map((t) => t.name)).toEqual(["frank-token"]);
     expect((await c.call("GET", `/tokens/${adminTok.id}`, { token: frank.token })).status).toBe(404);
@@ -170,14 +194,24 @@ describe("API tokens", () => {
     ] as const) {
       const r = await c.call("PATCH", `/tokens/${t.id}`, { token, body });
       expect(r.status).toBe(400);
-      expect(r.json).toEqual({ error: "VALIDATION", message: `(body): must be a JSON object, not ${what}`, fields: ["(body)"] });
+      expect(r.json).toEqual({
+        error: "VALIDATION",
+        message: `(body): must be a JSON object, not ${what}`,
+        fields: ["(body)"],
+      });
     }
     // No body at all: the document says it is required.
     const none = await c.call("PATCH", `/tokens/${t.id}`, { token });
     expect(none.status).toBe(400);
-    expect((none.json as { message: string }).message).toBe("(body): a JSON object is required (send {} to change nothing)");
+    expect((none.json as { message: string }).message).toBe(
+      "(body): a JSON object is required (send {} to change nothing)",
+    );
     // The same with another content type: the body is the text, still not an object.
-    const text = await c.call("PATCH", `/tokens/${t.id}`, { token, body: "[]", headers: { "content-type": "text/plain" } });
+    const text = await c.call("PATCH", `/tokens/${t.id}`, {
+      token,
+      body: "[]",
+      headers: { "content-type": "text/plain" },
+    });
     expect(text.status).toBe(400);
     expect(dataOf(await c.call("GET", `/tokens/${t.id}`, { token }))).toMatchObject({ name: "shape", active: true });
     // An object still works, an empty one included.

@@ -40,7 +40,10 @@ const C_RATE_PER_SEC = 3000;
 const DAY_MS = 86_400_000;
 const CALL = "hep_proto_1_call";
 
-const childEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("SVC_")));
+const childEnv = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("SVC_")),
+  );
 const frame = (callId: string, tsUs: number) =>
   encodeHep3({
     ipFamily: 4,
@@ -56,7 +59,11 @@ const frame = (callId: string, tsUs: number) =>
   });
 
 /** Writes `bytes` over one connection, waiting for drain; resolves once the kernel took every byte. */
-async function writeAll(sock: Awaited<ReturnType<typeof Bun.connect>>, bytes: Uint8Array, onDrain: (r: () => void) => void): Promise<void> {
+async function writeAll(
+  sock: Awaited<ReturnType<typeof Bun.connect>>,
+  bytes: Uint8Array,
+  onDrain: (r: () => void) => void,
+): Promise<void> {
   let pending = bytes;
   while (pending.length > 0) {
     const n = sock.write(pending);
@@ -74,7 +81,10 @@ function catalogAfterKill(dir: string): { files: string[]; rows: number; waterma
     let rows = 0;
     for (const t of cat.listTables()) {
       for (const f of cat.listDataFiles(t.tableId, { stats: false })) {
-        expect({ path: f.absolutePath, size: statSync(f.absolutePath, { throwIfNoEntry: false })?.size }).toEqual({ path: f.absolutePath, size: f.fileSizeBytes });
+        expect({ path: f.absolutePath, size: statSync(f.absolutePath, { throwIfNoEntry: false })?.size }).toEqual({
+          path: f.absolutePath,
+          size: f.fileSizeBytes,
+        });
         if (t.name === CALL) {
           files.push(f.absolutePath);
           rows += f.recordCount;
@@ -88,7 +98,10 @@ function catalogAfterKill(dir: string): { files: string[]; rows: number; waterma
 }
 
 /** Committed call rows by stream ("a", "o", "c") and cycle: count, distinct, min and max sequence. */
-async function perStream(con: DuckDBConnection, files: string[]): Promise<Map<string, { n: number; d: number; lo: number; hi: number }>> {
+async function perStream(
+  con: DuckDBConnection,
+  files: string[],
+): Promise<Map<string, { n: number; d: number; lo: number; hi: number }>> {
   const out = new Map<string, { n: number; d: number; lo: number; hi: number }>();
   if (files.length === 0) return out;
   const r = await con.runAndReadAll(
@@ -96,7 +109,8 @@ async function perStream(con: DuckDBConnection, files: string[]): Promise<Map<st
             min(CAST(split_part(session_id, '-', 3) AS INTEGER)) AS lo, max(CAST(split_part(session_id, '-', 3) AS INTEGER)) AS hi
      FROM read_parquet([${files.map((f) => `'${f}'`).join(", ")}]) GROUP BY 1`,
   );
-  for (const row of r.getRowObjectsJson()) out.set(String(row.k), { n: Number(row.n), d: Number(row.d), lo: Number(row.lo), hi: Number(row.hi) });
+  for (const row of r.getRowObjectsJson())
+    out.set(String(row.k), { n: Number(row.n), d: Number(row.d), lo: Number(row.lo), hi: Number(row.hi) });
   return out;
 }
 
@@ -106,7 +120,8 @@ async function started(child: PeerProcess): Promise<{ hep: number; metrics: stri
   await waitFor(
     "the child started",
     () => {
-      if (child.proc.exitCode !== null) throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
+      if (child.proc.exitCode !== null)
+        throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
       for (const line of child.output().split("\n")) {
         if (!line.includes('"listening"')) continue;
         const l = JSON.parse(line) as { msg?: string; module?: string; address?: string };
@@ -117,7 +132,10 @@ async function started(child: PeerProcess): Promise<{ hep: number; metrics: stri
     30_000,
   );
   const hep = addr.get("hep-tcp")!;
-  return { hep: Number(hep.slice(hep.lastIndexOf(":") + 1)), metrics: `http://${addr.get("coordinator-http")}/metrics` };
+  return {
+    hep: Number(hep.slice(hep.lastIndexOf(":") + 1)),
+    metrics: `http://${addr.get("coordinator-http")}/metrics`,
+  };
 }
 
 peerTest(
@@ -141,12 +159,27 @@ peerTest(
     try {
       for (let it = 0; it < CYCLES; it++) {
         const engine = it % 2 === 0 ? "duckdb" : "native";
-        const lakehouse = { batch_size: 500, flush_interval_sec: 0.2, backups_kept: 3, compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "192MB" } };
+        const lakehouse = {
+          batch_size: 500,
+          flush_interval_sec: 0.2,
+          backups_kept: 3,
+          compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "192MB" },
+        };
         await Bun.write(
           cfgPath,
-          JSON.stringify(testConfigJson(dir.path, { storage: { lakehouse }, log: { level: "debug" }, coordinator: { auth: { admin_password_hash: sha256Hex("torture-admin") } } })),
+          JSON.stringify(
+            testConfigJson(dir.path, {
+              storage: { lakehouse },
+              log: { level: "debug" },
+              coordinator: { auth: { admin_password_hash: sha256Hex("torture-admin") } },
+            }),
+          ),
         );
-        const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { dir: dir.path, cwd: ROOT, env: childEnv() });
+        const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+          dir: dir.path,
+          cwd: ROOT,
+          env: childEnv(),
+        });
         let backup: PeerProcess | undefined;
         try {
           const { hep, metrics } = await started(child);
@@ -176,10 +209,16 @@ peerTest(
 
           // 2. "a" rows committed, "o" rows received.
           let drained: () => void = () => {};
-          const sock = await Bun.connect({ hostname: "127.0.0.1", port: hep, socket: { data() {}, error() {}, drain: () => drained() } });
+          const sock = await Bun.connect({
+            hostname: "127.0.0.1",
+            port: hep,
+            socket: { data() {}, error() {}, drain: () => drained() },
+          });
           const nowUs = Date.now() * 1000;
           const aFrames = Array.from({ length: A_ROWS }, (_, i) => frame(`a-${it}-${i}`, nowUs + i));
-          const oFrames = Array.from({ length: O_ROWS }, (_, i) => frame(`o-${it}-${i}`, nowUs - 20 * DAY_MS * 1000 + i));
+          const oFrames = Array.from({ length: O_ROWS }, (_, i) =>
+            frame(`o-${it}-${i}`, nowUs - 20 * DAY_MS * 1000 + i),
+          );
           await writeAll(sock, Buffer.concat([...aFrames, ...oFrames]), (r) => (drained = r));
           aSent += A_ROWS;
           await waitFor(
@@ -191,7 +230,9 @@ peerTest(
             30_000,
           );
           await waitFor(`cycle ${it}: every frame received`, async () => {
-            const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(await (await fetch(metrics)).text());
+            const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(
+              await (await fetch(metrics)).text(),
+            );
             return m !== null && Number(m[1]) >= A_ROWS + O_ROWS;
           });
 
@@ -210,7 +251,11 @@ peerTest(
           })();
           const backups = (async () => {
             for (let b = 0; !stop; b++) {
-              backup = spawnPeer(`backup-${it}-${b}`, [process.execPath, "src/main.ts", "catalog", "backup", "--config-path", cfgPath], { dir: dir.path, cwd: ROOT, env: childEnv() });
+              backup = spawnPeer(
+                `backup-${it}-${b}`,
+                [process.execPath, "src/main.ts", "catalog", "backup", "--config-path", cfgPath],
+                { dir: dir.path, cwd: ROOT, env: childEnv() },
+              );
               const code = await backup.proc.exited;
               if (stop) break;
               expect({ code, out: code === 0 ? "" : backup.output() }).toEqual({ code: 0, out: "" });
@@ -248,7 +293,12 @@ peerTest(
         // 4. What the kill left.
         const atKill = catalogAfterKill(dir.path);
         // Parquet being written at the kill (a flush or a merge before its commit): the next start removes it.
-        if ([...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].some((p) => !atKill.referenced.has(p))) killedMidWrite++;
+        if (
+          [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].some(
+            (p) => !atKill.referenced.has(p),
+          )
+        )
+          killedMidWrite++;
         const rows = await perStream(con, atKill.files);
         let total = 0;
         for (const [k, s] of rows) {
@@ -271,7 +321,10 @@ peerTest(
         for (const b of listed) {
           const cat = openCatalog({ path: b.path, dataPath: join(dir.path, "lake"), readOnly: true });
           try {
-            expect({ backup: b.path, problems: cat.integrityCheck().problems }).toEqual({ backup: b.path, problems: [] });
+            expect({ backup: b.path, problems: cat.integrityCheck().problems }).toEqual({
+              backup: b.path,
+              problems: [],
+            });
           } finally {
             cat.close();
           }
@@ -295,7 +348,10 @@ peerTest(
       const cKept = [...cStream.keys()].reduce((s, j) => s + (rows.get(`c-${j}`)?.n ?? 0), 0);
       expect(end.rows).toBe(aSent + cKept);
       // The next backup removes what the killed ones left half-written (<catalog>.bak-<time>.tmp-<pid>).
-      const last = Bun.spawnSync([process.execPath, "src/main.ts", "catalog", "backup", "--config-path", cfgPath], { cwd: ROOT, env: childEnv() });
+      const last = Bun.spawnSync([process.execPath, "src/main.ts", "catalog", "backup", "--config-path", cfgPath], {
+        cwd: ROOT,
+        env: childEnv(),
+      });
       expect({ code: last.exitCode, err: last.stderr.toString() }).toEqual({ code: 0, err: "" });
       expect(readdirSync(dir.path).filter((n) => n.includes(".tmp-"))).toEqual([]);
       expect(listCatalogBackups(catalogPath).length).toBe(3);

@@ -23,11 +23,14 @@ const NOW_MS = Date.now();
 
 /** The item schema of the response, as the route publishes it (not a separate export). */
 const ITEM = TransactionMessagesResponse.properties.data.properties.items.items as TSchema;
-const errorsOf = (schema: TSchema, value: unknown) => [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
+const errorsOf = (schema: TSchema, value: unknown) =>
+  [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
 
 test("the call view's rows pass the published item schema, which keeps every column and names what the UI reads", async () => {
   await using dir = tempDir();
-  await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  await using a = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  });
   const { ingest, lake, coordinatorUrl } = a.app;
   const api = `${coordinatorUrl}/api/v4`;
   const call = `schema-${crypto.randomUUID()}`;
@@ -37,10 +40,25 @@ test("the call view's rows pass the published item schema, which keeps every col
     { payload: invite(p), captureId: 2001, nodeName: "edge-a" },
     // The same INVITE seen by a second capture point (docs/CALL-VIEW.md "Duplicates").
     { payload: invite(p), captureId: 2002, nodeName: "edge-b" },
-    { payload: response(200, "OK", "INVITE", { ...p, toTag: "tb" }), captureId: 2001, nodeName: "edge-a", src: "10.0.0.2" },
+    {
+      payload: response(200, "OK", "INVITE", { ...p, toTag: "tb" }),
+      captureId: 2001,
+      nodeName: "edge-a",
+      src: "10.0.0.2",
+    },
     // No node name: data_extra has no node_name member.
     { payload: request("BYE", { ...p, toTag: "tb", cseq: 2 }), captureId: 2001 },
-    { payload: request("REGISTER", { callId: reg, from: "1001", to: "1001", fromTag: "r", cseq: 1, extraHeaders: ["Contact: <sip:1001@10.0.0.9:5060>", "Expires: 3600"] }), captureId: 2001 },
+    {
+      payload: request("REGISTER", {
+        callId: reg,
+        from: "1001",
+        to: "1001",
+        fromTag: "r",
+        cseq: 1,
+        extraHeaders: ["Contact: <sip:1001@10.0.0.9:5060>", "Expires: 3600"],
+      }),
+      captureId: 2001,
+    },
   ];
   const udp = await Bun.udpSocket({});
   sent.forEach((s, i) => {
@@ -60,15 +78,28 @@ test("the call view's rows pass the published item schema, which keeps every col
   udp.close();
   await waitFor("the call's rows and the registration visible", async () => {
     await lake!.sync();
-    const r = await lake!.query(`SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call) AS calls, (SELECT count(*) FROM svc_lake.main.hep_proto_1_registration) AS regs`);
+    const r = await lake!.query(
+      `SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call) AS calls, (SELECT count(*) FROM svc_lake.main.hep_proto_1_registration) AS regs`,
+    );
     return r.rows[0]!.calls === 4 && r.rows[0]!.regs === 1;
   });
 
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const { token } = (await login.json()) as { token: string };
   const messages = async (body: unknown) => {
-    const r = await fetch(`${api}/transactions/messages`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-    return { status: r.status, json: (await r.json()) as { data: { items: Array<Record<string, unknown>>; keys: string[] } } };
+    const r = await fetch(`${api}/transactions/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: r.status,
+      json: (await r.json()) as { data: { items: Array<Record<string, unknown>>; keys: string[] } },
+    };
   };
 
   const callView = await messages({ session_id: call });
@@ -92,7 +123,21 @@ test("the call view's rows pass the published item schema, which keeps every col
   // The schema says what a row is: these are not rows the server sends.
   const row = callView.json.data.items[0]!;
   const without = (k: string) => Object.fromEntries(Object.entries(row).filter(([key]) => key !== k));
-  for (const k of ["uuid", "timestamp_us", "session_id", "src_ip", "dst_ip", "src_port", "dst_port", "event", "method", "cseq_method", "payload", "node_id", "data_extra"]) {
+  for (const k of [
+    "uuid",
+    "timestamp_us",
+    "session_id",
+    "src_ip",
+    "dst_ip",
+    "src_port",
+    "dst_port",
+    "event",
+    "method",
+    "cseq_method",
+    "payload",
+    "node_id",
+    "data_extra",
+  ]) {
     expect([k, Value.Check(ITEM, without(k))]).toEqual([k, false]);
   }
   for (const [k, v] of [
@@ -139,10 +184,28 @@ test("the call view's rows pass the published item schema, which keeps every col
   const doc = (await (await fetch(`${api}/openapi.json`)).json()) as {
     paths: Record<string, { post: { responses: Record<string, { content: Record<string, { schema: Schema }> }> } }>;
   };
-  const published = doc.paths["/api/v4/transactions/messages"]!.post.responses["200"]!.content["application/json"]!.schema;
+  const published =
+    doc.paths["/api/v4/transactions/messages"]!.post.responses["200"]!.content["application/json"]!.schema;
   const item = published.properties.data!.properties.items!.items;
-  expect(item.required).toEqual(expect.arrayContaining(["uuid", "timestamp_us", "session_id", "src_ip", "dst_ip", "src_port", "dst_port", "event", "payload", "node_id", "data_extra"]));
+  expect(item.required).toEqual(
+    expect.arrayContaining([
+      "uuid",
+      "timestamp_us",
+      "session_id",
+      "src_ip",
+      "dst_ip",
+      "src_port",
+      "dst_port",
+      "event",
+      "payload",
+      "node_id",
+      "data_extra",
+    ]),
+  );
   const extraObject = (item.properties.data_extra as unknown as { anyOf: Schema[] }).anyOf[0]!;
   expect(Object.keys(extraObject.properties)).toEqual(["node_name", "capture_id", "cseq"]);
-  expect<unknown>(item.properties.src_port).toEqual({ anyOf: [{ type: "integer" }, { type: "null" }], description: "source port" });
+  expect<unknown>(item.properties.src_port).toEqual({
+    anyOf: [{ type: "integer" }, { type: "null" }],
+    description: "source port",
+  });
 }, 120_000);

@@ -15,7 +15,9 @@ const PASSWORD = "transaction-range-password";
 
 test("message_from/message_to widen where the call is looked for; from/to widen the window read around it", async () => {
   await using dir = tempDir();
-  await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  await using a = await startTestAppliance(dir.path, {
+    coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+  });
   const { ingest, lake, coordinatorUrl } = a.app;
   const api = `${coordinatorUrl}/api/v4`;
   const callId = `range-${crypto.randomUUID()}`;
@@ -23,7 +25,16 @@ test("message_from/message_to widen where the call is looked for; from/to widen 
   const p = { callId, from: "1001", to: "2002", fromTag: "f" };
   // INVITE, 200 and ACK in the first 2 s; the BYE 90 s later.
   const at = (payload: string, ms: number, src = "10.9.0.1", dst = "10.9.0.2") =>
-    encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: (t0 + ms) * 1000, protoType: 1, captureId: 9, payload });
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: (t0 + ms) * 1000,
+      protoType: 1,
+      captureId: 9,
+      payload,
+    });
   const packets = [
     at(invite({ ...p, srcIp: "10.9.0.1", mediaPort: 40000 }), 0),
     at(response(200, "OK", "INVITE", { ...p, toTag: "t" }), 1_500, "10.9.0.2", "10.9.0.1"),
@@ -35,22 +46,42 @@ test("message_from/message_to widen where the call is looked for; from/to widen 
   udp.close();
   await waitFor("the call in the lake", async () => {
     await lake!.sync();
-    const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
+    const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [
+      callId,
+    ]);
     return Number(r.rows[0]!.n) === packets.length;
   });
   const token = (
-    (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as {
+    (await (
+      await fetch(`${api}/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password: PASSWORD }),
+      })
+    ).json()) as {
       token: string;
     }
   ).token;
   const call = async (method: string, path: string, body: unknown) => {
-    const r = await fetch(`${api}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const r = await fetch(`${api}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return {
       status: r.status,
-      json: (await r.json()) as { data: { items: Array<{ event: string }>; window: { from_ms: number; to_ms: number }; lookup: { from_ms: number; to_ms: number } }; message?: string },
+      json: (await r.json()) as {
+        data: {
+          items: Array<{ event: string }>;
+          window: { from_ms: number; to_ms: number };
+          lookup: { from_ms: number; to_ms: number };
+        };
+        message?: string;
+      },
     };
   };
-  const setRange = async (data: Record<string, number>) => expect((await call("PUT", "/me/settings/transaction", { param: "range", data })).status).toBe(200);
+  const setRange = async (data: Record<string, number>) =>
+    expect((await call("PUT", "/me/settings/transaction", { param: "range", data })).status).toBe(200);
   const events = (r: Awaited<ReturnType<typeof call>>) => r.json.data.items.map((m) => m.event);
 
   // A search range that starts 10 s after the ACK and ends before the BYE holds none of the call's rows.
@@ -85,5 +116,8 @@ test("message_from/message_to widen where the call is looked for; from/to widen 
   expect(from200.json.data.window).toEqual({ from_ms: t0 + 1_500 - 3_000, to_ms: t0 + 2_000 + 1_000 });
   // With from of 1 s the INVITE stays outside.
   await setRange({ from: -1_000, to: 1_000, message_from: -11_000, message_to: 5_000 });
-  expect(events(await call("POST", "/transactions/messages", { session_id: callId, timestamp: narrow }))).toEqual(["200", "ACK"]);
+  expect(events(await call("POST", "/transactions/messages", { session_id: callId, timestamp: narrow }))).toEqual([
+    "200",
+    "ACK",
+  ]);
 });

@@ -23,7 +23,10 @@ describe("gitRevisionOf", () => {
     file(join(d.path, ".git/refs/heads/main"), `${SHA}\n`);
     expect(gitRevisionOf(d.path)).toBe("0123456");
     file(join(d.path, ".git/HEAD"), "ref: refs/heads/packed\n");
-    file(join(d.path, ".git/packed-refs"), `# pack-refs with: peeled fully-peeled sorted\n${OTHER} refs/heads/packed\n`);
+    file(
+      join(d.path, ".git/packed-refs"),
+      `# pack-refs with: peeled fully-peeled sorted\n${OTHER} refs/heads/packed\n`,
+    );
     expect(gitRevisionOf(d.path)).toBe("fedcba9");
     file(join(d.path, ".git/HEAD"), `${SHA}\n`);
     expect(gitRevisionOf(d.path)).toBe("0123456");

@@ -55,7 +55,11 @@ async function rejectionOf(p: Promise<unknown>): Promise<{ code: string; reason:
 }
 
 /** A committed-to-be file: a reserved path with placeholder bytes of `bytes` and the given stats. */
-async function put(c: OpenedCatalog, t: TableInfo, o: { rows: number; bytes?: number; stats?: NewDataFile["columnStats"]; partition?: string }): Promise<NewDataFile> {
+async function put(
+  c: OpenedCatalog,
+  t: TableInfo,
+  o: { rows: number; bytes?: number; stats?: NewDataFile["columnStats"]; partition?: string },
+): Promise<NewDataFile> {
   const path = await c.catalog.newDataFilePath(t.tableId, o.partition);
   const bytes = o.bytes ?? 100 + o.rows;
   mkdirSync(dirname(join(c.dataPath, path)), { recursive: true });
@@ -71,7 +75,13 @@ async function put(c: OpenedCatalog, t: TableInfo, o: { rows: number; bytes?: nu
 }
 
 /** Stats of a file whose `ts` spans [lo, hi] (timestamp texts) and whose `k` spans [klo, khi]. */
-const spans = (lo: string, hi: string, klo: string | null = "a", khi: string | null = "z", nulls = 0): NewDataFile["columnStats"] => ({
+const spans = (
+  lo: string,
+  hi: string,
+  klo: string | null = "a",
+  khi: string | null = "z",
+  nulls = 0,
+): NewDataFile["columnStats"] => ({
   ts: { min: lo, max: hi, nullCount: 0 },
   k: { min: klo, max: khi, nullCount: nulls },
 });
@@ -86,9 +96,11 @@ const clockPast = (ms: number) => waitFor("the clock to move", () => Date.now() 
  * server); without them the tests skip with one line, or fail under SVC_TEST_REQUIRE_PEERS=1.
  */
 export function catalogContract(name: string, open: () => Promise<OpenedCatalog>, peers: Peer[] = []): void {
-  const it = (title: string, fn: () => Promise<void>, timeout?: number) => (peers.length === 0 ? test(title, fn, timeout) : peerTest(title, peers, fn, timeout));
+  const it = (title: string, fn: () => Promise<void>, timeout?: number) =>
+    peers.length === 0 ? test(title, fn, timeout) : peerTest(title, peers, fn, timeout);
   const run = (fn: (c: OpenedCatalog) => Promise<void>) => () => withCatalog(open, fn);
-  const table = (c: OpenedCatalog, tableName = "t", partitionBy?: string) => c.catalog.ensureTable("main", { name: tableName, columns: COLUMNS, ...(partitionBy ? { partitionBy } : {}) });
+  const table = (c: OpenedCatalog, tableName = "t", partitionBy?: string) =>
+    c.catalog.ensureTable("main", { name: tableName, columns: COLUMNS, ...(partitionBy ? { partitionBy } : {}) });
 
   describe(`catalog contract (${name}): tables`, () => {
     it(
@@ -113,16 +125,37 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       "ensureTable adds missing columns with new ids (never reused), keeps existing ones, refuses a type change and another partitioning",
       run(async (c) => {
         const a = await table(c, "p", "date");
-        const grown = await c.catalog.ensureTable("main", { name: "p", columns: [...COLUMNS, { name: "extra", type: "float64" }], partitionBy: "date" });
+        const grown = await c.catalog.ensureTable("main", {
+          name: "p",
+          columns: [...COLUMNS, { name: "extra", type: "float64" }],
+          partitionBy: "date",
+        });
         expect(grown.tableId).toBe(a.tableId);
-        expect(grown.columns.map((x) => [x.columnId, x.name])).toEqual([...a.columns.map((x) => [x.columnId, x.name]), [5, "extra"]]);
+        expect(grown.columns.map((x) => [x.columnId, x.name])).toEqual([
+          ...a.columns.map((x) => [x.columnId, x.name]),
+          [5, "extra"],
+        ]);
         // A definition without some stored columns leaves them in place.
-        const fewer = await c.catalog.ensureTable("main", { name: "p", columns: COLUMNS.slice(0, 2), partitionBy: "date" });
+        const fewer = await c.catalog.ensureTable("main", {
+          name: "p",
+          columns: COLUMNS.slice(0, 2),
+          partitionBy: "date",
+        });
         expect(fewer.columns.map((x) => x.name)).toEqual(["ts", "date", "k", "n", "extra"]);
         const retyped = COLUMNS.map((x) => (x.name === "n" ? { name: "n", type: "varchar" as const } : x));
-        expect((await rejectionOf(c.catalog.ensureTable("main", { name: "p", columns: retyped, partitionBy: "date" }))).code).toBe("CONFLICT");
-        expect((await rejectionOf(c.catalog.ensureTable("main", { name: "p", columns: COLUMNS }))).code).toBe("CONFLICT");
-        expect((await c.catalog.getTable("main", "p"))!.columns.map((x) => x.type)).toEqual(["timestamp", "date", "varchar", "int64", "float64"]);
+        expect(
+          (await rejectionOf(c.catalog.ensureTable("main", { name: "p", columns: retyped, partitionBy: "date" }))).code,
+        ).toBe("CONFLICT");
+        expect((await rejectionOf(c.catalog.ensureTable("main", { name: "p", columns: COLUMNS }))).code).toBe(
+          "CONFLICT",
+        );
+        expect((await c.catalog.getTable("main", "p"))!.columns.map((x) => x.type)).toEqual([
+          "timestamp",
+          "date",
+          "varchar",
+          "int64",
+          "float64",
+        ]);
       }),
     );
 
@@ -175,7 +208,10 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         const t = await table(c);
         const f = await put(c, t, { rows: 3 });
         const before = await c.catalog.currentSnapshotId();
-        expect((await rejectionOf(c.catalog.commitDataFiles(t.tableId, [{ ...f, fileSizeBytes: f.fileSizeBytes + 1 }]))).code).toBe("VALIDATION");
+        expect(
+          (await rejectionOf(c.catalog.commitDataFiles(t.tableId, [{ ...f, fileSizeBytes: f.fileSizeBytes + 1 }])))
+            .code,
+        ).toBe("VALIDATION");
         expect(await c.catalog.currentSnapshotId()).toBe(before);
         expect(await c.catalog.listDataFiles(t.tableId)).toEqual([]);
       }),
@@ -186,7 +222,11 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       run(async (c) => {
         const t = await table(c);
         expect(await c.catalog.writerWatermark("main.t")).toBe(0);
-        await c.catalog.commitDataFiles(t.tableId, [await put(c, t, { rows: 1 })], [{ writerKey: "main.t", watermark: 100 }]);
+        await c.catalog.commitDataFiles(
+          t.tableId,
+          [await put(c, t, { rows: 1 })],
+          [{ writerKey: "main.t", watermark: 100 }],
+        );
         expect(await c.catalog.writerWatermark("main.t")).toBe(100);
         await c.catalog.commitDataFiles(
           t.tableId,
@@ -200,7 +240,11 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         expect(await c.catalog.writerWatermark("main.t")).toBe(250);
         expect(await c.catalog.writerWatermark("relay:sender-a")).toBe(7);
         expect(await c.catalog.writerWatermark("relay:sender-b")).toBe(9);
-        await c.catalog.commitDataFiles(t.tableId, [await put(c, t, { rows: 1 })], [{ writerKey: "relay:sender-a", watermark: 8 }]);
+        await c.catalog.commitDataFiles(
+          t.tableId,
+          [await put(c, t, { rows: 1 })],
+          [{ writerKey: "relay:sender-a", watermark: 8 }],
+        );
         expect(await c.catalog.writerWatermark("relay:sender-a")).toBe(8);
         expect(await c.catalog.writerWatermark("relay:sender-b")).toBe(9);
         expect(await c.catalog.writerWatermark("main.t")).toBe(250);
@@ -215,7 +259,11 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       "commitMarks records marks alone, without a new snapshot; the other marks stay",
       run(async (c) => {
         const t = await table(c);
-        await c.catalog.commitDataFiles(t.tableId, [await put(c, t, { rows: 1 })], [{ writerKey: "forward:a", watermark: 5 }]);
+        await c.catalog.commitDataFiles(
+          t.tableId,
+          [await put(c, t, { rows: 1 })],
+          [{ writerKey: "forward:a", watermark: 5 }],
+        );
         const before = await c.catalog.currentSnapshotId();
         await c.catalog.commitMarks([
           { writerKey: "forward:a", watermark: 12 },
@@ -260,8 +308,12 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
           ],
         );
         expect(snapshotId).toBe(await c.catalog.currentSnapshotId());
-        expect((await c.catalog.listDataFiles(a.tableId)).map((f) => [f.recordCount, f.beginSnapshot])).toEqual([[2, snapshotId]]);
-        expect((await c.catalog.listDataFiles(b.tableId)).map((f) => [f.recordCount, f.beginSnapshot])).toEqual([[3, snapshotId]]);
+        expect((await c.catalog.listDataFiles(a.tableId)).map((f) => [f.recordCount, f.beginSnapshot])).toEqual([
+          [2, snapshotId],
+        ]);
+        expect((await c.catalog.listDataFiles(b.tableId)).map((f) => [f.recordCount, f.beginSnapshot])).toEqual([
+          [3, snapshotId],
+        ]);
         expect(await c.catalog.writerWatermark("forward:edge-a")).toBe(5);
         expect(await c.catalog.writerWatermark("forward:edge-b")).toBe(11);
       }),
@@ -272,7 +324,9 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       run(async (c) => {
         const t = await table(c);
         const f = await put(c, t, { rows: 2 });
-        await rejectionOf(c.catalog.commitDataFiles(t.tableId, [{ ...f, fileSizeBytes: 1 }], [{ writerKey: "main.t", watermark: 5 }]));
+        await rejectionOf(
+          c.catalog.commitDataFiles(t.tableId, [{ ...f, fileSizeBytes: 1 }], [{ writerKey: "main.t", watermark: 5 }]),
+        );
         expect(await c.catalog.writerWatermark("main.t")).toBe(0);
       }),
     );
@@ -285,7 +339,9 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         const t = await table(c);
         const p = await table(c, "parted", "date");
         const plain = await c.catalog.newDataFilePath(t.tableId);
-        expect(plain).toMatch(/^main\/t\/ducklake-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\.parquet$/);
+        expect(plain).toMatch(
+          /^main\/t\/ducklake-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\.parquet$/,
+        );
         const parted = await c.catalog.newDataFilePath(p.tableId, "a b/c=d");
         expect(parted).toMatch(/^main\/parted\/date=a%20b%2Fc%3Dd\/ducklake-[0-9a-f-]{36}\.parquet$/);
         expect(await c.catalog.newDataFilePath(t.tableId)).not.toBe(plain);
@@ -306,7 +362,11 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       "forgetInflight forgets the named reservations only, and a path not reserved is no error",
       run(async (c) => {
         const t = await table(c);
-        const [a, b, k] = [await c.catalog.newDataFilePath(t.tableId), await c.catalog.newDataFilePath(t.tableId), await c.catalog.newDataFilePath(t.tableId)];
+        const [a, b, k] = [
+          await c.catalog.newDataFilePath(t.tableId),
+          await c.catalog.newDataFilePath(t.tableId),
+          await c.catalog.newDataFilePath(t.tableId),
+        ];
         expect(await c.catalog.forgetInflight([a, b, "main/t/ducklake-never-reserved.parquet"])).toBe(2);
         expect([...(await c.catalog.inflightPaths())]).toEqual([k]);
         expect(await c.catalog.forgetInflight([])).toBe(0);
@@ -327,10 +387,15 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         await c.catalog.commitDataFiles(t.tableId, [early, mid, late, unknown, absent]);
         const all = await c.catalog.listDataFiles(t.tableId);
         const id = (f: NewDataFile) => all.find((x) => x.path === f.path)!.dataFileId;
-        const range = (min?: string, max?: string) => c.catalog.listDataFiles(t.tableId, { column: "ts", ...(min ? { min } : {}), ...(max ? { max } : {}) });
-        expect(ids(await range("2026-11-21 10:30:00", "2026-11-21 10:40:00"))).toEqual([id(mid), id(unknown)].sort((a, b) => a - b));
+        const range = (min?: string, max?: string) =>
+          c.catalog.listDataFiles(t.tableId, { column: "ts", ...(min ? { min } : {}), ...(max ? { max } : {}) });
+        expect(ids(await range("2026-11-21 10:30:00", "2026-11-21 10:40:00"))).toEqual(
+          [id(mid), id(unknown)].sort((a, b) => a - b),
+        );
         expect(ids(await range("2026-11-21 11:00:00"))).toEqual([id(mid), id(late), id(unknown)].sort((a, b) => a - b));
-        expect(ids(await range(undefined, "2026-11-20 10:00:00"))).toEqual([id(early), id(unknown)].sort((a, b) => a - b));
+        expect(ids(await range(undefined, "2026-11-20 10:00:00"))).toEqual(
+          [id(early), id(unknown)].sort((a, b) => a - b),
+        );
         expect(ids(await range("2026-12-01 00:00:00"))).toEqual([id(unknown)]);
         // VARCHAR bounds compare as text.
         const byK = await c.catalog.listDataFiles(t.tableId, { column: "k", min: "c", max: "c" });
@@ -342,7 +407,13 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       "statsColumns loads the named columns' statistics only; fileIds lists only those files; the statistics read back as committed",
       run(async (c) => {
         const t = await table(c);
-        const a = await put(c, t, { rows: 4, stats: { ...spans("2026-11-20 10:00:00", "2026-11-20 10:00:00.5", "a", "m", 1), n: { min: "-3", max: "42", nullCount: 2 } } });
+        const a = await put(c, t, {
+          rows: 4,
+          stats: {
+            ...spans("2026-11-20 10:00:00", "2026-11-20 10:00:00.5", "a", "m", 1),
+            n: { min: "-3", max: "42", nullCount: 2 },
+          },
+        });
         const b = await put(c, t, { rows: 2, stats: spans("2026-11-21 10:00:00", "2026-11-21 12:00:00") });
         await c.catalog.commitDataFiles(t.tableId, [a, b]);
         const full = await c.catalog.listDataFiles(t.tableId);
@@ -377,10 +448,15 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
           [f2.path, { date: "2026-11-21" }],
         ]);
         expect((await c.catalog.listDataFiles(t.tableId, { snapshotId: s1 })).map((f) => f.path)).toEqual([f1.path]);
-        expect((await c.catalog.listDataFiles(t.tableId, { snapshotId: s2 })).map((f) => f.path)).toEqual([f1.path, f2.path]);
+        expect((await c.catalog.listDataFiles(t.tableId, { snapshotId: s2 })).map((f) => f.path)).toEqual([
+          f1.path,
+          f2.path,
+        ]);
         // fileIds at a snapshot: only those live then.
         const ids2 = ids(await c.catalog.listDataFiles(t.tableId));
-        expect((await c.catalog.listDataFiles(t.tableId, { snapshotId: s1, fileIds: ids2 })).map((f) => f.path)).toEqual([f1.path]);
+        expect(
+          (await c.catalog.listDataFiles(t.tableId, { snapshotId: s1, fileIds: ids2 })).map((f) => f.path),
+        ).toEqual([f1.path]);
       }),
     );
   });
@@ -430,7 +506,11 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         expect(snapshotId).toBe(before + 1);
         const live = await c.catalog.listDataFiles(t.tableId);
         expect(live.map((f) => [f.path, f.recordCount, f.beginSnapshot])).toEqual([[merged.path, 7, snapshotId]]);
-        expect(live[0]!.columnStats.ts).toEqual({ min: "2026-11-20 10:00:00", max: "2026-11-20 12:00:00", nullCount: 0 });
+        expect(live[0]!.columnStats.ts).toEqual({
+          min: "2026-11-20 10:00:00",
+          max: "2026-11-20 12:00:00",
+          nullCount: 0,
+        });
         expect(ids(await c.catalog.listDataFiles(t.tableId, { snapshotId: before }))).toEqual(oldIds);
         expect((await c.catalog.inflightPaths()).has(merged.path)).toBe(false);
       }),
@@ -444,7 +524,10 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         const snap = await c.catalog.currentSnapshotId();
         const oldIds = ids(await c.catalog.listDataFiles(t.tableId));
         const wrong = await put(c, t, { rows: 6 });
-        expect(await rejectionOf(c.catalog.replaceDataFiles(t.tableId, oldIds, [wrong]))).toEqual({ code: "CONFLICT", reason: "row_count" });
+        expect(await rejectionOf(c.catalog.replaceDataFiles(t.tableId, oldIds, [wrong]))).toEqual({
+          code: "CONFLICT",
+          reason: "row_count",
+        });
         expect(await c.catalog.currentSnapshotId()).toBe(snap);
         expect(ids(await c.catalog.listDataFiles(t.tableId))).toEqual(oldIds);
       }),
@@ -455,21 +538,29 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       run(async (c) => {
         const t = await table(c, "parted", "date");
         const day = "2026-11-20";
-        await c.catalog.commitDataFiles(t.tableId, [await put(c, t, { rows: 2, partition: day }), await put(c, t, { rows: 3, partition: day })]);
+        await c.catalog.commitDataFiles(t.tableId, [
+          await put(c, t, { rows: 2, partition: day }),
+          await put(c, t, { rows: 3, partition: day }),
+        ]);
         const planned = ids(await c.catalog.listDataFiles(t.tableId));
         // A flush lands in the partition after the plan.
         await c.catalog.commitDataFiles(t.tableId, [await put(c, t, { rows: 1, partition: day })]);
         const snap = await c.catalog.currentSnapshotId();
         const merged = await put(c, t, { rows: 5, partition: day });
         const guard = { partitionValue: day, liveFileIds: planned };
-        expect(await rejectionOf(c.catalog.replaceDataFiles(t.tableId, planned, [merged], guard))).toEqual({ code: "CONFLICT", reason: "partition_changed" });
+        expect(await rejectionOf(c.catalog.replaceDataFiles(t.tableId, planned, [merged], guard))).toEqual({
+          code: "CONFLICT",
+          reason: "partition_changed",
+        });
         expect(await c.catalog.currentSnapshotId()).toBe(snap);
         expect(await c.catalog.listDataFiles(t.tableId)).toHaveLength(3);
         // Planned again with every live file of the partition: it swaps.
         const all = ids(await c.catalog.listDataFiles(t.tableId));
         const merged6 = await put(c, t, { rows: 6, partition: day });
         await c.catalog.replaceDataFiles(t.tableId, all, [merged6], { partitionValue: day, liveFileIds: all });
-        expect((await c.catalog.listDataFiles(t.tableId)).map((f) => [f.path, f.recordCount])).toEqual([[merged6.path, 6]]);
+        expect((await c.catalog.listDataFiles(t.tableId)).map((f) => [f.path, f.recordCount])).toEqual([
+          [merged6.path, 6],
+        ]);
       }),
     );
 
@@ -501,8 +592,15 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         expect(r.files).toBe(1);
         expect(r.snapshotId).toBe(committed + 1);
         expect((await c.catalog.listDataFiles(t.tableId)).map((f) => f.path)).toEqual([straddle.path, fresh.path]);
-        expect((await c.catalog.listDataFiles(t.tableId, { snapshotId: committed })).map((f) => f.path)).toEqual([old.path, straddle.path, fresh.path]);
-        expect(await c.catalog.retireFilesBefore(t.tableId, "ts", "2026-11-10 00:00:00")).toEqual({ snapshotId: null, files: 0 });
+        expect((await c.catalog.listDataFiles(t.tableId, { snapshotId: committed })).map((f) => f.path)).toEqual([
+          old.path,
+          straddle.path,
+          fresh.path,
+        ]);
+        expect(await c.catalog.retireFilesBefore(t.tableId, "ts", "2026-11-10 00:00:00")).toEqual({
+          snapshotId: null,
+          files: 0,
+        });
         expect(await c.catalog.currentSnapshotId()).toBe(committed + 1);
       }),
     );
@@ -520,7 +618,10 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         const referencedBefore = await c.catalog.referencedPaths();
         for (const f of [keep, ...gone]) expect(referencedBefore.has(join(c.dataPath, f.path))).toBe(true);
         // Nothing is that old yet.
-        expect(await c.catalog.expireSnapshots(Date.UTC(2000, 0, 1))).toEqual({ expiredSnapshots: 0, scheduledFiles: 0 });
+        expect(await c.catalog.expireSnapshots(Date.UTC(2000, 0, 1))).toEqual({
+          expiredSnapshots: 0,
+          scheduledFiles: 0,
+        });
         expect(await c.catalog.listScheduledDeletions()).toEqual([]);
         const r = await c.catalog.expireSnapshots(Date.now() + 3_600_000);
         expect(r.expiredSnapshots).toBe(newest); // snapshots 0 .. newest-1
@@ -541,7 +642,10 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         expect(referenced.has(join(c.dataPath, keep.path))).toBe(true);
         expect(await c.catalog.forgetFiles(goneIds)).toBe(0);
         // Only the newest snapshot is left: expiring again changes nothing.
-        expect(await c.catalog.expireSnapshots(Date.now() + 3_600_000)).toEqual({ expiredSnapshots: 0, scheduledFiles: 0 });
+        expect(await c.catalog.expireSnapshots(Date.now() + 3_600_000)).toEqual({
+          expiredSnapshots: 0,
+          scheduledFiles: 0,
+        });
       }),
     );
 
@@ -553,7 +657,9 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         await c.catalog.commitDataFiles(t.tableId, [old]);
         await c.catalog.retireFilesBefore(t.tableId, "ts", "2026-11-02 00:00:00");
         await c.catalog.expireSnapshots(Date.now() + 3_600_000);
-        expect((await c.catalog.listScheduledDeletions()).map((d) => d.absolutePath)).toEqual([join(c.dataPath, old.path)]);
+        expect((await c.catalog.listScheduledDeletions()).map((d) => d.absolutePath)).toEqual([
+          join(c.dataPath, old.path),
+        ]);
       }),
     );
   });

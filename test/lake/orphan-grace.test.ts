@@ -27,7 +27,11 @@ test("unknown files younger than the grace age are left in place, older ones qua
   for (const f of [old, oldReserved]) utimesSync(f, past, past);
   const inflight = new Set(["main/t/ducklake-young-reserved.parquet", "main/t/ducklake-old-reserved.parquet"]);
   const r = sweepOrphans(dir.path, new Set(), inflight, createLogger({ test: true }), now, ORPHAN_MIN_AGE_MS);
-  expect({ deleted: r.deleted, quarantined: r.quarantined, young: r.young }).toEqual({ deleted: 2, quarantined: 1, young: 1 });
+  expect({ deleted: r.deleted, quarantined: r.quarantined, young: r.young }).toEqual({
+    deleted: 2,
+    quarantined: 1,
+    young: 1,
+  });
   expect([young, youngReserved, old, oldReserved].map((f) => existsSync(f))).toEqual([true, false, false, false]);
   // Without a grace age the young unknown file is quarantined too.
   const r2 = sweepOrphans(dir.path, new Set(), inflight, createLogger({ test: true }), now, 0);

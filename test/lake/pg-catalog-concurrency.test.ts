@@ -11,7 +11,13 @@ import { SQL } from "bun";
 import type { NewDataFile } from "../../src/lake/catalog/index.ts";
 import { PgCatalog } from "../../src/lake/catalog-pg/index.ts";
 import { peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
-import { DUCKLAKE_PG_PEERS, DUCKLAKE_PG_SCRIPT, duckLakePg, type ReadResult, writeParquet } from "../peers/ducklake-pg.ts";
+import {
+  DUCKLAKE_PG_PEERS,
+  DUCKLAKE_PG_SCRIPT,
+  duckLakePg,
+  type ReadResult,
+  writeParquet,
+} from "../peers/ducklake-pg.ts";
 import { type Postgres, startPostgres } from "../peers/postgres.ts";
 
 let server: Postgres | undefined;
@@ -30,7 +36,9 @@ peerTest(
     server = await startPostgres();
     const { url, libpq } = server;
     await using dir = tempDir("svc-pgconc-");
-    const writers = await Promise.all(Array.from({ length: WRITERS }, (_, i) => PgCatalog.open({ url, dataPath: dir.path, owner: `host-${i}` })));
+    const writers = await Promise.all(
+      Array.from({ length: WRITERS }, (_, i) => PgCatalog.open({ url, dataPath: dir.path, owner: `host-${i}` })),
+    );
     const duck = await DuckDBInstance.create(":memory:");
     const con = await duck.connect();
     try {
@@ -47,16 +55,42 @@ peerTest(
         const mine: NewDataFile[] = [];
         for (let k = 0; k < COMMITS; k++) {
           const base = 1000 + (w * COMMITS + k) * 3;
-          mine.push(await writeParquet(con, dir.path, t, undefined, `SELECT (${base} + i)::BIGINT AS id, 'w${w}' AS name FROM range(3) t(i)`, await cat.newDataFilePath(t.tableId)));
+          mine.push(
+            await writeParquet(
+              con,
+              dir.path,
+              t,
+              undefined,
+              `SELECT (${base} + i)::BIGINT AS id, 'w${w}' AS name FROM range(3) t(i)`,
+              await cat.newDataFilePath(t.tableId),
+            ),
+          );
         }
         files.push(mine);
       }
       // The extension commits one file per INSERT (ids 0..24) while the four commit theirs.
-      const ext = Bun.spawn([pyPeersPython(), DUCKLAKE_PG_SCRIPT, "insert", libpq, `${dir.path}/`, "main.x", "0", String(EXT_COMMITS), String(EXT_COMMITS)], {
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      await waitFor("the extension's first commit", async () => (await writers[0]!.currentSnapshot()).changes?.startsWith("inserted_into_table") === true, 60_000);
+      const ext = Bun.spawn(
+        [
+          pyPeersPython(),
+          DUCKLAKE_PG_SCRIPT,
+          "insert",
+          libpq,
+          `${dir.path}/`,
+          "main.x",
+          "0",
+          String(EXT_COMMITS),
+          String(EXT_COMMITS),
+        ],
+        {
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
+      await waitFor(
+        "the extension's first commit",
+        async () => (await writers[0]!.currentSnapshot()).changes?.startsWith("inserted_into_table") === true,
+        60_000,
+      );
       const snaps = await Promise.all(
         writers.map(async (cat, w) => {
           const out: number[] = [];
@@ -78,9 +112,11 @@ peerTest(
       const sql = new SQL(url, { max: 1 });
       try {
         const total = 2 + WRITERS * COMMITS + EXT_COMMITS; // snapshot 0, the table, every commit
-        const [s] = await sql`SELECT count(*)::int AS n, count(DISTINCT snapshot_id)::int AS d, min(snapshot_id)::int AS lo, max(snapshot_id)::int AS hi FROM ducklake_snapshot`;
+        const [s] =
+          await sql`SELECT count(*)::int AS n, count(DISTINCT snapshot_id)::int AS d, min(snapshot_id)::int AS lo, max(snapshot_id)::int AS hi FROM ducklake_snapshot`;
         expect(s).toEqual({ n: total, d: total, lo: 0, hi: total - 1 });
-        const changes: Array<{ id: number; c: string }> = await sql`SELECT snapshot_id::int AS id, changes_made AS c FROM ducklake_snapshot_changes ORDER BY 1`;
+        const changes: Array<{ id: number; c: string }> =
+          await sql`SELECT snapshot_id::int AS id, changes_made AS c FROM ducklake_snapshot_changes ORDER BY 1`;
         const inserts = changes.filter((c) => c.c === `inserted_into_table:${t.tableId}`);
         expect(inserts.length).toBe(WRITERS * COMMITS + EXT_COMMITS);
         for (const id of ours) expect(inserts.some((c) => c.id === id)).toBe(true);
@@ -97,7 +133,8 @@ peerTest(
         expect(next).toBe(WRITERS * COMMITS * 3 + EXT_COMMITS);
         // One file per snapshot: no two commits shared one.
         expect(new Set(fs.map((f) => f.snap)).size).toBe(fs.length);
-        const marks: Array<{ k: string; w: number }> = await sql`SELECT writer_key AS k, watermark::int AS w FROM svc_writer_watermark ORDER BY 1`;
+        const marks: Array<{ k: string; w: number }> =
+          await sql`SELECT writer_key AS k, watermark::int AS w FROM svc_writer_watermark ORDER BY 1`;
         expect(marks).toEqual(
           writers.flatMap((_, w) => [
             { k: `w${w}`, w: COMMITS },
@@ -111,7 +148,10 @@ peerTest(
       }
       const read = duckLakePg<ReadResult>(["read", libpq, `${dir.path}/`, "main.x"]);
       expect(read.count).toBe(WRITERS * COMMITS * 3 + EXT_COMMITS);
-      expect(read.rows.map((r) => r.id)).toEqual([...Array.from({ length: EXT_COMMITS }, (_, i) => i), ...Array.from({ length: WRITERS * COMMITS * 3 }, (_, i) => 1000 + i)]);
+      expect(read.rows.map((r) => r.id)).toEqual([
+        ...Array.from({ length: EXT_COMMITS }, (_, i) => i),
+        ...Array.from({ length: WRITERS * COMMITS * 3 }, (_, i) => 1000 + i),
+      ]);
       expect((await writers[3]!.listDataFiles(t.tableId)).length).toBe(WRITERS * COMMITS + EXT_COMMITS);
     } finally {
       con.closeSync();

@@ -30,7 +30,14 @@ const NEEDS = [postgresPeer];
 const T = 60_000;
 
 /** A file of `bytes` bytes at a fresh path of the table, described with stats of column `id`. */
-async function file(cat: AsyncLakeCatalog, dataPath: string, tableId: number, rows: number, idRange: [number, number], part?: string): Promise<NewDataFile> {
+async function file(
+  cat: AsyncLakeCatalog,
+  dataPath: string,
+  tableId: number,
+  rows: number,
+  idRange: [number, number],
+  part?: string,
+): Promise<NewDataFile> {
   const path = await cat.newDataFilePath(tableId, part);
   const abs = join(dataPath, path);
   mkdirSync(dirname(abs), { recursive: true });
@@ -84,10 +91,11 @@ peerTest(
       expect(await port.getTable("main", "nope")).toBeUndefined();
       await port.ensureTable("ops", DAYS);
       expect(await port.schemaName("OPS")).toBe("ops");
-      expect((await port.listTables()).map((x) => `${x.schemaName}.${x.name}:${x.columns.map((c) => `${c.name}/${c.type}`).join(",")}`)).toEqual([
-        "main.Events:id/int64,name/varchar",
-        "ops.days:id/int64,day/date",
-      ]);
+      expect(
+        (await port.listTables()).map(
+          (x) => `${x.schemaName}.${x.name}:${x.columns.map((c) => `${c.name}/${c.type}`).join(",")}`,
+        ),
+      ).toEqual(["main.Events:id/int64,name/varchar", "ops.days:id/int64,day/date"]);
       const snap = await port.currentSnapshotId();
       const ms = await port.snapshotTimeMs(snap);
       expect(ms).toBeGreaterThan(Date.now() - 60_000);
@@ -128,32 +136,42 @@ peerTest(
       expect(await cat.writerWatermark("a")).toBe(7);
       expect(await cat.writerWatermark("b")).toBe(9);
       // No files: no snapshot, marks unchanged.
-      expect((await cat.commitDataFiles(t.tableId, [], [{ writerKey: "a", watermark: 99 }])).snapshotId).toBe(snapshotId);
+      expect((await cat.commitDataFiles(t.tableId, [], [{ writerKey: "a", watermark: 99 }])).snapshotId).toBe(
+        snapshotId,
+      );
       expect(await cat.writerWatermark("a")).toBe(7);
       const all = await cat.listDataFiles(t.tableId);
-      expect(all.map((f) => [f.path, f.recordCount, f.beginSnapshot])).toEqual([f1, f2, f3].map((f) => [f.path, 5, snapshotId]));
+      expect(all.map((f) => [f.path, f.recordCount, f.beginSnapshot])).toEqual(
+        [f1, f2, f3].map((f) => [f.path, 5, snapshotId]),
+      );
       expect(all[0]?.absolutePath).toBe(join(dir.path, f1.path));
       expect(all[1]?.columnStats.id).toEqual({ min: "10", max: "14", nullCount: 0 });
       // Integers compare as numbers ("9" < "10"), not as text.
-      expect((await cat.listDataFiles(t.tableId, { column: "id", min: "9", max: "12" })).map((f) => f.path)).toEqual([f2.path]);
+      expect((await cat.listDataFiles(t.tableId, { column: "id", min: "9", max: "12" })).map((f) => f.path)).toEqual([
+        f2.path,
+      ]);
       expect((await cat.listDataFiles(t.tableId, { column: "id", min: "15" })).map((f) => f.path)).toEqual([f3.path]);
       expect((await cat.listDataFiles(t.tableId, { column: "name" })).length).toBe(0); // no stats row: all NULL
       expect((await cat.listDataFiles(t.tableId, { statsColumns: [] }))[0]?.columnStats).toEqual({});
       const ids = all.map((f) => f.dataFileId);
       expect((await cat.listDataFiles(t.tableId, { fileIds: [ids[2] ?? -1] })).map((f) => f.path)).toEqual([f3.path]);
-      await expect(cat.listDataFiles(t.tableId, { column: "id", fileIds: ids })).rejects.toMatchObject({ code: "VALIDATION" });
+      await expect(cat.listDataFiles(t.tableId, { column: "id", fileIds: ids })).rejects.toMatchObject({
+        code: "VALIDATION",
+      });
       await expect(cat.listDataFiles(t.tableId, { column: "nope" })).rejects.toMatchObject({ code: "VALIDATION" });
       // Table statistics fold every file's bounds (typed: "-5" < "0" < "24" < "100").
       await cat.commitDataFiles(t.tableId, [await file(cat, dir.path, t.tableId, 1, [-5, 100])]);
       const sql = new SQL(url, { max: 1 });
       try {
-        const ts = await sql`SELECT column_id::int AS c, contains_null AS nl, contains_nan AS nan, min_value AS mn, max_value AS mx
+        const ts =
+          await sql`SELECT column_id::int AS c, contains_null AS nl, contains_nan AS nan, min_value AS mn, max_value AS mx
           FROM ducklake_table_column_stats WHERE table_id = ${t.tableId} ORDER BY 1`;
         expect([...ts]).toEqual([
           { c: 1, nl: false, nan: null, mn: "-5", mx: "100" },
           { c: 2, nl: true, nan: null, mn: null, mx: null },
         ]);
-        const fs = await sql`SELECT count(*)::int AS n, count(min_value)::int AS m FROM ducklake_file_column_stats WHERE table_id = ${t.tableId}`;
+        const fs =
+          await sql`SELECT count(*)::int AS n, count(min_value)::int AS m FROM ducklake_file_column_stats WHERE table_id = ${t.tableId}`;
         expect([...fs]).toEqual([{ n: 4, m: 4 }]);
       } finally {
         await sql.close();
@@ -207,7 +225,9 @@ peerTest(
       // Committing settles the reservation in the same transaction.
       mkdirSync(join(dir.path, "main/Events"), { recursive: true });
       writeFileSync(join(dir.path, pb), Buffer.alloc(50));
-      await b.commitDataFiles(t.tableId, [{ path: pb, recordCount: 1, fileSizeBytes: 50, footerSize: 1, columnStats: {} }]);
+      await b.commitDataFiles(t.tableId, [
+        { path: pb, recordCount: 1, fileSizeBytes: 50, footerSize: 1, columnStats: {} },
+      ]);
       expect(await b.inflightPaths()).toEqual(new Set());
       expect((await a.referencedPaths()).has(join(dir.path, pb))).toBe(true); // now a catalog file
       const pb2 = await b.newDataFilePath(t.tableId);
@@ -238,18 +258,28 @@ peerTest(
       const live = await cat.listDataFiles(t.tableId);
       const inDay = live.filter((f) => f.partitionValues.day === day).map((f) => f.dataFileId);
       const snap = await cat.currentSnapshotId();
-      await expect(cat.replaceDataFiles(t.tableId, inDay, [await file(cat, dir.path, t.tableId, 4, [0, 4], day)])).rejects.toMatchObject({
+      await expect(
+        cat.replaceDataFiles(t.tableId, inDay, [await file(cat, dir.path, t.tableId, 4, [0, 4], day)]),
+      ).rejects.toMatchObject({
         code: "CONFLICT",
         details: { reason: "row_count" },
       });
-      await expect(cat.replaceDataFiles(t.tableId, inDay, [await file(cat, dir.path, t.tableId, 5, [0, 4], day)], { partitionValue: day, liveFileIds: inDay.slice(0, 1) })).rejects.toMatchObject({
+      await expect(
+        cat.replaceDataFiles(t.tableId, inDay, [await file(cat, dir.path, t.tableId, 5, [0, 4], day)], {
+          partitionValue: day,
+          liveFileIds: inDay.slice(0, 1),
+        }),
+      ).rejects.toMatchObject({
         code: "CONFLICT",
         details: { reason: "partition_changed" },
       });
       await expect(cat.replaceDataFiles(t.tableId, [], [])).rejects.toMatchObject({ code: "VALIDATION" });
       expect(await cat.currentSnapshotId()).toBe(snap);
       const merged = await file(cat, dir.path, t.tableId, 5, [0, 4], day);
-      const { snapshotId } = await cat.replaceDataFiles(t.tableId, inDay, [merged], { partitionValue: day, liveFileIds: inDay });
+      const { snapshotId } = await cat.replaceDataFiles(t.tableId, inDay, [merged], {
+        partitionValue: day,
+        liveFileIds: inDay,
+      });
       expect(snapshotId).toBe(snap + 1);
       expect((await cat.listDataFiles(t.tableId)).map((f) => [f.recordCount, f.partitionValues.day])).toEqual([
         [4, "2026-11-30"],
@@ -379,12 +409,16 @@ peerTest(
       // A host name that does not resolve; the password has a character URLs encode.
       ["postgres://svc:no%40host-secret@host.invalid:5432/lake", "host-secret", "UNAVAILABLE"],
     ] as const) {
-      const e = (await PgCatalog.open({ url: u, dataPath: dir.path }).catch((x: unknown) => x)) as Error & { code: string; details: Record<string, unknown> };
+      const e = (await PgCatalog.open({ url: u, dataPath: dir.path }).catch((x: unknown) => x)) as Error & {
+        code: string;
+        details: Record<string, unknown>;
+      };
       expect(e).toMatchObject({ code, details: { key: CATALOG_URL_KEY } });
       expect(e.message).toContain(CATALOG_URL_KEY);
       expect(e.message).toContain("***");
       let text = `${e.message} ${JSON.stringify(e.details)}`;
-      for (let c: unknown = e.cause; c instanceof Error; c = c.cause) text += ` ${c.message} ${JSON.stringify((c as { details?: unknown }).details ?? null)}`;
+      for (let c: unknown = e.cause; c instanceof Error; c = c.cause)
+        text += ` ${c.message} ${JSON.stringify((c as { details?: unknown }).details ?? null)}`;
       expect(text).not.toContain(secret);
     }
   },

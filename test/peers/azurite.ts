@@ -13,7 +13,9 @@ import { spawnPeer, type PeerProcess } from "./process.ts";
 import { freeTcpPort } from "./slapd.ts";
 
 /** SVC_AZURITE_BLOB, else the install of scripts/node-peers.sh (same SVC_NODE_PEERS default as the script). */
-const azuriteBlob = () => process.env.SVC_AZURITE_BLOB ?? join(process.env.SVC_NODE_PEERS ?? join(homedir(), ".cache/svc/node-peers"), "node_modules/.bin/azurite-blob");
+const azuriteBlob = () =>
+  process.env.SVC_AZURITE_BLOB ??
+  join(process.env.SVC_NODE_PEERS ?? join(homedir(), ".cache/svc/node-peers"), "node_modules/.bin/azurite-blob");
 
 export const AZURITE_PEER: Peer = {
   install: "run scripts/node-peers.sh (npm: azurite@3.37.0) and have node on PATH",
@@ -32,23 +34,53 @@ export interface Azurite extends AsyncDisposable {
 export async function startAzurite(dir: string, container = "svc-lake"): Promise<Azurite> {
   const port = freeTcpPort();
   const endpoint = `http://127.0.0.1:${port}/${DEV_ACCOUNT}`;
-  const proc = spawnPeer("azurite", [azuriteBlob(), "--blobHost", "127.0.0.1", "--blobPort", String(port), "--inMemoryPersistence", "--skipApiVersionCheck"], { dir });
+  const proc = spawnPeer(
+    "azurite",
+    [
+      azuriteBlob(),
+      "--blobHost",
+      "127.0.0.1",
+      "--blobPort",
+      String(port),
+      "--inMemoryPersistence",
+      "--skipApiVersionCheck",
+    ],
+    { dir },
+  );
   try {
     await waitFor(
       `azurite listening on ${endpoint}`,
       async () => {
-        if (proc.proc.exitCode !== null) throw new Error(`azurite exited with ${proc.proc.exitCode}: ${proc.output().slice(-2000)}`);
+        if (proc.proc.exitCode !== null)
+          throw new Error(`azurite exited with ${proc.proc.exitCode}: ${proc.output().slice(-2000)}`);
         await fetch(`http://127.0.0.1:${port}/`);
         return true;
       },
       60_000,
     );
     const url = new URL(`${endpoint}/${container}?restype=container`);
-    const headers: Record<string, string> = { "x-ms-date": new Date().toUTCString(), "x-ms-version": "2023-11-03", "content-length": "0" };
-    headers.authorization = sharedKeyAuthorization(DEV_ACCOUNT, Buffer.from(DEV_ACCOUNT_KEY, "base64"), "PUT", url, headers);
+    const headers: Record<string, string> = {
+      "x-ms-date": new Date().toUTCString(),
+      "x-ms-version": "2023-11-03",
+      "content-length": "0",
+    };
+    headers.authorization = sharedKeyAuthorization(
+      DEV_ACCOUNT,
+      Buffer.from(DEV_ACCOUNT_KEY, "base64"),
+      "PUT",
+      url,
+      headers,
+    );
     const res = await fetch(url, { method: "PUT", headers });
     if (res.status !== 201) throw new Error(`azurite: create container answered ${res.status}: ${await res.text()}`);
-    return { endpoint, account: DEV_ACCOUNT, accountKey: DEV_ACCOUNT_KEY, container, proc, [Symbol.asyncDispose]: async () => void (await proc.stop()) };
+    return {
+      endpoint,
+      account: DEV_ACCOUNT,
+      accountKey: DEV_ACCOUNT_KEY,
+      container,
+      proc,
+      [Symbol.asyncDispose]: async () => void (await proc.stop()),
+    };
   } catch (e) {
     await proc.stop();
     throw e;

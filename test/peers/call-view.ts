@@ -24,7 +24,11 @@ export interface ViewItem {
 
 /** A bearer token for `admin` (the appliance's config must carry that password's digest). */
 export async function adminToken(api: string, password: string): Promise<string> {
-  const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password }) });
+  const login = await fetch(`${api}/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password }),
+  });
   if (!login.ok) throw new Error(`login answered ${login.status}: ${await login.text()}`);
   return ((await login.json()) as { token: string }).token;
 }
@@ -64,7 +68,8 @@ export interface Sent {
  */
 export function sentOrder(hep: HepDatagram[], wire: WireSip[]): Map<string, Sent[]> {
   const byPayload = new Map<string, WireSip[]>();
-  for (const w of wire) if (w.payloadHex !== undefined) byPayload.set(w.payloadHex, [...(byPayload.get(w.payloadHex) ?? []), w]);
+  for (const w of wire)
+    if (w.payloadHex !== undefined) byPayload.set(w.payloadHex, [...(byPayload.get(w.payloadHex) ?? []), w]);
   const sent: Sent[] = [];
   hep.forEach((h, seq) => {
     const w = h.payloadHex === undefined ? undefined : byPayload.get(h.payloadHex)?.shift();

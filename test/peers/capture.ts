@@ -29,7 +29,8 @@ function canCaptureOnLo(): boolean {
 }
 
 export const LO_CAPTURE: Peer = {
-  install: "permission to capture on lo (run as root, or apt-get install tshark and setcap cap_net_raw,cap_net_admin+eip /usr/bin/dumpcap)",
+  install:
+    "permission to capture on lo (run as root, or apt-get install tshark and setcap cap_net_raw,cap_net_admin+eip /usr/bin/dumpcap)",
   probe: canCaptureOnLo,
 };
 
@@ -46,7 +47,11 @@ export async function captureLo(dir: string, name: string, bpf: string): Promise
   const sink = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
   const sentinel = sink.port;
   // -F pcap: classic format, like the pcaps the rest of the suite reads; -n: no name resolution.
-  const tshark: PeerProcess = spawnPeer(`tshark-${name}`, ["tshark", "-n", "-i", "lo", "-f", `(${bpf}) or udp port ${sentinel}`, "-F", "pcap", "-w", path], { dir });
+  const tshark: PeerProcess = spawnPeer(
+    `tshark-${name}`,
+    ["tshark", "-n", "-i", "lo", "-f", `(${bpf}) or udp port ${sentinel}`, "-F", "pcap", "-w", path],
+    { dir },
+  );
   // tshark logs "Capture started." when dumpcap reports its output file, which it opens only after the
   // device is active with the filter set.
   try {
@@ -69,7 +74,10 @@ export async function captureLo(dir: string, name: string, bpf: string): Promise
         "sentinel datagram in the capture file",
         () => {
           udp.send("svc-capture-sentinel", sentinel, "127.0.0.1");
-          const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-Y", `udp.dstport == ${sentinel}`, "-T", "fields", "-e", "frame.number"], { stdout: "pipe", stderr: "ignore" });
+          const r = Bun.spawnSync(
+            ["tshark", "-n", "-r", path, "-Y", `udp.dstport == ${sentinel}`, "-T", "fields", "-e", "frame.number"],
+            { stdout: "pipe", stderr: "ignore" },
+          );
           return r.stdout.toString().trim() !== "";
         },
         15_000,
@@ -95,7 +103,10 @@ export async function captureLo(dir: string, name: string, bpf: string): Promise
 
 /** Frames in a capture matching a display filter (tshark's count, for "what went over the wire"). */
 export function countFrames(path: string, displayFilter: string): number {
-  const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-Y", displayFilter, "-T", "fields", "-e", "frame.number"], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-Y", displayFilter, "-T", "fields", "-e", "frame.number"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`tshark -r ${path} -Y '${displayFilter}' failed: ${r.stderr.toString()}`);
   return r.stdout
     .toString()

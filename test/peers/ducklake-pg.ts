@@ -6,7 +6,14 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { columnStatsFromParquet, type NewDataFile, newDataFilePath, type ParquetChunkStats, parquetFooterSize, type TableInfo } from "../../src/lake/catalog/index.ts";
+import {
+  columnStatsFromParquet,
+  type NewDataFile,
+  newDataFilePath,
+  type ParquetChunkStats,
+  parquetFooterSize,
+  type TableInfo,
+} from "../../src/lake/catalog/index.ts";
 import { PEERS, type Peer, pyPeersPython } from "../harness.ts";
 import { postgresPeer } from "./postgres.ts";
 
@@ -16,7 +23,12 @@ export const pyPostgresExt: Peer = {
   install: "run scripts/python-peers.sh (pip: duckdb-extension-postgres==1.5.5)",
   probe: () => {
     try {
-      return Bun.spawnSync([pyPeersPython(), "-c", "import duckdb_extension_postgres"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+      return (
+        Bun.spawnSync([pyPeersPython(), "-c", "import duckdb_extension_postgres"], {
+          stdout: "ignore",
+          stderr: "ignore",
+        }).exitCode === 0
+      );
     } catch {
       return false;
     }
@@ -48,7 +60,14 @@ export async function rowsOf(con: DuckDBConnection, sql: string): Promise<Array<
  * Writes `select` as the lake writer does (zstd, field id = column_id) at `path` (default a fresh
  * one of the table) and describes it from its own metadata.
  */
-export async function writeParquet(con: DuckDBConnection, dataPath: string, t: TableInfo, partition: string | undefined, select: string, path = newDataFilePath(t, partition)): Promise<NewDataFile> {
+export async function writeParquet(
+  con: DuckDBConnection,
+  dataPath: string,
+  t: TableInfo,
+  partition: string | undefined,
+  select: string,
+  path = newDataFilePath(t, partition),
+): Promise<NewDataFile> {
   const abs = join(dataPath, path);
   mkdirSync(dirname(abs), { recursive: true });
   const fieldIds = t.columns.map((c) => `${sqlStr(c.name)}: ${c.columnId}`).join(", ");
@@ -69,6 +88,8 @@ export async function writeParquet(con: DuckDBConnection, dataPath: string, t: T
     fileSizeBytes: size,
     footerSize: parquetFooterSize(tail),
     columnStats: columnStatsFromParquet(t, chunks, new Set()),
-    ...(partition !== undefined && t.partitionBy !== undefined ? { partitionValues: { [t.partitionBy]: partition } } : {}),
+    ...(partition !== undefined && t.partitionBy !== undefined
+      ? { partitionValues: { [t.partitionBy]: partition } }
+      : {}),
   };
 }

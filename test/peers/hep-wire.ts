@@ -18,7 +18,12 @@ export interface HepDatagram {
 /** Walks the generic chunks of one HEP3 datagram (vendor 0 only; "HEP3", total length, then chunks). */
 export function readHep3Chunks(bytes: Uint8Array): HepDatagram {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: HepDatagram = { captureId: undefined, protoType: undefined, timestampUs: undefined, payloadHex: undefined };
+  const out: HepDatagram = {
+    captureId: undefined,
+    protoType: undefined,
+    timestampUs: undefined,
+    payloadHex: undefined,
+  };
   let sec: number | undefined;
   let usec: number | undefined;
   if (new TextDecoder().decode(bytes.subarray(0, 4)) !== "HEP3") return out;
@@ -32,7 +37,8 @@ export function readHep3Chunks(bytes: Uint8Array): HepDatagram {
     if (vendor === 0 && type === 0x000b && len === 7) out.protoType = dv.getUint8(off + 6);
     if (vendor === 0 && type === 0x0009 && len === 10) sec = dv.getUint32(off + 6);
     if (vendor === 0 && type === 0x000a && len === 10) usec = dv.getUint32(off + 6);
-    if (vendor === 0 && type === 0x000f) out.payloadHex = Buffer.from(bytes.subarray(off + 6, off + len)).toString("hex");
+    if (vendor === 0 && type === 0x000f)
+      out.payloadHex = Buffer.from(bytes.subarray(off + 6, off + len)).toString("hex");
     off += len;
   }
   if (sec !== undefined && usec !== undefined) out.timestampUs = sec * 1_000_000 + usec;
@@ -41,7 +47,10 @@ export function readHep3Chunks(bytes: Uint8Array): HepDatagram {
 
 /** Every UDP datagram to `port` in the capture, as HEP3, in the order they were sent (frame order). */
 export function hepDatagrams(pcapPath: string, port: number): HepDatagram[] {
-  const r = Bun.spawnSync(["tshark", "-n", "-r", pcapPath, "-Y", `udp.dstport == ${port}`, "-T", "fields", "-e", "udp.payload"], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(
+    ["tshark", "-n", "-r", pcapPath, "-Y", `udp.dstport == ${port}`, "-T", "fields", "-e", "udp.payload"],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   if (r.exitCode !== 0) throw new Error(`tshark -r ${pcapPath} failed: ${r.stderr.toString()}`);
   return r.stdout
     .toString()

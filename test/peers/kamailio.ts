@@ -26,20 +26,48 @@ export const KAMAILIO_TLS = {
 
 /** Replaces every @NAME@ in the template; fails on a placeholder left without a value. */
 export function renderKamailioConfig(template: string, values: Record<string, string | number>): string {
-  const text = readFileSync(join(FIXTURES, template), "utf8").replace(/@([A-Z_]+)@/g, (m, name: string) => (name in values ? String(values[name]) : m));
+  const text = readFileSync(join(FIXTURES, template), "utf8").replace(/@([A-Z_]+)@/g, (m, name: string) =>
+    name in values ? String(values[name]) : m,
+  );
   const left = /@[A-Z_]+@/.exec(text);
   if (left) throw new Error(`${template}: no value for ${left[0]}`);
   return text;
 }
 
 /** `defines` become `-A NAME` (the config's #!ifdef switches). */
-export async function startKamailio(dir: string, template: string, values: Record<string, string | number> & { SIP_PORT: number }, defines: string[] = []): Promise<PeerProcess> {
+export async function startKamailio(
+  dir: string,
+  template: string,
+  values: Record<string, string | number> & { SIP_PORT: number },
+  defines: string[] = [],
+): Promise<PeerProcess> {
   const run = join(dir, "kamailio");
   mkdirSync(run, { recursive: true });
   const cfg = join(run, "kamailio.cfg");
   writeFileSync(cfg, renderKamailioConfig(template, values));
   // -m/-M: small shared and private memory, enough for ten calls;.
-  const k = spawnPeer("kamailio", ["kamailio", "-DD", "-E", "-f", cfg, "-P", join(run, "kamailio.pid"), "-Y", run, "-w", run, "-m", "32", "-M", "8", ...defines.flatMap((d) => ["-A", d])], { dir });
+  const k = spawnPeer(
+    "kamailio",
+    [
+      "kamailio",
+      "-DD",
+      "-E",
+      "-f",
+      cfg,
+      "-P",
+      join(run, "kamailio.pid"),
+      "-Y",
+      run,
+      "-w",
+      run,
+      "-m",
+      "32",
+      "-M",
+      "8",
+      ...defines.flatMap((d) => ["-A", d]),
+    ],
+    { dir },
+  );
   try {
     await waitUdpListening(k, values.SIP_PORT);
   } catch (e) {

@@ -12,7 +12,12 @@ export const MOTO_PEER: Peer = {
   install: "run scripts/python-peers.sh (pip: moto[server]==5.2.5)",
   probe: () => {
     try {
-      return Bun.spawnSync([pyPeersPython(), "-c", "import moto.server, boto3, flask"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+      return (
+        Bun.spawnSync([pyPeersPython(), "-c", "import moto.server, boto3, flask"], {
+          stdout: "ignore",
+          stderr: "ignore",
+        }).exitCode === 0
+      );
     } catch {
       return false; // no venv
     }
@@ -44,12 +49,15 @@ print(json.dumps({"id": key["AccessKeyId"], "secret": key["SecretAccessKey"]}))
 export async function startMoto(dir: string, bucket = "svc-lake"): Promise<Moto> {
   const port = freeTcpPort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const proc = spawnPeer("moto", [pyPeersPython(), "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], { dir });
+  const proc = spawnPeer("moto", [pyPeersPython(), "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], {
+    dir,
+  });
   try {
     await waitFor(
       `moto listening on ${endpoint}`,
       async () => {
-        if (proc.proc.exitCode !== null) throw new Error(`moto exited with ${proc.proc.exitCode}: ${proc.output().slice(-2000)}`);
+        if (proc.proc.exitCode !== null)
+          throw new Error(`moto exited with ${proc.proc.exitCode}: ${proc.output().slice(-2000)}`);
         return (await fetch(`${endpoint}/moto-api/data.json`)).ok;
       },
       60_000,
@@ -57,7 +65,14 @@ export async function startMoto(dir: string, bucket = "svc-lake"): Promise<Moto>
     const setup = Bun.spawnSync([pyPeersPython(), "-c", SETUP, endpoint, bucket], { stdout: "pipe", stderr: "pipe" });
     if (setup.exitCode !== 0) throw new Error(`moto setup failed: ${setup.stderr.toString().slice(-2000)}`);
     const key = JSON.parse(setup.stdout.toString()) as { id: string; secret: string };
-    return { endpoint, bucket, accessKeyId: key.id, secretAccessKey: key.secret, proc, [Symbol.asyncDispose]: async () => void (await proc.stop()) };
+    return {
+      endpoint,
+      bucket,
+      accessKeyId: key.id,
+      secretAccessKey: key.secret,
+      proc,
+      [Symbol.asyncDispose]: async () => void (await proc.stop()),
+    };
   } catch (e) {
     await proc.stop();
     throw e;

@@ -8,7 +8,17 @@
  * the `postgres` system user (made by the Debian package) and every command runs through
  * `runuser -u postgres --`.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
@@ -24,7 +34,8 @@ export function postgresBinDir(): string | null {
         .sort((a, b) => Number(b) - Number(a))
     : [];
   for (const v of versions) if (existsSync(join(root, v, "bin/initdb"))) return join(root, v, "bin");
-  for (const dir of ["/usr/local/bin", "/usr/bin"]) if (existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl"))) return dir;
+  for (const dir of ["/usr/local/bin", "/usr/bin"])
+    if (existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl"))) return dir;
   return null;
 }
 
@@ -66,7 +77,11 @@ export interface Postgres extends AsyncDisposable {
 const running = new Map<string, string[]>();
 process.on("exit", () => {
   // A test that times out never disposes: stop what it started so no server outlives the run.
-  for (const [data, asUser] of running) Bun.spawnSync([...asUser, join(postgresBinDir() ?? "", "pg_ctl"), "stop", "-D", data, "-m", "immediate"], { stdout: "ignore", stderr: "ignore" });
+  for (const [data, asUser] of running)
+    Bun.spawnSync([...asUser, join(postgresBinDir() ?? "", "pg_ctl"), "stop", "-D", data, "-m", "immediate"], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
 });
 
 function run(cmd: string[], what: string): void {
@@ -98,9 +113,42 @@ export async function startPostgres(database = "lake"): Promise<Postgres> {
   const cleanup = () => rmSync(root, { recursive: true, force: true });
   let startServer = () => {};
   try {
-    run([...asUser, join(bin, "initdb"), "-D", data, "-U", user, `--pwfile=${pwfile}`, "--auth=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"], "initdb");
+    run(
+      [
+        ...asUser,
+        join(bin, "initdb"),
+        "-D",
+        data,
+        "-U",
+        user,
+        `--pwfile=${pwfile}`,
+        "--auth=scram-sha-256",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+      ],
+      "initdb",
+    );
     const opts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${sock} -c fsync=off -c max_connections=40`;
-    startServer = () => run([...asUser, join(bin, "pg_ctl"), "start", "-D", data, "-l", join(root, "server.log"), "-w", "-t", "60", "-o", opts], "pg_ctl start");
+    startServer = () =>
+      run(
+        [
+          ...asUser,
+          join(bin, "pg_ctl"),
+          "start",
+          "-D",
+          data,
+          "-l",
+          join(root, "server.log"),
+          "-w",
+          "-t",
+          "60",
+          "-o",
+          opts,
+        ],
+        "pg_ctl start",
+      );
     startServer();
     running.set(data, asUser);
   } catch (e) {

@@ -27,7 +27,11 @@ process.on("exit", () => {
   for (const p of live) p.kill("SIGTERM"); // the peers clean up their own children (dumpcap, kamailio workers)
 });
 
-export function spawnPeer(name: string, cmd: string[], opts: { dir: string; cwd?: string; env?: Record<string, string> }): PeerProcess {
+export function spawnPeer(
+  name: string,
+  cmd: string[],
+  opts: { dir: string; cwd?: string; env?: Record<string, string> },
+): PeerProcess {
   const outPath = join(opts.dir, `${name}.out`);
   const errPath = join(opts.dir, `${name}.err`);
   const proc = Bun.spawn(cmd, {
@@ -50,7 +54,11 @@ export function spawnPeer(name: string, cmd: string[], opts: { dir: string; cwd?
   const exited = async (timeoutMs: number) => {
     let timer: Timer | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${name} still running after ${timeoutMs} ms: ${cmd.join(" ")}\n${output().slice(-3000)}`)), timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(new Error(`${name} still running after ${timeoutMs} ms: ${cmd.join(" ")}\n${output().slice(-3000)}`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([proc.exited, timeout]);
@@ -127,7 +135,8 @@ export async function waitUdpListening(peer: PeerProcess, port: number, timeoutM
   await waitFor(
     `${peer.name} listening on udp 127.0.0.1:${port}`,
     () => {
-      if (peer.proc.exitCode !== null) throw new Error(`${peer.name} exited with ${peer.proc.exitCode}: ${peer.output().slice(-3000)}`);
+      if (peer.proc.exitCode !== null)
+        throw new Error(`${peer.name} exited with ${peer.proc.exitCode}: ${peer.output().slice(-3000)}`);
       return udpBound(port);
     },
     timeoutMs,

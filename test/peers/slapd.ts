@@ -76,7 +76,11 @@ export async function startSlapd(dir: string, ldif: string): Promise<Slapd> {
   if (add.exitCode !== 0) throw new Error(`slapadd failed (${add.exitCode}): ${add.stderr.toString()}`);
   const port = freeTcpPort();
   const ldapsPort = freeTcpPort();
-  const proc = spawnPeer("slapd", [SLAPD, "-f", conf, "-h", `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${ldapsPort}/`, "-d", "256"], { dir });
+  const proc = spawnPeer(
+    "slapd",
+    [SLAPD, "-f", conf, "-h", `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${ldapsPort}/`, "-d", "256"],
+    { dir },
+  );
   try {
     await waitFor("slapd listening", async () => (await accepts(port)) && (await accepts(ldapsPort)), 15_000);
   } catch (e) {

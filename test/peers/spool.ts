@@ -22,7 +22,11 @@ export async function spooledCallIds(spoolDir: string, watermark: number): Promi
       if (Number(pq[1]) <= watermark) continue;
       const bytes = readFileSync(join(spoolDir, name));
       const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-      const rows = await parquetReadObjects({ file, columns: ["session_id"], compressors: { ZSTD: (input) => Bun.zstdDecompressSync(input) } });
+      const rows = await parquetReadObjects({
+        file,
+        columns: ["session_id"],
+        compressors: { ZSTD: (input) => Bun.zstdDecompressSync(input) },
+      });
       for (const r of rows) ids.push(String(r.session_id));
       continue;
     }

@@ -76,7 +76,16 @@ export async function storedSip(lake: LakeReader): Promise<StoredSip[]> {
         cid: str("cid"),
         payload: String(row.payload),
         extra: JSON.parse(String(row.data_extra ?? "{}")) as Record<string, unknown>,
-        ...(registration ? { registration: { aor: str("aor"), contact: str("contact"), expires: num("expires"), userAgent: str("user_agent") } } : {}),
+        ...(registration
+          ? {
+              registration: {
+                aor: str("aor"),
+                contact: str("contact"),
+                expires: num("expires"),
+                userAgent: str("user_agent"),
+              },
+            }
+          : {}),
       });
     }
   }
@@ -90,7 +99,12 @@ export async function storedSip(lake: LakeReader): Promise<StoredSip[]> {
 export async function settleStored(lake: LakeReader, count: number, timeoutMs: number): Promise<StoredSip[]> {
   let rows: StoredSip[] = [];
   try {
-    await waitFor(`${count} stored SIP rows`, async () => (rows = await storedSip(lake)).length >= count, timeoutMs, 100);
+    await waitFor(
+      `${count} stored SIP rows`,
+      async () => (rows = await storedSip(lake)).length >= count,
+      timeoutMs,
+      100,
+    );
   } catch {
     // Fewer rows than messages: the comparison names the missing ones.
   }
@@ -105,8 +119,10 @@ export function expectedTable(cseqMethod: string | undefined): SipTable {
   return "default";
 }
 
-const wireKey = (w: WireSip) => `${w.callId} | ${w.cseqSeq ?? "?"} ${w.cseqMethod ?? "?"} | ${w.method ?? w.statusCode} | ${w.srcIp}:${w.srcPort} > ${w.dstIp}:${w.dstPort}`;
-const storedKey = (s: StoredSip) => `${s.sessionId} | ${String(s.extra.cseq ?? "?")} ${s.cseqMethod ?? "?"} | ${s.event} | ${s.srcIp}:${s.srcPort} > ${s.dstIp}:${s.dstPort}`;
+const wireKey = (w: WireSip) =>
+  `${w.callId} | ${w.cseqSeq ?? "?"} ${w.cseqMethod ?? "?"} | ${w.method ?? w.statusCode} | ${w.srcIp}:${w.srcPort} > ${w.dstIp}:${w.dstPort}`;
+const storedKey = (s: StoredSip) =>
+  `${s.sessionId} | ${String(s.extra.cseq ?? "?")} ${s.cseqMethod ?? "?"} | ${s.event} | ${s.srcIp}:${s.srcPort} > ${s.dstIp}:${s.dstPort}`;
 
 export interface CompareOptions {
   /** The capture id the agent put on the wire. */
@@ -146,7 +162,10 @@ export interface Comparison {
   missingWire: WireSip[];
 }
 
-const payloadHex = (s: StoredSip) => (s.extra.payload_encoding === "base64" ? Buffer.from(s.payload, "base64") : Buffer.from(s.payload, "utf8")).toString("hex");
+const payloadHex = (s: StoredSip) =>
+  (s.extra.payload_encoding === "base64" ? Buffer.from(s.payload, "base64") : Buffer.from(s.payload, "utf8")).toString(
+    "hex",
+  );
 
 export function compareWithWire(wire: WireSip[], stored: StoredSip[], o: CompareOptions): Comparison {
   const byKey = new Map<string, StoredSip[]>();
@@ -203,29 +222,44 @@ export function compareWithWire(wire: WireSip[], stored: StoredSip[], o: Compare
     if (o.fallback && w.timestampUs > o.fallback.afterUs) {
       const [from, to] = o.fallback.windowUs;
       c.receiveTimeFallbacks++;
-      checks.push(["data_extra.ts_fallback", s.extra.ts_fallback ?? null, true], ["data_extra.time_source", s.extra.time_source ?? null, "shifted"]);
+      checks.push(
+        ["data_extra.ts_fallback", s.extra.ts_fallback ?? null, true],
+        ["data_extra.time_source", s.extra.time_source ?? null, "shifted"],
+      );
       const shift = typeof s.extra.time_shifted_us === "number" ? s.extra.time_shifted_us : Number.NaN;
-      if (Math.abs(s.tsUs - (w.timestampUs + shift)) > o.toleranceUs) checks.push(["timestamp µs (frame time + time_shifted_us)", s.tsUs, w.timestampUs + shift]);
+      if (Math.abs(s.tsUs - (w.timestampUs + shift)) > o.toleranceUs)
+        checks.push(["timestamp µs (frame time + time_shifted_us)", s.tsUs, w.timestampUs + shift]);
       // Anchored at an arrival; later ones may run ahead by up to ingest.hep.time_shift.max_ahead_sec.
-      if (s.tsUs < from - 300_000_000 || s.tsUs > to + 3_600_000_000) checks.push(["timestamp µs (near the arrival)", s.tsUs, `${from}..${to}`]);
+      if (s.tsUs < from - 300_000_000 || s.tsUs > to + 3_600_000_000)
+        checks.push(["timestamp µs (near the arrival)", s.tsUs, `${from}..${to}`]);
     } else {
       // A message reassembled from TCP segments may carry the first segment's time (sngrep does).
       const first = w.firstSegmentUs ?? w.timestampUs;
       const diff = s.tsUs < first ? first - s.tsUs : s.tsUs > w.timestampUs ? s.tsUs - w.timestampUs : 0;
       c.maxTsDiffUs = Math.max(c.maxTsDiffUs, diff);
-      if (diff > o.toleranceUs) checks.push(["timestamp µs", s.tsUs, first === w.timestampUs ? w.timestampUs : `${first}..${w.timestampUs}`]);
+      if (diff > o.toleranceUs)
+        checks.push(["timestamp µs", s.tsUs, first === w.timestampUs ? w.timestampUs : `${first}..${w.timestampUs}`]);
       checks.push(["data_extra.ts_fallback", s.extra.ts_fallback ?? null, null]);
     }
     if (o.comparePayload && w.payloadHex !== undefined) {
       c.payloadsCompared++;
       const ours = payloadHex(s);
-      if (ours !== w.payloadHex) checks.push(["payload", `${ours.length / 2} bytes ${Buffer.from(ours, "hex").toString().slice(0, 80)}`, `${w.payloadHex.length / 2} bytes`]);
+      if (ours !== w.payloadHex)
+        checks.push([
+          "payload",
+          `${ours.length / 2} bytes ${Buffer.from(ours, "hex").toString().slice(0, 80)}`,
+          `${w.payloadHex.length / 2} bytes`,
+        ]);
     }
     for (const [field, got, want] of checks) {
-      if (got !== want) c.mismatches.push(`frame ${w.frame} ${key}: ${field} stored ${JSON.stringify(got)}, tshark ${JSON.stringify(want)}`);
+      if (got !== want)
+        c.mismatches.push(
+          `frame ${w.frame} ${key}: ${field} stored ${JSON.stringify(got)}, tshark ${JSON.stringify(want)}`,
+        );
     }
   }
-  for (const [key, rest] of byKey) for (const s of rest) c.unexpected.push(`${key} at ${s.tsUs} µs in hep_proto_1_${s.table}`);
+  for (const [key, rest] of byKey)
+    for (const s of rest) c.unexpected.push(`${key} at ${s.tsUs} µs in hep_proto_1_${s.table}`);
   return c;
 }
 

@@ -40,9 +40,16 @@ process.on("exit", () => {
   for (const p of live) p.kill("SIGKILL");
 });
 
-export async function spawnSvc(name: string, cfgPath: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<SvcChild> {
+export async function spawnSvc(
+  name: string,
+  cfgPath: string,
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<SvcChild> {
   const binary = process.env.SVC_TEST_BINARY;
-  const cmd = binary ? [resolve(binary), "serve", "--config-path", cfgPath] : [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath];
+  const cmd = binary
+    ? [resolve(binary), "serve", "--config-path", cfgPath]
+    : [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath];
   const proc = Bun.spawn(cmd, { cwd: ROOT, env: childEnv(env), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
   live.add(proc);
   void proc.exited.then(() => live.delete(proc));
@@ -73,7 +80,8 @@ export async function spawnSvc(name: string, cfgPath: string, env: Record<string
   await waitFor(
     `${name} listening`,
     () => {
-      if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
+      if (proc.exitCode !== null)
+        throw new Error(`${name} exited ${proc.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
       return started && addr.has("node-http");
     },
     timeoutMs,
@@ -87,7 +95,8 @@ export async function spawnSvc(name: string, cfgPath: string, env: Record<string
   const metric = async (metricName: string) => {
     const text = await (await fetch(`http://127.0.0.1:${port("coordinator-http")}/metrics`)).text();
     let sum = 0;
-    for (const m of text.matchAll(new RegExp(`^${metricName}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm"))) sum += Number(m[1]);
+    for (const m of text.matchAll(new RegExp(`^${metricName}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm")))
+      sum += Number(m[1]);
     return sum;
   };
   const stop = async () => {
@@ -95,7 +104,12 @@ export async function spawnSvc(name: string, cfgPath: string, env: Record<string
     const code = await proc.exited;
     await reading;
     const s = lines.find((l) => l.msg === "stopped");
-    return { code, accepted: Number(s?.rows_accepted ?? Number.NaN), written: Number(s?.rows_written ?? Number.NaN), lost: Number(s?.rows_lost ?? Number.NaN) };
+    return {
+      code,
+      accepted: Number(s?.rows_accepted ?? Number.NaN),
+      written: Number(s?.rows_written ?? Number.NaN),
+      lost: Number(s?.rows_lost ?? Number.NaN),
+    };
   };
   const kill9 = async () => {
     proc.kill("SIGKILL");
@@ -148,7 +162,11 @@ export async function startHepSender(child: SvcChild, prefix: string, perTick: n
   const udp = await Bun.udpSocket({});
   // What the socket did not take goes when it asks for more (drain).
   let drained: (() => void) | undefined;
-  const tcp = await Bun.connect({ hostname: "127.0.0.1", port: child.port("hep-tcp"), socket: { data() {}, error() {}, drain: () => drained?.(), close: () => drained?.() } });
+  const tcp = await Bun.connect({
+    hostname: "127.0.0.1",
+    port: child.port("hep-tcp"),
+    socket: { data() {}, error() {}, drain: () => drained?.(), close: () => drained?.() },
+  });
   let sentUdp = 0;
   let sentTcp = 0;
   let pending: Uint8Array | null = null;
@@ -156,7 +174,8 @@ export async function startHepSender(child: SvcChild, prefix: string, perTick: n
   const loop = (async () => {
     while (!stopped) {
       try {
-        for (let i = 0; i < perTick; i++) udp.send(hepInvite(`${prefix}-u-${sentUdp++}`, "udp"), child.port("hep-udp"), "127.0.0.1");
+        for (let i = 0; i < perTick; i++)
+          udp.send(hepInvite(`${prefix}-u-${sentUdp++}`, "udp"), child.port("hep-udp"), "127.0.0.1");
       } catch {
         // the child is gone (ICMP port unreachable): the test is ending anyway
       }

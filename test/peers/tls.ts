@@ -12,10 +12,30 @@ export const OPENSSL = { install: "apt-get install openssl", probe: onPath("open
 export function selfSignedCert(dir: string, cn = "localhost"): { cert: string; key: string } {
   const cert = join(dir, "cert.pem");
   const key = join(dir, "key.pem");
-  const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${cn}`], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const gen = Bun.spawnSync(
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      `/CN=${cn}`,
+    ],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   if (gen.exitCode !== 0) throw new Error(`openssl req failed (${gen.exitCode}): ${gen.stderr.toString()}`);
   return { cert, key };
 }
@@ -31,9 +51,39 @@ export function makePki(dir: string) {
   run("req", "-x509", ...key, "-keyout", f("ca.key"), "-out", f("ca.crt"), "-days", "2", "-subj", "/CN=svc-test-ca");
   writeFileSync(f("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
   run("req", ...key, "-keyout", f("server.key"), "-out", f("server.csr"), "-subj", "/CN=127.0.0.1");
-  run("x509", "-req", "-in", f("server.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial", "-out", f("server.crt"), "-days", "2", "-extfile", f("san.ext"));
+  run(
+    "x509",
+    "-req",
+    "-in",
+    f("server.csr"),
+    "-CA",
+    f("ca.crt"),
+    "-CAkey",
+    f("ca.key"),
+    "-CAcreateserial",
+    "-out",
+    f("server.crt"),
+    "-days",
+    "2",
+    "-extfile",
+    f("san.ext"),
+  );
   run("req", ...key, "-keyout", f("client.key"), "-out", f("client.csr"), "-subj", "/CN=writer");
-  run("x509", "-req", "-in", f("client.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial", "-out", f("client.crt"), "-days", "2");
+  run(
+    "x509",
+    "-req",
+    "-in",
+    f("client.csr"),
+    "-CA",
+    f("ca.crt"),
+    "-CAkey",
+    f("ca.key"),
+    "-CAcreateserial",
+    "-out",
+    f("client.crt"),
+    "-days",
+    "2",
+  );
   run("req", "-x509", ...key, "-keyout", f("rogue.key"), "-out", f("rogue.crt"), "-days", "2", "-subj", "/CN=rogue");
   return {
     caCrt: f("ca.crt"),

@@ -9,7 +9,12 @@ import { join } from "node:path";
 import type { Peer } from "../harness.ts";
 
 function tryMount(dir: string, bytes: number): boolean {
-  return Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${bytes},mode=0755`, "tmpfs", dir], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  return (
+    Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${bytes},mode=0755`, "tmpfs", dir], {
+      stdout: "ignore",
+      stderr: "ignore",
+    }).exitCode === 0
+  );
 }
 
 function umount(dir: string): void {

@@ -96,7 +96,10 @@ const SIP_FIELDS = [
 
 /** frame.number → frame time (µs) for every frame of the file. */
 function allFrameTimes(path: string): Map<number, number> {
-  const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch"], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(
+    ["tshark", "-n", "-r", path, "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch"],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   if (r.exitCode !== 0) throw new Error(`tshark -r ${path} failed (${r.exitCode}): ${r.stderr.toString()}`);
   const times = new Map<number, number>();
   for (const line of r.stdout.toString().split("\n")) {
@@ -108,10 +111,25 @@ function allFrameTimes(path: string): Map<number, number> {
 
 /** Runs `tshark -r <path> -Y <filter> -T json` and flattens every SIP PDU. */
 export function sipGroundTruth(path: string, displayFilter = "sip"): WireSip[] {
-  const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-Y", displayFilter, "-T", "json", "--no-duplicate-keys", "-J", "frame ip ipv6 udp tcp tcp.segments websocket sctp sip"], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const r = Bun.spawnSync(
+    [
+      "tshark",
+      "-n",
+      "-r",
+      path,
+      "-Y",
+      displayFilter,
+      "-T",
+      "json",
+      "--no-duplicate-keys",
+      "-J",
+      "frame ip ipv6 udp tcp tcp.segments websocket sctp sip",
+    ],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   if (r.exitCode !== 0) throw new Error(`tshark -r ${path} failed (${r.exitCode}): ${r.stderr.toString()}`);
   const packets = JSON.parse(r.stdout.toString() || "[]") as { _source: { layers: Layer } }[];
   const out: WireSip[] = [];
@@ -130,7 +148,8 @@ export function sipGroundTruth(path: string, displayFilter = "sip"): WireSip[] {
     const t = innermost(l[transport]) ?? {};
     const segments = asList(innermost(l["tcp.segments"])?.["tcp.segment"]).map(Number);
     if (segments.length > 1) frameTimes ??= allFrameTimes(path);
-    const firstSegmentUs = segments.length > 1 ? Math.min(...segments.map((n) => frameTimes?.get(n) ?? Infinity)) : undefined;
+    const firstSegmentUs =
+      segments.length > 1 ? Math.min(...segments.map((n) => frameTimes?.get(n) ?? Infinity)) : undefined;
     const pdus = asList(l.sip).filter((s): s is Layer => typeof s === "object" && s !== null && !Array.isArray(s));
     for (const pdu of pdus) {
       const all = new Map<string, string[]>();
@@ -151,7 +170,8 @@ export function sipGroundTruth(path: string, displayFilter = "sip"): WireSip[] {
         if (v !== undefined) entry[k] = v;
       };
       // Only the first PDU of the frame can start in an earlier segment.
-      if (pdus.indexOf(pdu) === 0 && firstSegmentUs !== undefined && Number.isFinite(firstSegmentUs)) entry.firstSegmentUs = firstSegmentUs;
+      if (pdus.indexOf(pdu) === 0 && firstSegmentUs !== undefined && Number.isFinite(firstSegmentUs))
+        entry.firstSegmentUs = firstSegmentUs;
       set("method", f.get("sip.Method"));
       set("statusCode", num("sip.Status-Code"));
       set("fromUser", f.get("sip.from.user"));
@@ -166,13 +186,16 @@ export function sipGroundTruth(path: string, displayFilter = "sip"): WireSip[] {
       set("viaTransport", f.get("sip.Via.transport"));
       set("toUri", f.get("sip.to.addr"));
       set("contactUri", f.get("sip.contact.uri"));
-      const contactExpires = (all.get("sip.contact.parameter") ?? []).map((p) => /^expires=(\d+)$/i.exec(p.trim())?.[1]).find((x) => x !== undefined);
+      const contactExpires = (all.get("sip.contact.parameter") ?? [])
+        .map((p) => /^expires=(\d+)$/i.exec(p.trim())?.[1])
+        .find((x) => x !== undefined);
       set("contactExpires", contactExpires === undefined ? undefined : Number(contactExpires));
       set("expiresHeader", num("sip.Expires"));
       // The exact bytes, where the frame's transport payload is this one message and nothing else.
       const udpPayload = t["udp.payload"];
       const tcpPayload = t["tcp.payload"];
-      if (transport === "udp" && pdus.length === 1 && typeof udpPayload === "string") entry.payloadHex = udpPayload.replaceAll(":", "").toLowerCase();
+      if (transport === "udp" && pdus.length === 1 && typeof udpPayload === "string")
+        entry.payloadHex = udpPayload.replaceAll(":", "").toLowerCase();
       const plainTcp = transport === "tcp" && pdus.length === 1 && segments.length <= 1 && l.websocket === undefined;
       if (plainTcp && typeof tcpPayload === "string") entry.payloadHex = tcpPayload.replaceAll(":", "").toLowerCase();
       out.push(entry);

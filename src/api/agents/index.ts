@@ -26,11 +26,15 @@ const agentJson = (a: Agent) => ({
 export function agentsRoutes(settings: SettingsStore) {
   return new Elysia({ name: "svc-agents" })
     .use(authContext)
-    .get("/agents", ({ query }) => listBody(settings.agents.list({ nodeId: query.node_id }, pageInput(query)), agentJson), {
-      query: t.Object({ ...pageQuery(AGENT_SORTS), node_id: t.Optional(t.String({ maxLength: 64 })) }),
-      response: { 200: listResponse(AgentSchema), ...errors(400, 401) },
-      detail: { tags: ["Agents"], summary: "Capture agents (sort: last_seen, node_id, node_name, ip, packets)" },
-    })
+    .get(
+      "/agents",
+      ({ query }) => listBody(settings.agents.list({ nodeId: query.node_id }, pageInput(query)), agentJson),
+      {
+        query: t.Object({ ...pageQuery(AGENT_SORTS), node_id: t.Optional(t.String({ maxLength: 64 })) }),
+        response: { 200: listResponse(AgentSchema), ...errors(400, 401) },
+        detail: { tags: ["Agents"], summary: "Capture agents (sort: last_seen, node_id, node_name, ip, packets)" },
+      },
+    )
     .delete(
       "/agents/:nodeId",
       ({ params, query, set }) => {
@@ -40,7 +44,13 @@ export function agentsRoutes(settings: SettingsStore) {
       {
         admin: true,
         params: t.Object({ nodeId: t.String({ minLength: 1, maxLength: 64 }) }),
-        query: t.Object({ ip: t.String({ minLength: 1, maxLength: 64, description: "the agent's address (an agent is node id + address)" }) }),
+        query: t.Object({
+          ip: t.String({
+            minLength: 1,
+            maxLength: 64,
+            description: "the agent's address (an agent is node id + address)",
+          }),
+        }),
         response: { 204: t.Void(), ...errors(400, 401, 403, 404) },
         detail: { tags: ["Agents"], summary: "Forget an agent (admin); it reappears when it sends again" },
       },

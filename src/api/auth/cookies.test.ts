@@ -1,5 +1,13 @@
 import { expect, test } from "bun:test";
-import { clearedOauthBindingCookie, clearedSessionCookie, isHttps, oauthBindingCookie, oauthBindingCookieName, cookieValue, sessionCookie } from "./cookies.ts";
+import {
+  clearedOauthBindingCookie,
+  clearedSessionCookie,
+  isHttps,
+  oauthBindingCookie,
+  oauthBindingCookieName,
+  cookieValue,
+  sessionCookie,
+} from "./cookies.ts";
 
 test.each([
   ["a=1; svc_session=abc.def.ghi; b=2", "abc.def.ghi"],
@@ -16,13 +24,24 @@ test.each([
 /** A Set-Cookie header's attributes, by lower-case name (the order is the serializer's business). */
 const attributes = (setCookie: string) => {
   const [pair, ...rest] = setCookie.split("; ");
-  return { pair, attrs: Object.fromEntries(rest.map((a) => [a.split("=")[0]!.toLowerCase(), a.includes("=") ? a.slice(a.indexOf("=") + 1) : true])) };
+  return {
+    pair,
+    attrs: Object.fromEntries(
+      rest.map((a) => [a.split("=")[0]!.toLowerCase(), a.includes("=") ? a.slice(a.indexOf("=") + 1) : true]),
+    ),
+  };
 };
 
 test("session cookie attributes", () => {
-  expect(attributes(sessionCookie("t", 3600, false))).toEqual({ pair: "svc_session=t", attrs: { path: "/", httponly: true, samesite: "Lax", "max-age": "3600" } });
+  expect(attributes(sessionCookie("t", 3600, false))).toEqual({
+    pair: "svc_session=t",
+    attrs: { path: "/", httponly: true, samesite: "Lax", "max-age": "3600" },
+  });
   expect(attributes(sessionCookie("t", 60, true)).attrs.secure).toBe(true);
-  expect(attributes(clearedSessionCookie(false))).toEqual({ pair: "svc_session=", attrs: { path: "/", httponly: true, samesite: "Lax", "max-age": "0", expires: "Thu, 01 Jan 1970 00:00:00 GMT" } });
+  expect(attributes(clearedSessionCookie(false))).toEqual({
+    pair: "svc_session=",
+    attrs: { path: "/", httponly: true, samesite: "Lax", "max-age": "0", expires: "Thu, 01 Jan 1970 00:00:00 GMT" },
+  });
 });
 
 test("https detection honours X-Forwarded-Proto", () => {

@@ -132,12 +132,26 @@ export function checkSameOrigin(request: Request, trusted: ReadonlySet<string>):
   } catch {
     origin = undefined;
   }
-  if (!origin) throw new AppError("FORBIDDEN", "cross-site request refused: cookie-authenticated writes need an Origin or Referer header");
+  if (!origin)
+    throw new AppError(
+      "FORBIDDEN",
+      "cross-site request refused: cookie-authenticated writes need an Origin or Referer header",
+    );
   if (origin.origin === ownOrigin(request) || trusted.has(origin.origin)) return;
-  throw new AppError("FORBIDDEN", `cross-site request refused: origin ${origin.origin} is not trusted (coordinator.http_server.trusted_origins)`);
+  throw new AppError(
+    "FORBIDDEN",
+    `cross-site request refused: origin ${origin.origin} is not trusted (coordinator.http_server.trusted_origins)`,
+  );
 }
 
-async function authenticate(request: Request, url: URL, relPath: string, service: AuthService, c: CoordinatorConfig, trusted: ReadonlySet<string>): Promise<AuthContext> {
+async function authenticate(
+  request: Request,
+  url: URL,
+  relPath: string,
+  service: AuthService,
+  c: CoordinatorConfig,
+  trusted: ReadonlySet<string>,
+): Promise<AuthContext> {
   const authz = request.headers.get("authorization");
   if (authz !== null) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
@@ -149,7 +163,10 @@ async function authenticate(request: Request, url: URL, relPath: string, service
   const apiToken = request.headers.get(c.api_settings.auth_token_header);
   if (apiToken !== null && apiToken.trim() !== "") {
     const r = service.verifyApiToken(apiToken);
-    if (!r.ok) throw unauthorized(r.reason === "disabled" ? TOKEN_ACCESS_DISABLED : "invalid, inactive, expired or exhausted API token");
+    if (!r.ok)
+      throw unauthorized(
+        r.reason === "disabled" ? TOKEN_ACCESS_DISABLED : "invalid, inactive, expired or exhausted API token",
+      );
     return { ...r.value, via: "token" };
   }
   const cookie = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);

@@ -1,10 +1,17 @@
 import { Elysia, t } from "elysia";
 import type { AuthService } from "../../auth/index.ts";
 import { errors } from "../openapi/schemas.ts";
-import { clearedOauthBindingCookie, isHttps, oauthBindingCookie, oauthBindingCookieName, cookieValue } from "./cookies.ts";
+import {
+  clearedOauthBindingCookie,
+  isHttps,
+  oauthBindingCookie,
+  oauthBindingCookieName,
+  cookieValue,
+} from "./cookies.ts";
 import { LoginResponse, loginResponse, setSessionCookie } from "./routes.ts";
 
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /**
  * A 400 the browser still leaves (docs/AUTH.md "OAuth 2.0", failures): the status says the request
@@ -26,7 +33,13 @@ function failurePage(location: string, error: string, extra: Record<string, stri
   });
 }
 
-const providerParam = t.Object({ provider: t.String({ minLength: 1, maxLength: 128, description: "the configured provider name (coordinator.oauth2_provider.name)" }) });
+const providerParam = t.Object({
+  provider: t.String({
+    minLength: 1,
+    maxLength: 128,
+    description: "the configured provider name (coordinator.oauth2_provider.name)",
+  }),
+});
 const redirectUri = t.Optional(
   t.String({
     maxLength: 2048,
@@ -42,14 +55,31 @@ export function oauth2Routes(service: AuthService) {
       "/auth/oauth2/:provider/redirect",
       async ({ params, query, request }) => {
         const begun = await service.oauth2.begin(params.provider, query.redirect_uri);
-        const cookie = oauthBindingCookie(begun.state, begun.binding, begun.callbackPath, begun.maxAgeSec, isHttps(request));
-        return new Response(null, { status: 302, headers: { location: begun.url.href, "set-cookie": cookie, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
+        const cookie = oauthBindingCookie(
+          begun.state,
+          begun.binding,
+          begun.callbackPath,
+          begun.maxAgeSec,
+          isHttps(request),
+        );
+        return new Response(null, {
+          status: 302,
+          headers: {
+            location: begun.url.href,
+            "set-cookie": cookie,
+            "cache-control": "no-store",
+            "referrer-policy": "no-referrer",
+          },
+        });
       },
       {
         params: providerParam,
         query: t.Object({ redirect_uri: redirectUri }),
         response: {
-          302: t.Void({ description: "to the identity provider's authorize URL (state, PKCE S256 when use_pkce); sets the browser binding cookie svc_oauth2_<hash> on the callback path" }),
+          302: t.Void({
+            description:
+              "to the identity provider's authorize URL (state, PKCE S256 when use_pkce); sets the browser binding cookie svc_oauth2_<hash> on the callback path",
+          }),
           ...errors(400),
         },
         detail: { tags: ["Auth"], summary: "Start single sign-on: redirect to the identity provider", security: [] },
@@ -60,11 +90,20 @@ export function oauth2Routes(service: AuthService) {
       async ({ params, query, request }) => {
         // The binding cookie of this state (docs/AUTH.md "Browser binding"), removed whatever the outcome.
         const state = query.state ?? "";
-        const binding = state === "" ? undefined : cookieValue(request.headers.get("cookie"), oauthBindingCookieName(state)) || undefined;
+        const binding =
+          state === ""
+            ? undefined
+            : cookieValue(request.headers.get("cookie"), oauthBindingCookieName(state)) || undefined;
         const out = await service.oauth2.callback(params.provider, query, binding);
-        const clear: Record<string, string> = state === "" ? {} : { "set-cookie": clearedOauthBindingCookie(state, service.oauth2.callbackPath(), isHttps(request)) };
+        const clear: Record<string, string> =
+          state === ""
+            ? {}
+            : { "set-cookie": clearedOauthBindingCookie(state, service.oauth2.callbackPath(), isHttps(request)) };
         if (out.status === 400) return failurePage(out.location, out.error ?? "sign-in failed", clear);
-        return new Response(null, { status: 302, headers: { location: out.location, "cache-control": "no-store", "referrer-policy": "no-referrer", ...clear } });
+        return new Response(null, {
+          status: 302,
+          headers: { location: out.location, "cache-control": "no-store", "referrer-policy": "no-referrer", ...clear },
+        });
       },
       {
         params: providerParam,
@@ -81,13 +120,22 @@ export function oauth2Routes(service: AuthService) {
           summary: "Single sign-on return from the identity provider",
           security: [],
           responses: {
-            302: { description: "to the callback URL with ?token=<one-time token>, or ?oauth_error=<text> when the provider failed or refused" },
+            302: {
+              description:
+                "to the callback URL with ?token=<one-time token>, or ?oauth_error=<text> when the provider failed or refused",
+            },
             400: {
               description:
                 "unknown or reused state, no or a wrong browser binding cookie, a rejected code or an unsafe redirect_uri: an HTML page that forwards to the callback URL with ?oauth_error=<text>; an unknown provider or a malformed query: the JSON error body",
               content: {
                 "text/html": { schema: { type: "string" } },
-                "application/json": { schema: { type: "object", required: ["error", "message"], properties: { error: { type: "string" }, message: { type: "string" } } } },
+                "application/json": {
+                  schema: {
+                    type: "object",
+                    required: ["error", "message"],
+                    properties: { error: { type: "string" }, message: { type: "string" } },
+                  },
+                },
               },
             },
           },
@@ -103,9 +151,19 @@ export function oauth2Routes(service: AuthService) {
         return loginResponse(session);
       },
       {
-        body: t.Object({ token: t.String({ minLength: 1, maxLength: 256, description: "one-time token from the callback redirect (valid 60 s, once)" }) }),
+        body: t.Object({
+          token: t.String({
+            minLength: 1,
+            maxLength: 256,
+            description: "one-time token from the callback redirect (valid 60 s, once)",
+          }),
+        }),
         response: { 201: LoginResponse, ...errors(400, 401) },
-        detail: { tags: ["Auth"], summary: "Exchange the one-time sign-on token for a JWT (sets the svc_session cookie)", security: [] },
+        detail: {
+          tags: ["Auth"],
+          summary: "Exchange the one-time sign-on token for a JWT (sets the svc_session cookie)",
+          security: [],
+        },
       },
     );
 }

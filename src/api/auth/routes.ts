@@ -31,7 +31,9 @@ export const LoginResponse = t.Object({
   token: t.String({ description: "JWT for Authorization: Bearer" }),
   jti: t.String({ description: "session id, for DELETE /auth/sessions/{sessionId}" }),
   expires_at: t.String({ description: "ISO 8601 expiry" }),
-  scope: t.String({ description: "user id (HOMER returns the user GUID as scope); the username for users without a row" }),
+  scope: t.String({
+    description: "user id (HOMER returns the user GUID as scope); the username for users without a row",
+  }),
   user: LoginUser,
 });
 
@@ -73,13 +75,24 @@ export function loginResponse(session: Session) {
   };
 }
 
-export function setSessionCookie(set: { headers: Record<string, string | number> }, request: Request, session: Session): void {
-  set.headers["set-cookie"] = sessionCookie(session.token, session.claims.exp - Math.floor(Date.now() / 1000), isHttps(request));
+export function setSessionCookie(
+  set: { headers: Record<string, string | number> },
+  request: Request,
+  session: Session,
+): void {
+  set.headers["set-cookie"] = sessionCookie(
+    session.token,
+    session.claims.exp - Math.floor(Date.now() / 1000),
+    isHttps(request),
+  );
   set.headers["cache-control"] = "no-store";
 }
 
 /** Direct peer address (forwarded headers are not trusted: they would let a client dodge throttling). */
-export const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request): string => server?.requestIP(request)?.address ?? "unknown";
+export const clientIp = (
+  server: { requestIP(r: Request): { address: string } | null } | null,
+  request: Request,
+): string => server?.requestIP(request)?.address ?? "unknown";
 
 /** Auth tag: login, logout (revocation) and provider discovery. */
 export function authRoutes(service: AuthService, c: CoordinatorConfig) {
@@ -123,7 +136,8 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
       "/auth/sessions/:sessionId",
       async ({ auth, params, request, set }) => {
         await service.revokeSession(params.sessionId, auth);
-        if (auth.via === "cookie" && auth.jti === params.sessionId) set.headers["set-cookie"] = clearedSessionCookie(isHttps(request));
+        if (auth.via === "cookie" && auth.jti === params.sessionId)
+          set.headers["set-cookie"] = clearedSessionCookie(isHttps(request));
         set.status = 204;
       },
       {

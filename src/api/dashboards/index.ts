@@ -2,7 +2,17 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { DASHBOARD_SORTS, type SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { IdResponse, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
+import {
+  IdResponse,
+  dataResponse,
+  errors,
+  idBody,
+  idString,
+  listBody,
+  listResponse,
+  pageInput,
+  pageQuery,
+} from "../openapi/schemas.ts";
 import { DashboardSchema, DashboardUpsert, dashboardJson, toDraft } from "./model.ts";
 
 const notFound = () => new AppError("NOT_FOUND", "no such dashboard");
@@ -15,11 +25,18 @@ export function dashboardsRoutes(settings: SettingsStore) {
   const params = t.Object({ dashboardId: idString() });
   return new Elysia({ name: "svc-dashboards" })
     .use(authContext)
-    .get("/dashboards", ({ auth, query }) => listBody(settings.dashboards.list(auth.username, pageInput(query)), dashboardJson), {
-      query: t.Object(pageQuery(DASHBOARD_SORTS)),
-      response: { 200: listResponse(DashboardSchema), ...errors(400, 401) },
-      detail: { tags: ["Dashboards"], summary: "The caller's dashboards (sort: position, name, created_at, updated_at)" },
-    })
+    .get(
+      "/dashboards",
+      ({ auth, query }) => listBody(settings.dashboards.list(auth.username, pageInput(query)), dashboardJson),
+      {
+        query: t.Object(pageQuery(DASHBOARD_SORTS)),
+        response: { 200: listResponse(DashboardSchema), ...errors(400, 401) },
+        detail: {
+          tags: ["Dashboards"],
+          summary: "The caller's dashboards (sort: position, name, created_at, updated_at)",
+        },
+      },
+    )
     .post(
       "/dashboards",
       ({ auth, body, set }) => {
@@ -40,7 +57,11 @@ export function dashboardsRoutes(settings: SettingsStore) {
         if (!d) throw notFound();
         return { data: dashboardJson(d) };
       },
-      { params, response: { 200: dataResponse(DashboardSchema), ...errors(401, 404) }, detail: { tags: ["Dashboards"], summary: "Read a dashboard" } },
+      {
+        params,
+        response: { 200: dataResponse(DashboardSchema), ...errors(401, 404) },
+        detail: { tags: ["Dashboards"], summary: "Read a dashboard" },
+      },
     )
     .put(
       "/dashboards/:dashboardId",
@@ -63,6 +84,10 @@ export function dashboardsRoutes(settings: SettingsStore) {
         if (!settings.dashboards.delete(auth.username, params.dashboardId)) throw notFound();
         set.status = 204;
       },
-      { params, response: { 204: t.Void(), ...errors(401, 404) }, detail: { tags: ["Dashboards"], summary: "Delete a dashboard" } },
+      {
+        params,
+        response: { 204: t.Void(), ...errors(401, 404) },
+        detail: { tags: ["Dashboards"], summary: "Delete a dashboard" },
+      },
     );
 }

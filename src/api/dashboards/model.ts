@@ -15,7 +15,9 @@ export const WidgetSchema = t.Object({
 
 export const DashboardUpsert = t.Object({
   name: t.String({ minLength: 1, maxLength: 128 }),
-  position: t.Optional(t.Integer({ minimum: 0, maximum: 100000, description: "order in the dashboard list, lower first" })),
+  position: t.Optional(
+    t.Integer({ minimum: 0, maximum: 100000, description: "order in the dashboard list, lower first" }),
+  ),
   layout: t.Array(WidgetSchema, { maxItems: 100, default: [] }),
 });
 
@@ -42,15 +44,26 @@ const MAX_LAYOUT_BYTES = 256 * 1024;
 
 type WidgetBody = Static<typeof WidgetSchema>;
 
-export function toDraft(body: { name: string; position?: number | undefined; layout: WidgetBody[] }, defaultPosition: number): DashboardDraft {
+export function toDraft(
+  body: { name: string; position?: number | undefined; layout: WidgetBody[] },
+  defaultPosition: number,
+): DashboardDraft {
   const seen = new Set<string>();
   body.layout.forEach((w, i) => {
-    if (seen.has(w.id)) throw new AppError("VALIDATION", `layout[${i}].id: duplicate widget id "${w.id}"`, { details: { fields: [`layout[${i}].id`] } });
+    if (seen.has(w.id))
+      throw new AppError("VALIDATION", `layout[${i}].id: duplicate widget id "${w.id}"`, {
+        details: { fields: [`layout[${i}].id`] },
+      });
     seen.add(w.id);
   });
   if (JSON.stringify(body.layout).length > MAX_LAYOUT_BYTES) {
-    throw new AppError("VALIDATION", `layout: larger than ${MAX_LAYOUT_BYTES} bytes`, { details: { fields: ["layout"] } });
+    throw new AppError("VALIDATION", `layout: larger than ${MAX_LAYOUT_BYTES} bytes`, {
+      details: { fields: ["layout"] },
+    });
   }
-  const layout: Widget[] = body.layout.map((w, i) => ({ ...w, config: w.config === undefined ? {} : jsonObject(w.config, `layout[${i}].config`) }));
+  const layout: Widget[] = body.layout.map((w, i) => ({
+    ...w,
+    config: w.config === undefined ? {} : jsonObject(w.config, `layout[${i}].config`),
+  }));
   return { name: body.name, position: body.position ?? defaultPosition, layout };
 }

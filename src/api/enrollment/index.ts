@@ -30,9 +30,22 @@ const LOCKOUT_SEC = 60;
 
 const EnrollBody = t.Object(
   {
-    name: t.String({ pattern: NAME, description: "the edge's name in meta.nodes (node.enroll.name): letters, digits, . _ -, at most 64" }),
-    url: t.String({ minLength: 1, maxLength: 2048, description: "where this coordinator reaches the edge's node port, http(s)://host:port" }),
-    token: t.Optional(t.String({ maxLength: 1024, description: "the edge's node.http_server.token, sent back as Authorization: Bearer on every read; empty: an open node port" })),
+    name: t.String({
+      pattern: NAME,
+      description: "the edge's name in meta.nodes (node.enroll.name): letters, digits, . _ -, at most 64",
+    }),
+    url: t.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: "where this coordinator reaches the edge's node port, http(s)://host:port",
+    }),
+    token: t.Optional(
+      t.String({
+        maxLength: 1024,
+        description:
+          "the edge's node.http_server.token, sent back as Authorization: Bearer on every read; empty: an open node port",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -40,13 +53,22 @@ const EnrollBody = t.Object(
 const EdgeView = t.Object({
   name: t.String(),
   url: t.String(),
-  status: t.Union([t.Literal("pending"), t.Literal("approved")], { description: "pending: not searched until an administrator approves it" }),
+  status: t.Union([t.Literal("pending"), t.Literal("approved")], {
+    description: "pending: not searched until an administrator approves it",
+  }),
   enrolled_at: t.Integer({ description: "first announcement, epoch ms" }),
   last_seen: t.Integer({ description: "last announcement, epoch ms" }),
   has_token: t.Boolean({ description: "the edge sent a node token (never returned)" }),
 });
 
-const view = (n: EnrolledNode) => ({ name: n.name, url: n.url, status: n.status, enrolled_at: n.enrolledAt, last_seen: n.lastSeen, has_token: n.hasToken });
+const view = (n: EnrolledNode) => ({
+  name: n.name,
+  url: n.url,
+  status: n.status,
+  enrolled_at: n.enrolledAt,
+  last_seen: n.lastSeen,
+  has_token: n.hasToken,
+});
 
 /** `http(s)://host:port[/path]` without a trailing slash; VALIDATION naming `url` otherwise. */
 function nodeUrl(raw: string): string {
@@ -54,17 +76,33 @@ function nodeUrl(raw: string): string {
   try {
     u = new URL(raw.trim());
   } catch {
-    throw new AppError("VALIDATION", `url: "${raw.slice(0, 200)}" is not a URL; send http(s)://host:port of the node port`, { details: { fields: ["url"] } });
+    throw new AppError(
+      "VALIDATION",
+      `url: "${raw.slice(0, 200)}" is not a URL; send http(s)://host:port of the node port`,
+      { details: { fields: ["url"] } },
+    );
   }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.port || u.username || u.password || u.search || u.hash) {
-    throw new AppError("VALIDATION", "url: must be http(s)://host:port of the node port (node.http_server.listen), without credentials or query", { details: { fields: ["url"] } });
+  if (
+    (u.protocol !== "http:" && u.protocol !== "https:") ||
+    !u.port ||
+    u.username ||
+    u.password ||
+    u.search ||
+    u.hash
+  ) {
+    throw new AppError(
+      "VALIDATION",
+      "url: must be http(s)://host:port of the node port (node.http_server.listen), without credentials or query",
+      { details: { fields: ["url"] } },
+    );
   }
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
 }
 
 export function enrollmentRoutes(deps: EnrollmentDeps) {
   const params = t.Object({ name: t.String({ pattern: NAME }) });
-  const notFound = (name: string) => new AppError("NOT_FOUND", `no enrolled edge ${name} (GET /admin/edges lists them)`);
+  const notFound = (name: string) =>
+    new AppError("NOT_FOUND", `no enrolled edge ${name} (GET /admin/edges lists them)`);
   // Guessing the enrolment token is slowed like guessing a password (src/auth/throttle.ts), per address.
   const throttle = new LoginThrottle(MAX_WRONG_TOKENS, LOCKOUT_SEC);
   return new Elysia({ name: "svc-enrollment" })
@@ -74,11 +112,18 @@ export function enrollmentRoutes(deps: EnrollmentDeps) {
         const ip = clientIp(server, request);
         const gate = throttle.reserve(`enroll ${ip}`, ip);
         if (!gate.allowed) {
-          throw new AppError("RATE_LIMITED", `too many wrong enrolment tokens from ${ip}; try again in ${gate.retryAfterSec} s`, { details: { retry_after_sec: gate.retryAfterSec } });
+          throw new AppError(
+            "RATE_LIMITED",
+            `too many wrong enrolment tokens from ${ip}; try again in ${gate.retryAfterSec} s`,
+            { details: { retry_after_sec: gate.retryAfterSec } },
+          );
         }
         if (!deps.admits(request.headers.get("authorization"))) {
           gate.attempt.failed();
-          throw new AppError("UNAUTHORIZED", "wrong or missing enrolment token: send Authorization: Bearer <coordinator.enrollment.token> (node.enroll.token on the edge)");
+          throw new AppError(
+            "UNAUTHORIZED",
+            "wrong or missing enrolment token: send Authorization: Bearer <coordinator.enrollment.token> (node.enroll.token on the edge)",
+          );
         }
         gate.attempt.succeeded();
         const url = nodeUrl(body.url);
@@ -88,20 +133,39 @@ export function enrollmentRoutes(deps: EnrollmentDeps) {
             "CONFLICT",
             `${clash.name === body.name ? `the name ${body.name}` : `the url ${url}`} is already in coordinator.nodes: choose another node.enroll.name, or remove the entry there`,
           );
-        const r = deps.repo.announce({ name: body.name, url, token: body.token ?? "", approval: deps.approval, max: deps.maxNodes });
+        const r = deps.repo.announce({
+          name: body.name,
+          url,
+          token: body.token ?? "",
+          approval: deps.approval,
+          max: deps.maxNodes,
+        });
         if (!r.ok && r.reason === "name_taken") {
           throw new AppError(
             "CONFLICT",
             `an edge named ${body.name} with another node token is enrolled: choose another node.enroll.name, or have an administrator remove it (DELETE /admin/edges/${body.name})`,
           );
         }
-        if (!r.ok) throw new AppError("CONFLICT", `${deps.maxNodes} edges are enrolled, the most coordinator.enrollment.max_nodes allows: remove one first`);
+        if (!r.ok)
+          throw new AppError(
+            "CONFLICT",
+            `${deps.maxNodes} edges are enrolled, the most coordinator.enrollment.max_nodes allows: remove one first`,
+          );
         return { data: { name: r.node.name, status: r.node.status } };
       },
       {
         body: EnrollBody,
-        detail: { tags: ["Cluster"], summary: "An edge announces its node port (enrolment token as Authorization: Bearer); approved edges are searched beside coordinator.nodes" },
-        response: { 200: t.Object({ data: t.Object({ name: t.String(), status: t.Union([t.Literal("pending"), t.Literal("approved")]) }) }), ...errors(400, 401, 409, 429) },
+        detail: {
+          tags: ["Cluster"],
+          summary:
+            "An edge announces its node port (enrolment token as Authorization: Bearer); approved edges are searched beside coordinator.nodes",
+        },
+        response: {
+          200: t.Object({
+            data: t.Object({ name: t.String(), status: t.Union([t.Literal("pending"), t.Literal("approved")]) }),
+          }),
+          ...errors(400, 401, 409, 429),
+        },
       },
     )
     .use(authContext)
@@ -113,8 +177,14 @@ export function enrollmentRoutes(deps: EnrollmentDeps) {
       },
       {
         admin: true,
-        detail: { tags: ["Cluster"], summary: "Enrolled edges, pending and approved (admin); node tokens are never returned" },
-        response: { 200: t.Object({ data: t.Object({ items: t.Array(EdgeView), total: t.Integer() }) }), ...errors(401, 403) },
+        detail: {
+          tags: ["Cluster"],
+          summary: "Enrolled edges, pending and approved (admin); node tokens are never returned",
+        },
+        response: {
+          200: t.Object({ data: t.Object({ items: t.Array(EdgeView), total: t.Integer() }) }),
+          ...errors(401, 403),
+        },
       },
     )
     .post(
@@ -140,7 +210,11 @@ export function enrollmentRoutes(deps: EnrollmentDeps) {
       {
         admin: true,
         params,
-        detail: { tags: ["Cluster"], summary: "Remove an enrolled edge: out of the fan-out at once; its next announcement enrols it again (pending with approval) (admin)" },
+        detail: {
+          tags: ["Cluster"],
+          summary:
+            "Remove an enrolled edge: out of the fan-out at once; its next announcement enrols it again (pending with approval) (admin)",
+        },
         response: { 204: t.Void(), ...errors(401, 403, 404) },
       },
     );

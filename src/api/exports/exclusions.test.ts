@@ -21,7 +21,14 @@ describe("resolveExclusions", () => {
   });
 
   test("use_default_exclusions false keeps only the request's list", () => {
-    expect(resolveExclusions({ ...base, whitelist: ["10.0.0.4"], useDefaults: false, defaults: [{ ip: "172.16.0.1", disabled: false }] })).toEqual(["10.0.0.4"]);
+    expect(
+      resolveExclusions({
+        ...base,
+        whitelist: ["10.0.0.4"],
+        useDefaults: false,
+        defaults: [{ ip: "172.16.0.1", disabled: false }],
+      }),
+    ).toEqual(["10.0.0.4"]);
   });
 });
 

@@ -66,6 +66,9 @@ export function exclusionMatcher(list: readonly string[]): IpMatcher {
 }
 
 /** Messages whose source and destination are both kept. */
-export function withoutExcluded<T extends { src_ip?: unknown; dst_ip?: unknown }>(items: readonly T[], excluded: IpMatcher): T[] {
+export function withoutExcluded<T extends { src_ip?: unknown; dst_ip?: unknown }>(
+  items: readonly T[],
+  excluded: IpMatcher,
+): T[] {
   return items.filter((m) => !excluded(m.src_ip) && !excluded(m.dst_ip));
 }

@@ -10,7 +10,15 @@ import { authContext, v4Base } from "../auth/guard.ts";
 import { dataResponse, ErrorResponse, errors, idString } from "../openapi/schemas.ts";
 import { searchServices, type OverNodes } from "../search/index.ts";
 import { ExportJobRunner } from "./jobs.ts";
-import { ExportJobBody, ExportJobView, SessionExportBody, ShareLinkBody, asResolvedExport, jobView, parseFormat } from "./model.ts";
+import {
+  ExportJobBody,
+  ExportJobView,
+  SessionExportBody,
+  ShareLinkBody,
+  asResolvedExport,
+  jobView,
+  parseFormat,
+} from "./model.ts";
 import { CONTENT_TYPE, exportFileName, type ExportFormat } from "./render.ts";
 import { ExportService, type ExportFile } from "./service.ts";
 
@@ -33,11 +41,14 @@ export interface ExportDeps {
 
 /** Exports live in `exports/` beside the settings database (an in-memory database uses the temp dir). */
 export function exportsDir(settingsDbPath: string): string {
-  return settingsDbPath === ":memory:" ? join(tmpdir(), `svc-exports-${process.pid}`) : join(dirname(settingsDbPath), "exports");
+  return settingsDbPath === ":memory:"
+    ? join(tmpdir(), `svc-exports-${process.pid}`)
+    : join(dirname(settingsDbPath), "exports");
 }
 
 /** A view over the same memory typed for Response (no copy unless the bytes sit in a SharedArrayBuffer). */
-const bodyOf = (b: Uint8Array): Uint8Array<ArrayBuffer> => (b.buffer instanceof ArrayBuffer ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : b.slice());
+const bodyOf = (b: Uint8Array): Uint8Array<ArrayBuffer> =>
+  b.buffer instanceof ArrayBuffer ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : b.slice();
 
 /** A header value: printable ASCII on one line, at most 1 000 characters. */
 const headerText = (s: string) => s.replace(/[^\x20-\x7e]/g, "?").slice(0, 1000);
@@ -87,16 +98,32 @@ export function exportRoutes(deps: ExportDeps) {
 
   const authed = new Elysia({ name: "svc-exports" })
     .use(authContext)
-    .post("/transactions/export/pcap", async ({ body, auth }) => fileResponse(await service.render(service.resolve(body, auth.username), auth.username, "pcap")), {
-      body: SessionExportBody,
-      detail: { tags: ["Transactions"], summary: "The call (with correlated legs) as a PCAP: Ethernet + IP + UDP + SIP per message, original times" },
-      response: { ...errors(400, 401, 404), 413: ErrorResponse },
-    })
-    .post("/transactions/export/text", async ({ body, auth }) => fileResponse(await service.render(service.resolve(body, auth.username), auth.username, "text")), {
-      body: SessionExportBody,
-      detail: { tags: ["Transactions"], summary: "The call as human-readable text: time, source → destination (ports, aliases), SIP text" },
-      response: { ...errors(400, 401, 404), 413: ErrorResponse },
-    })
+    .post(
+      "/transactions/export/pcap",
+      async ({ body, auth }) =>
+        fileResponse(await service.render(service.resolve(body, auth.username), auth.username, "pcap")),
+      {
+        body: SessionExportBody,
+        detail: {
+          tags: ["Transactions"],
+          summary: "The call (with correlated legs) as a PCAP: Ethernet + IP + UDP + SIP per message, original times",
+        },
+        response: { ...errors(400, 401, 404), 413: ErrorResponse },
+      },
+    )
+    .post(
+      "/transactions/export/text",
+      async ({ body, auth }) =>
+        fileResponse(await service.render(service.resolve(body, auth.username), auth.username, "text")),
+      {
+        body: SessionExportBody,
+        detail: {
+          tags: ["Transactions"],
+          summary: "The call as human-readable text: time, source → destination (ports, aliases), SIP text",
+        },
+        response: { ...errors(400, 401, 404), 413: ErrorResponse },
+      },
+    )
     .post(
       "/transactions/export/link",
       async ({ body, auth, request, set }) => {
@@ -117,9 +144,16 @@ export function exportRoutes(deps: ExportDeps) {
       },
       {
         body: ShareLinkBody,
-        detail: { tags: ["Transactions"], summary: "Share link: the request is stored with an expiry (default 7 days, expires_in_sec ≤ 30 days); public PCAP/text downloads honour it" },
+        detail: {
+          tags: ["Transactions"],
+          summary:
+            "Share link: the request is stored with an expiry (default 7 days, expires_in_sec ≤ 30 days); public PCAP/text downloads honour it",
+        },
         response: {
-          201: t.Object({ data: t.Object({ token: t.String(), pcap_url: t.String(), text_url: t.String(), expires_at: t.String() }), message: t.String() }),
+          201: t.Object({
+            data: t.Object({ token: t.String(), pcap_url: t.String(), text_url: t.String(), expires_at: t.String() }),
+            message: t.String(),
+          }),
           ...errors(400, 401, 404),
         },
       },
@@ -134,21 +168,32 @@ export function exportRoutes(deps: ExportDeps) {
       },
       {
         body: ExportJobBody,
-        detail: { tags: ["Exports"], summary: "Queue an export (format pcap or text) of a transaction; poll GET /exports/{id}" },
+        detail: {
+          tags: ["Exports"],
+          summary: "Queue an export (format pcap or text) of a transaction; poll GET /exports/{id}",
+        },
         response: { 201: dataResponse(ExportJobView), ...errors(400, 401, 429) },
       },
     )
-    .get("/exports/:exportId", ({ params, auth }) => ({ data: jobView(runner.jobOf(params.exportId, auth.username), base) }), {
-      params: t.Object({ exportId: idString() }),
-      detail: { tags: ["Exports"], summary: "Export job status: queued → running → done | failed" },
-      response: { 200: dataResponse(ExportJobView), ...errors(401, 404) },
-    })
+    .get(
+      "/exports/:exportId",
+      ({ params, auth }) => ({ data: jobView(runner.jobOf(params.exportId, auth.username), base) }),
+      {
+        params: t.Object({ exportId: idString() }),
+        detail: { tags: ["Exports"], summary: "Export job status: queued → running → done | failed" },
+        response: { 200: dataResponse(ExportJobView), ...errors(401, 404) },
+      },
+    )
     .get(
       "/exports/:exportId/download",
       ({ params, auth }) => {
         const job = runner.jobOf(params.exportId, auth.username);
-        if (job.status !== "done") throw new AppError("CONFLICT", `export ${job.id} is ${job.status}${job.error ? `: ${job.error}` : ""}`, { details: { status: job.status } });
-        if (!job.filePath || !existsSync(job.filePath)) throw new AppError("NOT_FOUND", `the file of export ${job.id} is gone`);
+        if (job.status !== "done")
+          throw new AppError("CONFLICT", `export ${job.id} is ${job.status}${job.error ? `: ${job.error}` : ""}`, {
+            details: { status: job.status },
+          });
+        if (!job.filePath || !existsSync(job.filePath))
+          throw new AppError("NOT_FOUND", `the file of export ${job.id} is gone`);
         const format: ExportFormat = job.format === "pcap" ? "pcap" : "text";
         const req = asResolvedExport(job.request);
         const fileName = exportFileName(req?.session_ids ?? [job.id], undefined, format);
@@ -164,7 +209,10 @@ export function exportRoutes(deps: ExportDeps) {
       },
       {
         params: t.Object({ exportId: idString() }),
-        detail: { tags: ["Exports"], summary: "The finished export file (application/octet-stream); 409 while not done" },
+        detail: {
+          tags: ["Exports"],
+          summary: "The finished export file (application/octet-stream); 409 while not done",
+        },
         response: { ...errors(401, 404, 409) },
       },
     );
@@ -173,14 +221,22 @@ export function exportRoutes(deps: ExportDeps) {
   const share = new Elysia({ name: "svc-share" }).get(
     "/share/:token/:format",
     async ({ params }) => {
-      if (params.format !== "pcap" && params.format !== "text") throw new AppError("NOT_FOUND", "unknown or expired share link");
+      if (params.format !== "pcap" && params.format !== "text")
+        throw new AppError("NOT_FOUND", "unknown or expired share link");
       const { partial: _reasons, partialNames, ...f } = await service.shareDownload(params.token, params.format);
       // Anyone with the link downloads: the missing nodes by name, not their internal errors.
       return attachment({ ...f, ...(partialNames ? { partial: partialNames } : {}) }, CONTENT_TYPE[params.format]);
     },
     {
-      params: t.Object({ token: t.String({ maxLength: 128 }), format: t.Union([t.Literal("pcap"), t.Literal("text")]) }),
-      detail: { tags: ["Transactions"], summary: "Public download of a share link: pcap or text (no login; 404 when unknown or expired)", security: [] },
+      params: t.Object({
+        token: t.String({ maxLength: 128 }),
+        format: t.Union([t.Literal("pcap"), t.Literal("text")]),
+      }),
+      detail: {
+        tags: ["Transactions"],
+        summary: "Public download of a share link: pcap or text (no login; 404 when unknown or expired)",
+        security: [],
+      },
       response: { ...errors(404), 413: ErrorResponse },
     },
   );

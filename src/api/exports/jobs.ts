@@ -63,9 +63,13 @@ export class ExportJobRunner implements Module {
 
   /** A new job for `username`; 429 when they already have MAX_PENDING_PER_USER unfinished ones. */
   submit(username: string, format: string, request: Record<string, unknown>): ExportJob {
-    const pending = this.o.jobs.listByStatus(["queued", "running"]).filter((j) => j.username.toLowerCase() === username.toLowerCase()).length;
+    const pending = this.o.jobs
+      .listByStatus(["queued", "running"])
+      .filter((j) => j.username.toLowerCase() === username.toLowerCase()).length;
     if (pending >= MAX_PENDING_PER_USER) {
-      throw new AppError("RATE_LIMITED", `${pending} exports are still queued or running; wait for them to finish`, { details: { pending } });
+      throw new AppError("RATE_LIMITED", `${pending} exports are still queued or running; wait for them to finish`, {
+        details: { pending },
+      });
     }
     const job = this.o.jobs.create(username, format, request);
     this.queue.push(job.id);
@@ -76,7 +80,8 @@ export class ExportJobRunner implements Module {
   /** The caller's job, or 404 (another user's job is reported as unknown). */
   jobOf(id: string, username: string): ExportJob {
     const j = this.o.jobs.get(id);
-    if (!j || j.username.toLowerCase() !== username.toLowerCase() || this.expired(j)) throw new AppError("NOT_FOUND", `no export ${id}`);
+    if (!j || j.username.toLowerCase() !== username.toLowerCase() || this.expired(j))
+      throw new AppError("NOT_FOUND", `no export ${id}`);
     return j;
   }
 

@@ -34,33 +34,63 @@ export const SHARE_DEFAULT_TTL_SEC = 7 * 86_400;
 export const SHARE_MAX_TTL_SEC = 30 * 86_400;
 
 const sessionFields = {
-  session_id: t.Union([t.String({ minLength: 1, maxLength: 1024 }), t.Array(t.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 1000 })], {
-    description: "Call-ID(s) of the selected transaction(s); correlated legs are added",
-  }),
+  session_id: t.Union(
+    [
+      t.String({ minLength: 1, maxLength: 1024 }),
+      t.Array(t.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 1000 }),
+    ],
+    {
+      description: "Call-ID(s) of the selected transaction(s); correlated legs are added",
+    },
+  ),
   proto_type: t.Optional(t.Integer({ description: "HEP protocol type (default 1, SIP)" })),
   event_type: t.Optional(t.String({ maxLength: 128, description: "call (default), registration, default" })),
   timestamp: t.Optional(
     t.Object(
-      { from: timeBound("start, epoch ms or ISO 8601 (default: to minus 7 days)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") },
-      { additionalProperties: true, description: "where to look for the selected rows: epoch ms (or ISO 8601); default the last 7 days" },
+      {
+        from: timeBound("start, epoch ms or ISO 8601 (default: to minus 7 days)"),
+        to: timeBound("end, epoch ms or ISO 8601 (default now)"),
+      },
+      {
+        additionalProperties: true,
+        description: "where to look for the selected rows: epoch ms (or ISO 8601); default the last 7 days",
+      },
     ),
   ),
-  whitelist: t.Optional(t.Array(t.String({ maxLength: 128 }), { maxItems: 1000, description: "addresses or CIDRs to EXCLUDE (despite the name; docs/API.md, Exports and share links)" })),
-  use_default_exclusions: t.Optional(t.Boolean({ description: "also exclude the enabled entries of the user's export.transaction excludedCIDR (default true)" })),
+  whitelist: t.Optional(
+    t.Array(t.String({ maxLength: 128 }), {
+      maxItems: 1000,
+      description: "addresses or CIDRs to EXCLUDE (despite the name; docs/API.md, Exports and share links)",
+    }),
+  ),
+  use_default_exclusions: t.Optional(
+    t.Boolean({
+      description: "also exclude the enabled entries of the user's export.transaction excludedCIDR (default true)",
+    }),
+  ),
 };
 
 export const SessionExportBody = t.Object(sessionFields, { additionalProperties: true });
 export type SessionExportRequest = typeof SessionExportBody.static;
 
 export const ExportJobBody = t.Object(
-  { ...sessionFields, format: t.String({ pattern: "^([Pp][Cc][Aa][Pp]|[Tt][Ee][Xx][Tt])$", description: "pcap or text (any case)" }) },
+  {
+    ...sessionFields,
+    format: t.String({ pattern: "^([Pp][Cc][Aa][Pp]|[Tt][Ee][Xx][Tt])$", description: "pcap or text (any case)" }),
+  },
   { additionalProperties: true },
 );
 
 export const ShareLinkBody = t.Object(
   {
     ...sessionFields,
-    expires_in_sec: t.Optional(t.Integer({ minimum: 1, maximum: SHARE_MAX_TTL_SEC, description: "link lifetime in seconds (default 7 days, at most 30 days)" })),
+    expires_in_sec: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: SHARE_MAX_TTL_SEC,
+        description: "link lifetime in seconds (default 7 days, at most 30 days)",
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -68,7 +98,10 @@ export const ShareLinkBody = t.Object(
 export function parseFormat(v: string): ExportFormat {
   const f = v.trim().toLowerCase();
   const found = EXPORT_FORMATS.find((x) => x === f);
-  if (!found) throw new AppError("VALIDATION", `format: expected one of ${EXPORT_FORMATS.join(", ")}`, { details: { fields: ["format"] } });
+  if (!found)
+    throw new AppError("VALIDATION", `format: expected one of ${EXPORT_FORMATS.join(", ")}`, {
+      details: { fields: ["format"] },
+    });
   return found;
 }
 
@@ -93,7 +126,13 @@ export function asResolvedExport(v: unknown): ResolvedExport | undefined {
   if (typeof v !== "object" || v === null) return undefined;
   const o = v as Record<string, unknown>;
   if (!isStringArray(o.session_ids) || o.session_ids.length === 0 || !isStringArray(o.exclude)) return undefined;
-  if (typeof o.proto_type !== "number" || typeof o.event_type !== "string" || !isOptNumber(o.from_ms) || !isOptNumber(o.to_ms)) return undefined;
+  if (
+    typeof o.proto_type !== "number" ||
+    typeof o.event_type !== "string" ||
+    !isOptNumber(o.from_ms) ||
+    !isOptNumber(o.to_ms)
+  )
+    return undefined;
   return {
     session_ids: o.session_ids,
     proto_type: o.proto_type,
@@ -115,7 +154,8 @@ export const ExportJobView = t.Object({
   error: t.Union([t.String(), t.Null()]),
   download_url: t.Union([t.String(), t.Null()], { description: "set when status is done" }),
   partial: t.Union([t.String(), t.Null()], {
-    description: 'with coordinator.nodes: the nodes whose messages the file misses, with why ("dead failed (reason); slow timed out"); null when every node answered',
+    description:
+      'with coordinator.nodes: the nodes whose messages the file misses, with why ("dead failed (reason); slow timed out"); null when every node answered',
   }),
 });
 

@@ -37,7 +37,16 @@ describe("PCAP rendering", () => {
   test("one frame per message at its own µs time, addresses, ports and payload bytes as stored", () => {
     const x = extractSipMessages(renderPcap(items));
     expect(x.error).toBeNull();
-    expect(x.messages.map((m) => [m.timestampUs, m.srcIp, m.srcPort, m.dstIp, m.dstPort, new TextDecoder().decode(m.payload)])).toEqual([
+    expect(
+      x.messages.map((m) => [
+        m.timestampUs,
+        m.srcIp,
+        m.srcPort,
+        m.dstIp,
+        m.dstPort,
+        new TextDecoder().decode(m.payload),
+      ]),
+    ).toEqual([
       [1714564800123456, "10.0.0.1", 5062, "10.0.0.2", 5060, invite],
       [1714564800200001, "2001:db8::2", 5060, "2001:db8::1", 40000, ok],
     ]);

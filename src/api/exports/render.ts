@@ -16,7 +16,14 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = ["pcap", "text"];
 
 export type MessageItem = Record<string, unknown>;
 
-const num = (v: unknown): number | undefined => (typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : undefined);
+const num = (v: unknown): number | undefined =>
+  typeof v === "number"
+    ? v
+    : typeof v === "bigint"
+      ? Number(v)
+      : typeof v === "string" && v !== ""
+        ? Number(v)
+        : undefined;
 
 /** The stored payload's bytes: rows that were not valid UTF-8 are kept base64 (data_extra.payload_encoding). */
 export const payloadBytes = (m: MessageItem): Uint8Array => storedPayloadBytes(m);
@@ -25,7 +32,9 @@ export const toPcapRecord = (m: MessageItem): PcapRecord => storedRowToPcapRecor
 
 function isBase64(m: MessageItem): boolean {
   const extra = m.data_extra;
-  return typeof extra === "object" && extra !== null && (extra as Record<string, unknown>).payload_encoding === "base64";
+  return (
+    typeof extra === "object" && extra !== null && (extra as Record<string, unknown>).payload_encoding === "base64"
+  );
 }
 
 export function renderPcap(items: readonly MessageItem[]): Uint8Array {
@@ -49,7 +58,9 @@ export function renderText(items: readonly MessageItem[], sessions: readonly str
   out.push("");
   items.forEach((m, i) => {
     const proto = typeof m.protocol === "string" && m.protocol !== "" ? m.protocol : "UDP";
-    out.push(`[${i + 1}] ${String(m.timestamp)} ${proto} ${endpoint(m.src_ip, m.src_port, m.src_alias)} -> ${endpoint(m.dst_ip, m.dst_port, m.dst_alias)}`);
+    out.push(
+      `[${i + 1}] ${String(m.timestamp)} ${proto} ${endpoint(m.src_ip, m.src_port, m.src_alias)} -> ${endpoint(m.dst_ip, m.dst_port, m.dst_alias)}`,
+    );
     const text = isBase64(m) ? `(binary payload, base64)\n${String(m.payload ?? "")}` : String(m.payload ?? "");
     out.push(text.replace(/\r\n/g, "\n").replace(/\n+$/, ""));
     out.push("");
@@ -64,10 +75,16 @@ export function exportFileName(sessions: readonly string[], firstUs: number | un
       .replace(/[^A-Za-z0-9._-]+/g, "_")
       .replace(/^[._]+/, "")
       .slice(0, 48) || "export";
-  const when = firstUs === undefined ? "" : `-${new Date(Math.floor(firstUs / 1000)).toISOString().replace(/[-:]/g, "").slice(0, 15)}`;
+  const when =
+    firstUs === undefined
+      ? ""
+      : `-${new Date(Math.floor(firstUs / 1000)).toISOString().replace(/[-:]/g, "").slice(0, 15)}`;
   // Several Call-IDs (a combined call view): the name says so, not only the first one.
   const what = sessions.length > 1 ? `calls-${sid}-and-${sessions.length - 1}-more` : `call-${sid}`;
   return `${what}${when}.${format === "pcap" ? "pcap" : "txt"}`;
 }
 
-export const CONTENT_TYPE: Record<ExportFormat, string> = { pcap: "application/vnd.tcpdump.pcap", text: "text/plain; charset=utf-8" };
+export const CONTENT_TYPE: Record<ExportFormat, string> = {
+  pcap: "application/vnd.tcpdump.pcap",
+  text: "text/plain; charset=utf-8",
+};

@@ -19,23 +19,43 @@ export interface ExportFile {
 }
 
 /** `b failed (connection refused); c timed out` of a call view's meta.nodes, when it is partial. */
-export function partialNodes(call: { nodes?: ReadonlyArray<{ name: string; status: string; error?: string }>; partial?: boolean }, withErrors = true): string | undefined {
+export function partialNodes(
+  call: { nodes?: ReadonlyArray<{ name: string; status: string; error?: string }>; partial?: boolean },
+  withErrors = true,
+): string | undefined {
   if (!call.partial) return undefined;
   const missing = (call.nodes ?? []).filter((n) => n.status === "failed" || n.status === "timeout");
-  return missing.map((n) => `${n.name} ${n.status === "timeout" ? "timed out" : "failed"}${withErrors && n.error ? ` (${n.error})` : ""}`).join("; ") || "a node did not answer";
+  return (
+    missing
+      .map(
+        (n) =>
+          `${n.name} ${n.status === "timeout" ? "timed out" : "failed"}${withErrors && n.error ? ` (${n.error})` : ""}`,
+      )
+      .join("; ") || "a node did not answer"
+  );
 }
 
 /** Epoch ms as a number or digits, or an ISO 8601 time; 400 naming the field otherwise. */
 function epochMs(v: unknown, field: string): number | undefined {
   if (v === undefined || v === null || v === "") return undefined;
-  const n = typeof v === "number" ? v : typeof v === "string" ? (/^\s*-?\d+\s*$/.test(v) ? Number(v) : Date.parse(v)) : Number.NaN;
+  const n =
+    typeof v === "number"
+      ? v
+      : typeof v === "string"
+        ? /^\s*-?\d+\s*$/.test(v)
+          ? Number(v)
+          : Date.parse(v)
+        : Number.NaN;
   if (Number.isFinite(n)) return windowMs(n);
-  throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, { details: { fields: [field] } });
+  throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, {
+    details: { fields: [field] },
+  });
 }
 
 /** Share tokens: 256 random bits, base64url; only their SHA-256 is stored (as the share_links id). */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
-export const shareTokenHash = (token: string): string | undefined => (TOKEN_RE.test(token) ? sha256Hex(token) : undefined);
+export const shareTokenHash = (token: string): string | undefined =>
+  TOKEN_RE.test(token) ? sha256Hex(token) : undefined;
 
 /**
  * Transaction exports: what to export (the call view of TransactionService, minus excluded
@@ -50,12 +70,17 @@ export class ExportService {
 
   /** Validates the request and freezes its exclusions (whitelist + the user's enabled defaults). */
   resolve(body: SessionExportRequest, username: string): ResolvedExport {
-    const ids = (Array.isArray(body.session_id) ? body.session_id : [body.session_id]).map((s) => s.trim()).filter((s) => s !== "");
-    if (ids.length === 0) throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
+    const ids = (Array.isArray(body.session_id) ? body.session_id : [body.session_id])
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+    if (ids.length === 0)
+      throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
     const fromMs = epochMs(body.timestamp?.from, "timestamp.from");
     const toMs = epochMs(body.timestamp?.to, "timestamp.to");
     if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) {
-      throw new AppError("VALIDATION", "timestamp.from is after timestamp.to", { details: { fields: ["timestamp.from"] } });
+      throw new AppError("VALIDATION", "timestamp.from is after timestamp.to", {
+        details: { fields: ["timestamp.from"] },
+      });
     }
     const protoType = body.proto_type ?? 1;
     const exclude = resolveExclusions({
@@ -89,7 +114,12 @@ export class ExportService {
     const bytes = format === "pcap" ? renderPcap(items) : new TextEncoder().encode(renderText(items, call.sessions));
     const firstUs = typeof items[0]?.timestamp_us === "number" ? items[0].timestamp_us : undefined;
     const partial = partialNodes(call);
-    const file = { bytes, fileName: exportFileName(req.session_ids, firstUs, format), contentType: CONTENT_TYPE[format], messages: items.length };
+    const file = {
+      bytes,
+      fileName: exportFileName(req.session_ids, firstUs, format),
+      contentType: CONTENT_TYPE[format],
+      messages: items.length,
+    };
     return partial ? { ...file, partial, partialNames: partialNodes(call, false)! } : file;
   }
 
@@ -97,7 +127,11 @@ export class ExportService {
    * Persists the full request body and its resolved form; returns the bearer token (shown once).
    * The link dies with its expiry, or when its creator is deleted or disabled.
    */
-  createShareLink(body: SessionExportRequest & { expires_in_sec?: number }, username: string, nowMs = Date.now()): { token: string; expiresAt: number } {
+  createShareLink(
+    body: SessionExportRequest & { expires_in_sec?: number },
+    username: string,
+    nowMs = Date.now(),
+  ): { token: string; expiresAt: number } {
     const resolved = this.resolve(body, username);
     const bytes = crypto.getRandomValues(new Uint8Array(32));
     const token = Buffer.from(bytes).toString("base64url");
@@ -117,7 +151,9 @@ export class ExportService {
   }
 
   private defaultExclusions(username: string): ExcludedAddress[] {
-    const s = this.settings.userSettings.list(username).find((x) => x.category === "export" && x.param === "transaction");
+    const s = this.settings.userSettings
+      .list(username)
+      .find((x) => x.category === "export" && x.param === "transaction");
     if (!s) return [];
     try {
       return validateExportTransaction(s.data).excludedCIDR;
@@ -132,7 +168,10 @@ export class ExportService {
     const want = name.trim().toLowerCase();
     let cursor: string | undefined;
     for (let i = 0; i < 100; i++) {
-      const page = this.settings.aliases.list({ active: true }, { limit: 1000, search: name.trim(), ...(cursor ? { cursor } : {}) });
+      const page = this.settings.aliases.list(
+        { active: true },
+        { limit: 1000, search: name.trim(), ...(cursor ? { cursor } : {}) },
+      );
       for (const a of page.items) if (a.name.toLowerCase() === want) out.push(a.ip);
       if (!page.nextCursor) break;
       cursor = page.nextCursor;

@@ -3,7 +3,17 @@ import { Chess } from "chess.js";
 import { Elysia, t, type AnyElysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError, type Module } from "../../core/index.ts";
-import { chooseMove, llmEnabled, NetChessRelay, parseJoin, positionProblem, type ChessLlmConfig, type JoinRequest, type RelayOptions, type ServerFrame } from "../../games/index.ts";
+import {
+  chooseMove,
+  llmEnabled,
+  NetChessRelay,
+  parseJoin,
+  positionProblem,
+  type ChessLlmConfig,
+  type JoinRequest,
+  type RelayOptions,
+  type ServerFrame,
+} from "../../games/index.ts";
 import { authContext, authOf } from "../auth/guard.ts";
 import { errorBody } from "../errors.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
@@ -29,7 +39,8 @@ const NETCHESS_PARAMETERS: OpenAPIV3.ParameterObject[] = [
     name: "mode",
     in: "query",
     required: false,
-    description: "quick (first-in-first-out pairing; the default without room), room (the default with room), spectate (read-only, up to 8 per room)",
+    description:
+      "quick (first-in-first-out pairing; the default without room), room (the default with room), spectate (read-only, up to 8 per room)",
     schema: { type: "string", enum: ["quick", "room", "spectate"] },
   },
   {
@@ -39,12 +50,48 @@ const NETCHESS_PARAMETERS: OpenAPIV3.ParameterObject[] = [
     description: "room code to create or join; mode=room without it creates a random 6-letter code",
     schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" },
   },
-  { name: "color", in: "query", required: false, description: "colour wish of the room's first player (the second takes the other)", schema: { type: "string", enum: ["white", "black", "random"] } },
-  { name: "initial_sec", in: "query", required: false, description: "time per player, set by the room's first joiner (default 300)", schema: { type: "integer", minimum: 1, maximum: 10800 } },
-  { name: "increment_sec", in: "query", required: false, description: "seconds added after each move, set by the first joiner (default 0)", schema: { type: "integer", minimum: 0, maximum: 180 } },
-  { name: "fen", in: "query", required: false, description: "start position of a room its creator opens (mode=room)", schema: { type: "string", maxLength: FEN_MAX } },
-  { name: "display", in: "query", required: false, description: "label shown to the opponent (at most 32 characters after sanitising; default the username)", schema: { type: "string" } },
-  { name: "access_token", in: "query", required: false, description: "the JWT, for WebSocket clients that cannot set headers", schema: { type: "string" } },
+  {
+    name: "color",
+    in: "query",
+    required: false,
+    description: "colour wish of the room's first player (the second takes the other)",
+    schema: { type: "string", enum: ["white", "black", "random"] },
+  },
+  {
+    name: "initial_sec",
+    in: "query",
+    required: false,
+    description: "time per player, set by the room's first joiner (default 300)",
+    schema: { type: "integer", minimum: 1, maximum: 10800 },
+  },
+  {
+    name: "increment_sec",
+    in: "query",
+    required: false,
+    description: "seconds added after each move, set by the first joiner (default 0)",
+    schema: { type: "integer", minimum: 0, maximum: 180 },
+  },
+  {
+    name: "fen",
+    in: "query",
+    required: false,
+    description: "start position of a room its creator opens (mode=room)",
+    schema: { type: "string", maxLength: FEN_MAX },
+  },
+  {
+    name: "display",
+    in: "query",
+    required: false,
+    description: "label shown to the opponent (at most 32 characters after sanitising; default the username)",
+    schema: { type: "string" },
+  },
+  {
+    name: "access_token",
+    in: "query",
+    required: false,
+    description: "the JWT, for WebSocket clients that cannot set headers",
+    schema: { type: "string" },
+  },
 ];
 
 /**
@@ -57,13 +104,18 @@ const gamesOff = (set: { status?: number | string }) => {
   return GAMES_OFF;
 };
 
-const MoveBody = t.Object({ fen: t.String({ minLength: 1, maxLength: FEN_MAX, description: "the position, side to move included (FEN)" }) }, { additionalProperties: false });
+const MoveBody = t.Object(
+  { fen: t.String({ minLength: 1, maxLength: FEN_MAX, description: "the position, side to move included (FEN)" }) },
+  { additionalProperties: false },
+);
 
 const MoveAnswer = t.Object({
   uci: t.String({ description: "the move in UCI notation (e2e4, e7e8q)" }),
   san: t.String({ description: "the move in standard algebraic notation" }),
   fen: t.String({ description: "the position after the move" }),
-  source: t.Union([t.Literal("llm"), t.Literal("fallback")], { description: "llm: the model's move; fallback: the server's greedy choice" }),
+  source: t.Union([t.Literal("llm"), t.Literal("fallback")], {
+    description: "llm: the model's move; fallback: the server's greedy choice",
+  }),
   reason: t.Optional(t.String({ description: "why the model's move was not used (fallback only)" })),
 });
 
@@ -122,15 +174,24 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
       {
         detail: {
           tags: ["Games"],
-          summary: "NetChess relay (WebSocket): quick pairing, rooms, spectators; the server holds the game and the clocks",
-          description: "JSON text frames with a `type` member; the frame list is in docs/GAMES.md (NetChess). A query the relay cannot use is a 400 before the upgrade.",
+          summary:
+            "NetChess relay (WebSocket): quick pairing, rooms, spectators; the server holds the game and the clocks",
+          description:
+            "JSON text frames with a `type` member; the frame list is in docs/GAMES.md (NetChess). A query the relay cannot use is a 400 before the upgrade.",
           parameters: NETCHESS_PARAMETERS,
           responses: {
             101: { description: "switched to the WebSocket protocol" },
-            200: { description: "a plain GET (no Upgrade header): the join this query would make, to check credentials and query first", content: { "application/json": { schema: JoinDescription } } },
+            200: {
+              description:
+                "a plain GET (no Upgrade header): the join this query would make, to check credentials and query first",
+              content: { "application/json": { schema: JoinDescription } },
+            },
             400: { description: "bad query", content: { "application/json": { schema: ERROR } } },
             401: { description: "no or invalid credentials", content: { "application/json": { schema: ERROR } } },
-            503: { description: "games are switched off (coordinator.widgets.control.games)", content: { "application/json": { schema: ERROR } } },
+            503: {
+              description: "games are switched off (coordinator.widgets.control.games)",
+              content: { "application/json": { schema: ERROR } },
+            },
           },
         },
       },
@@ -142,7 +203,10 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
         return { enabled: llmEnabled(deps.llm) };
       },
       {
-        detail: { tags: ["Games"], summary: "Whether the Chess widget plays the language model (mcp.llm) or only the server's greedy fallback" },
+        detail: {
+          tags: ["Games"],
+          summary: "Whether the Chess widget plays the language model (mcp.llm) or only the server's greedy fallback",
+        },
         response: { 200: t.Object({ enabled: t.Boolean() }), 503: ErrorResponse, ...errors(401) },
       },
     )
@@ -159,7 +223,8 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
         body: MoveBody,
         detail: {
           tags: ["Games"],
-          summary: "A legal move for the side to move: the model's (fixed chess prompt) when it names a legal one, else the server's greedy choice",
+          summary:
+            "A legal move for the side to move: the model's (fixed chess prompt) when it names a legal one, else the server's greedy choice",
         },
         response: { 200: MoveAnswer, 503: ErrorResponse, ...errors(400, 401) },
       },

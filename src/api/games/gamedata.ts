@@ -10,10 +10,16 @@ import { SESSION_COOKIE, cookieValue } from "../auth/cookies.ts";
 const SAFE = /^\/gamedata\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const notFound = (what: string) =>
-  new Response(JSON.stringify({ error: "NOT_FOUND", message: `${what} is not in the game data directory (coordinator.http_server.gamedata_dir)` }), {
-    status: 404,
-    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
-  });
+  new Response(
+    JSON.stringify({
+      error: "NOT_FOUND",
+      message: `${what} is not in the game data directory (coordinator.http_server.gamedata_dir)`,
+    }),
+    {
+      status: 404,
+      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+    },
+  );
 
 /** The real path of `name` when it is a regular file inside `root` (a symbolic link may not lead out). */
 function insideFile(root: string, name: string): boolean {
@@ -50,7 +56,9 @@ export function gamedataRoutes(dir: string, logger: Logger, auth: Pick<AuthServi
   });
   if (!existsSync(root) || !statSync(root).isDirectory()) {
     // The static plugin lists the directory when it is created; without one every file is missing.
-    logger.warn("game data directory missing: /gamedata/ serves nothing until it exists and svc restarts", { key: "coordinator.http_server.gamedata_dir" });
+    logger.warn("game data directory missing: /gamedata/ serves nothing until it exists and svc restarts", {
+      key: "coordinator.http_server.gamedata_dir",
+    });
     return app.get("/gamedata/*", ({ params }) => notFound(params["*"] || "that file"));
   }
   const realRoot = realpathSync(root);
@@ -61,6 +69,15 @@ export function gamedataRoutes(dir: string, logger: Logger, auth: Pick<AuthServi
     if (!SAFE.test(path) || !insideFile(realRoot, name)) return notFound(SAFE.test(path) ? name : "that file");
   });
   // etag: false serves each request from the file, so a replaced file shows without a restart.
-  app.use(staticPlugin({ assets: realRoot, prefix: "/gamedata", etag: false, indexHTML: false, alwaysStatic: false, headers: { "x-content-type-options": "nosniff", "cache-control": "no-cache" } }));
+  app.use(
+    staticPlugin({
+      assets: realRoot,
+      prefix: "/gamedata",
+      etag: false,
+      indexHTML: false,
+      alwaysStatic: false,
+      headers: { "x-content-type-options": "nosniff", "cache-control": "no-cache" },
+    }),
+  );
   return app;
 }

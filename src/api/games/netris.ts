@@ -30,13 +30,22 @@ export function parseNetrisQuery(params: URLSearchParams, username: string): Joi
   const room = params.get("room");
   const mode = params.get("mode");
   if (mode !== null && mode !== "quick") throw bad(`mode must be "quick", got "${mode}"`, "mode");
-  if ((room === null) === (mode === null)) throw bad("give either room=<code> (a named room) or mode=quick (first-in-first-out pairing)", room === null ? "room" : "mode");
+  if ((room === null) === (mode === null))
+    throw bad(
+      "give either room=<code> (a named room) or mode=quick (first-in-first-out pairing)",
+      room === null ? "room" : "mode",
+    );
   if (room !== null) {
-    if (room.length === 0 || [...room].length > MAX_ROOM_CHARS) throw bad(`room is 1-${MAX_ROOM_CHARS} characters`, "room");
+    if (room.length === 0 || [...room].length > MAX_ROOM_CHARS)
+      throw bad(`room is 1-${MAX_ROOM_CHARS} characters`, "room");
     if (!ROOM.test(room)) throw bad("room may contain letters, digits, '.', '_' and '-'", "room");
   }
   const display = sanitiseDisplay(params.get("display") ?? "");
-  if ([...display].length > MAX_DISPLAY_CHARS) throw bad(`display is at most ${MAX_DISPLAY_CHARS} characters (after removing control characters and extra spaces)`, "display");
+  if ([...display].length > MAX_DISPLAY_CHARS)
+    throw bad(
+      `display is at most ${MAX_DISPLAY_CHARS} characters (after removing control characters and extra spaces)`,
+      "display",
+    );
   return { username, display: display || username, ...(room !== null ? { room } : {}) };
 }
 
@@ -55,12 +64,23 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
     "/games/netris",
     ({ request, server }) => {
       // Said as it is (no request id): a switch the administrator set, not a fault to look up.
-      if (!hub) return new Response(JSON.stringify({ error: "UNAVAILABLE", message: DISABLED }), { status: 503, headers: { "content-type": "application/json; charset=utf-8" } });
+      if (!hub)
+        return new Response(JSON.stringify({ error: "UNAVAILABLE", message: DISABLED }), {
+          status: 503,
+          headers: { "content-type": "application/json; charset=utf-8" },
+        });
       const auth = authOf(request);
       const join = parseNetrisQuery(new URL(request.url).searchParams, auth.username);
       // A plain GET checks credentials and query first (a refused handshake tells a browser nothing).
       if (!server || !isUpgrade(request)) {
-        return { data: { protocol: "websocket" as const, mode: join.room === undefined ? ("quick" as const) : ("room" as const), room: join.room ?? null, display: join.display } };
+        return {
+          data: {
+            protocol: "websocket" as const,
+            mode: join.room === undefined ? ("quick" as const) : ("room" as const),
+            room: join.room ?? null,
+            display: join.display,
+          },
+        };
       }
       upgradeToRelay<NetrisServerFrame>(
         server,
@@ -80,21 +100,41 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
         description:
           'WebSocket (GET with Upgrade: websocket), JSON text frames; the frame list is in docs/GAMES.md "Netris". Query: room=<code> (1-64 of letters, digits, . _ -) or mode=quick (first-in-first-out pairing), display=<label> (at most 32 characters after sanitising; default the username). Capacity 2: a third player gets an error frame and is closed (1008). A lone player gets waiting_timeout after 60 s. 503 when coordinator.widgets.control.games is false.',
         parameters: [
-          { name: "room", in: "query", required: false, description: "named room to join or create (1-64 characters: letters, digits, . _ -)", schema: { type: "string", maxLength: MAX_ROOM_CHARS } },
-          { name: "mode", in: "query", required: false, description: "quick: first-in-first-out pairing with the next player of another username", schema: { type: "string", enum: ["quick"] } },
+          {
+            name: "room",
+            in: "query",
+            required: false,
+            description: "named room to join or create (1-64 characters: letters, digits, . _ -)",
+            schema: { type: "string", maxLength: MAX_ROOM_CHARS },
+          },
+          {
+            name: "mode",
+            in: "query",
+            required: false,
+            description: "quick: first-in-first-out pairing with the next player of another username",
+            schema: { type: "string", enum: ["quick"] },
+          },
           {
             name: "display",
             in: "query",
             required: false,
-            description: "label shown to the opponent, at most 32 characters after sanitising; matchmaking uses the JWT username",
+            description:
+              "label shown to the opponent, at most 32 characters after sanitising; matchmaking uses the JWT username",
             schema: { type: "string" },
           },
-          { name: "access_token", in: "query", required: false, description: "the JWT, for WebSocket clients that cannot set headers", schema: { type: "string" } },
+          {
+            name: "access_token",
+            in: "query",
+            required: false,
+            description: "the JWT, for WebSocket clients that cannot set headers",
+            schema: { type: "string" },
+          },
         ],
         responses: {
           101: { description: "switched to the WebSocket protocol" },
           200: {
-            description: "a plain GET (no Upgrade header): what this join would be, to check credentials and query first",
+            description:
+              "a plain GET (no Upgrade header): what this join would be, to check credentials and query first",
             content: {
               "application/json": {
                 schema: {
@@ -118,7 +158,10 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
           },
           400: { description: "bad parameter", content: { "application/json": { schema: ERROR } } },
           401: { description: "no or invalid credentials", content: { "application/json": { schema: ERROR } } },
-          503: { description: "games are disabled (coordinator.widgets.control.games is false)", content: { "application/json": { schema: ERROR } } },
+          503: {
+            description: "games are disabled (coordinator.widgets.control.games is false)",
+            content: { "application/json": { schema: ERROR } },
+          },
         },
       },
     },

@@ -2,7 +2,20 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { HEPSUB_SORTS, type HepSub, type SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { IdResponse, anyObject, dataResponse, errors, idBody, idString, iso, listBody, jsonObject, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
+import {
+  IdResponse,
+  anyObject,
+  dataResponse,
+  errors,
+  idBody,
+  idString,
+  iso,
+  listBody,
+  jsonObject,
+  listResponse,
+  pageInput,
+  pageQuery,
+} from "../openapi/schemas.ts";
 
 const HepSubSchema = t.Object({
   id: t.String(),
@@ -48,16 +61,27 @@ export function hepsubsRoutes(settings: SettingsStore) {
   const params = t.Object({ hepsubId: idString() });
   return new Elysia({ name: "svc-hepsubs" })
     .use(authContext)
-    .get("/hepsubs", ({ query }) => listBody(settings.hepSubs.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), hepSubJson), {
-      query: t.Object({
-        ...pageQuery(HEPSUB_SORTS),
-        hepid: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
-        profile: t.Optional(t.String({ maxLength: 128 })),
-        hep_alias: t.Optional(t.String({ maxLength: 128 })),
-      }),
-      response: { 200: listResponse(HepSubSchema), ...errors(400, 401) },
-      detail: { tags: ["Hepsub"], summary: "List HEP subscriptions (sort: hepid, profile, hep_alias, created_at)" },
-    })
+    .get(
+      "/hepsubs",
+      ({ query }) =>
+        listBody(
+          settings.hepSubs.list(
+            { hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias },
+            pageInput(query),
+          ),
+          hepSubJson,
+        ),
+      {
+        query: t.Object({
+          ...pageQuery(HEPSUB_SORTS),
+          hepid: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
+          profile: t.Optional(t.String({ maxLength: 128 })),
+          hep_alias: t.Optional(t.String({ maxLength: 128 })),
+        }),
+        response: { 200: listResponse(HepSubSchema), ...errors(400, 401) },
+        detail: { tags: ["Hepsub"], summary: "List HEP subscriptions (sort: hepid, profile, hep_alias, created_at)" },
+      },
+    )
     .post(
       "/hepsubs",
       ({ body, set }) => {
@@ -65,7 +89,12 @@ export function hepsubsRoutes(settings: SettingsStore) {
         set.status = 201;
         return idBody(s.id, "HEP subscription created");
       },
-      { admin: true, body: Upsert, response: { 201: IdResponse, ...errors(400, 401, 403, 409) }, detail: { tags: ["Hepsub"], summary: "Create a HEP subscription (admin)" } },
+      {
+        admin: true,
+        body: Upsert,
+        response: { 201: IdResponse, ...errors(400, 401, 403, 409) },
+        detail: { tags: ["Hepsub"], summary: "Create a HEP subscription (admin)" },
+      },
     )
     .get(
       "/hepsubs/:hepsubId",
@@ -74,7 +103,11 @@ export function hepsubsRoutes(settings: SettingsStore) {
         if (!s) throw notFound();
         return { data: hepSubJson(s) };
       },
-      { params, response: { 200: dataResponse(HepSubSchema), ...errors(401, 404) }, detail: { tags: ["Hepsub"], summary: "Read a HEP subscription" } },
+      {
+        params,
+        response: { 200: dataResponse(HepSubSchema), ...errors(401, 404) },
+        detail: { tags: ["Hepsub"], summary: "Read a HEP subscription" },
+      },
     )
     .put(
       "/hepsubs/:hepsubId",
@@ -82,7 +115,13 @@ export function hepsubsRoutes(settings: SettingsStore) {
         if (!settings.hepSubs.update(params.hepsubId, toInput(body))) throw notFound();
         return idBody(params.hepsubId, "HEP subscription updated");
       },
-      { admin: true, params, body: Upsert, response: { 200: IdResponse, ...errors(400, 401, 403, 404, 409) }, detail: { tags: ["Hepsub"], summary: "Replace a HEP subscription (admin)" } },
+      {
+        admin: true,
+        params,
+        body: Upsert,
+        response: { 200: IdResponse, ...errors(400, 401, 403, 404, 409) },
+        detail: { tags: ["Hepsub"], summary: "Replace a HEP subscription (admin)" },
+      },
     )
     .delete(
       "/hepsubs/:hepsubId",
@@ -90,6 +129,11 @@ export function hepsubsRoutes(settings: SettingsStore) {
         if (!settings.hepSubs.delete(params.hepsubId)) throw notFound();
         set.status = 204;
       },
-      { admin: true, params, response: { 204: t.Void(), ...errors(401, 403, 404) }, detail: { tags: ["Hepsub"], summary: "Delete a HEP subscription (admin)" } },
+      {
+        admin: true,
+        params,
+        response: { 204: t.Void(), ...errors(401, 403, 404) },
+        detail: { tags: ["Hepsub"], summary: "Delete a HEP subscription (admin)" },
+      },
     );
 }

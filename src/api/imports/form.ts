@@ -7,7 +7,8 @@ import { hepTableName } from "../../core/protocols.ts";
  */
 export type SipTableChoice = "call" | "registration" | "default";
 
-const invalid = (field: string, message: string) => new AppError("VALIDATION", `${field}: ${message}`, { details: { fields: [field] } });
+const invalid = (field: string, message: string) =>
+  new AppError("VALIDATION", `${field}: ${message}`, { details: { fields: [field] } });
 
 const TRUE = new Set(["true", "1", "on"]);
 const FALSE = new Set(["false", "0", "off"]);
@@ -50,11 +51,16 @@ export function parseForceTable(forceSipTable: unknown, forceTable: unknown): Si
     const s = String(v).trim().toLowerCase();
     if (s === "") return undefined;
     const k = TABLE_ALIASES.get(s);
-    if (!k) throw invalid(field, "expected call, registration or default (also reg, register, hep_proto_1_call, 1_call, ...)");
+    if (!k)
+      throw invalid(
+        field,
+        "expected call, registration or default (also reg, register, hep_proto_1_call, 1_call, ...)",
+      );
     return k;
   };
   const a = one(forceSipTable, "force_sip_table");
   const b = one(forceTable, "force_table");
-  if (a && b && a !== b) throw invalid("force_table", `conflicts with force_sip_table (${a} vs ${b}); send one of them`);
+  if (a && b && a !== b)
+    throw invalid("force_table", `conflicts with force_sip_table (${a} vs ${b}); send one of them`);
   return a ?? b;
 }

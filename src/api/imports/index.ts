@@ -36,7 +36,10 @@ export interface ImportRouteDeps {
  */
 export function importRoutes(deps: ImportRouteDeps) {
   const maxBytes = deps.config.coordinator.http_server.max_body_bytes;
-  const framesParsed = deps.metrics?.counter("svc_pcap_import_frames_total", "Packet records parsed by PCAP imports (POST /imports/pcap), counted slice by slice as the parse goes.");
+  const framesParsed = deps.metrics?.counter(
+    "svc_pcap_import_frames_total",
+    "Packet records parsed by PCAP imports (POST /imports/pcap), counted slice by slice as the parse goes.",
+  );
   // Uploads are spooled in the state directory (beside the catalog), never in TMPDIR (often a
   // tmpfs, so memory again); what a crash left behind is removed here.
   const spoolDir = join(lakeStateDir(deps.config.storage.lakehouse), "import-spool");
@@ -49,20 +52,36 @@ export function importRoutes(deps: ImportRouteDeps) {
     async ({ request, set }) => {
       const lake = deps.lake;
       if (!lake) throw noLakeError("PCAP import");
-      if (!deps.pipeline) throw new AppError("UNAVAILABLE", "PCAP import needs the HEP pipeline (ingest.hep.enable is false on this coordinator)");
+      if (!deps.pipeline)
+        throw new AppError(
+          "UNAVAILABLE",
+          "PCAP import needs the HEP pipeline (ingest.hep.enable is false on this coordinator)",
+        );
       const boundary = multipartBoundary(request.headers.get("content-type") ?? "");
       if (boundary === null || request.body === null) {
-        throw new AppError("VALIDATION", "file: required; send multipart/form-data with the capture in the field `file`", { details: { fields: ["file"] } });
+        throw new AppError(
+          "VALIDATION",
+          "file: required; send multipart/form-data with the capture in the field `file`",
+          { details: { fields: ["file"] } },
+        );
       }
       if (running >= maxConcurrent) {
-        throw new AppError("RATE_LIMITED", `${running} imports are running, the most coordinator.imports.max_concurrent allows; retry when one has finished`);
+        throw new AppError(
+          "RATE_LIMITED",
+          `${running} imports are running, the most coordinator.imports.max_concurrent allows; retry when one has finished`,
+        );
       }
       running++;
       const path = join(spoolDir, `${crypto.randomUUID()}.pcap`);
       try {
         mkdirSync(spoolDir, { recursive: true });
         const upload = await spoolUpload(request.body, boundary, path, maxBytes);
-        if (upload.file === null) throw new AppError("VALIDATION", "file: required; send multipart/form-data with the capture in the field `file`", { details: { fields: ["file"] } });
+        if (upload.file === null)
+          throw new AppError(
+            "VALIDATION",
+            "file: required; send multipart/form-data with the capture in the field `file`",
+            { details: { fields: ["file"] } },
+          );
         const form = upload.fields;
         const forceSipTable = parseForceTable(form.force_sip_table, form.force_table);
         const overrideToCurrentTime = parseBoolField(form.override_to_current_time, "override_to_current_time");
@@ -84,7 +103,10 @@ export function importRoutes(deps: ImportRouteDeps) {
           },
         );
         set.status = 201;
-        return { data: report, message: `imported ${report.imported} of ${report.sip_messages} SIP messages from ${fileName}` };
+        return {
+          data: report,
+          message: `imported ${report.imported} of ${report.sip_messages} SIP messages from ${fileName}`,
+        };
       } finally {
         running--;
         rmSync(path, { force: true });
@@ -95,7 +117,8 @@ export function importRoutes(deps: ImportRouteDeps) {
       parse: "none",
       detail: {
         tags: ["Imports"],
-        summary: "Import a pcap/pcapng (multipart: file, override_to_current_time, force_sip_table | force_table); synchronous, searchable on return",
+        summary:
+          "Import a pcap/pcapng (multipart: file, override_to_current_time, force_sip_table | force_table); synchronous, searchable on return",
         // Read by spoolUpload, not by an Elysia schema: the document states it here. force_table,
         // the alias of force_sip_table (a conflicting pair is a 400), is left out.
         requestBody: {
@@ -106,9 +129,21 @@ export function importRoutes(deps: ImportRouteDeps) {
                 type: "object",
                 required: ["file"],
                 properties: {
-                  file: { type: "string", format: "binary", description: "the capture: pcap or pcapng (anything else is a 400)" },
-                  override_to_current_time: { type: "string", enum: [...BOOL_FIELD_VALUES], description: "shift the capture's times to now (default false)" },
-                  force_sip_table: { type: "string", enum: [...TABLE_FIELD_VALUES], description: "store every SIP message in this table" },
+                  file: {
+                    type: "string",
+                    format: "binary",
+                    description: "the capture: pcap or pcapng (anything else is a 400)",
+                  },
+                  override_to_current_time: {
+                    type: "string",
+                    enum: [...BOOL_FIELD_VALUES],
+                    description: "shift the capture's times to now (default false)",
+                  },
+                  force_sip_table: {
+                    type: "string",
+                    enum: [...TABLE_FIELD_VALUES],
+                    description: "store every SIP message in this table",
+                  },
                 },
               },
             },

@@ -29,7 +29,14 @@ interface Stream {
 }
 
 /** RFC 3551 §6 static audio payload types. */
-const STATIC_PT: Record<number, [string, number]> = { 0: ["PCMU", 8000], 3: ["GSM", 8000], 4: ["G723", 8000], 8: ["PCMA", 8000], 9: ["G722", 8000], 18: ["G729", 8000] };
+const STATIC_PT: Record<number, [string, number]> = {
+  0: ["PCMU", 8000],
+  3: ["GSM", 8000],
+  4: ["G723", 8000],
+  8: ["PCMA", 8000],
+  9: ["G722", 8000],
+  18: ["G729", 8000],
+};
 /** Bounds on what a capture can make us hold: endpoints learnt from SDP and RTP streams tracked. */
 const MAX_ENDPOINTS = 100_000;
 const MAX_STREAMS = 10_000;
@@ -53,8 +60,16 @@ export class CaptureMedia {
     const sdp = sipSdp(m.payload, r.value);
     for (const media of sdp?.media ?? []) {
       if (!media.address || !media.port || this.endpoints.size >= MAX_ENDPOINTS) continue;
-      this.endpoints.set(`${media.address}:${media.port}`, { callId: r.value.callId, rtcp: false, codecs: media.codecs });
-      this.endpoints.set(`${media.rtcpAddress ?? media.address}:${media.rtcpPort ?? media.port + 1}`, { callId: r.value.callId, rtcp: true, codecs: media.codecs });
+      this.endpoints.set(`${media.address}:${media.port}`, {
+        callId: r.value.callId,
+        rtcp: false,
+        codecs: media.codecs,
+      });
+      this.endpoints.set(`${media.rtcpAddress ?? media.address}:${media.rtcpPort ?? media.port + 1}`, {
+        callId: r.value.callId,
+        rtcp: true,
+        codecs: media.codecs,
+      });
     }
   }
 
@@ -132,7 +147,15 @@ export class CaptureMedia {
         mos: q.mos,
         r_factor: q.r,
       };
-      this.store(this.packet({ ...s.d, payload: new Uint8Array(0), timestampUs: f.last_us, frameNumber: 0 }, 34, s.callId, this.enc.encode(JSON.stringify(report)), f.last_us));
+      this.store(
+        this.packet(
+          { ...s.d, payload: new Uint8Array(0), timestampUs: f.last_us, frameNumber: 0 },
+          34,
+          s.callId,
+          this.enc.encode(JSON.stringify(report)),
+          f.last_us,
+        ),
+      );
     }
     this.streams.clear();
   }

@@ -37,7 +37,9 @@ async function encoded(form: FormData): Promise<{ body: Uint8Array; boundary: st
 
 describe("MultipartReader", () => {
   // Bytes that look like the start of a delimiter inside the file must stay file content.
-  const file = new Uint8Array(5000).map((_x, i) => (i % 97 === 0 ? 13 : i % 89 === 0 ? 10 : i % 83 === 0 ? 45 : i & 0xff));
+  const file = new Uint8Array(5000).map((_x, i) =>
+    i % 97 === 0 ? 13 : i % 89 === 0 ? 10 : i % 83 === 0 ? 45 : i & 0xff,
+  );
   test.each([1, 2, 7, 64, 1000, 1 << 20])("fields and a binary file, fed %p bytes at a time", async (size) => {
     const form = new FormData();
     form.append("override_to_current_time", "true");
@@ -57,7 +59,9 @@ describe("MultipartReader", () => {
   });
 
   test("a preamble, transport padding and an epilogue are ignored; quoted names are unescaped", async () => {
-    const body = new TextEncoder().encode('ignored preamble\r\n--xyz  \r\nContent-Disposition: form-data; name="a\\"b"\r\n\r\nvalue\r\n--xyz--\r\nepilogue');
+    const body = new TextEncoder().encode(
+      'ignored preamble\r\n--xyz  \r\nContent-Disposition: form-data; name="a\\"b"\r\n\r\nvalue\r\n--xyz--\r\nepilogue',
+    );
     const { parts, result } = await parse(body, "xyz", 3);
     expect(result.ok).toBe(true);
     expect(parts.map((p) => [p.name, new TextDecoder().decode(p.body)])).toEqual([['a"b', "value"]]);

@@ -90,16 +90,24 @@ export class MultipartReader {
         // Transport padding (RFC 2046: linear white space) may follow a delimiter before its CRLF.
         const eol = buf.indexOf("\r\n");
         if (eol < 0) return this.needMore(buf, 256, "bad_headers", "no line end after a boundary");
-        if (buf.subarray(0, eol).some((b) => b !== 0x20 && b !== 0x09)) return this.fail("bad_headers", "text after a boundary");
+        if (buf.subarray(0, eol).some((b) => b !== 0x20 && b !== 0x09))
+          return this.fail("bad_headers", "text after a boundary");
         this.pending = buf.subarray(eol + 2);
         this.state = "headers";
         return true;
       }
       case "headers": {
         // A form-data part always has Content-Disposition (RFC 7578 §4.2): a blank line at once is an error.
-        if (buf.length >= 2 && buf[0] === 0x0d && buf[1] === 0x0a) return this.fail("bad_headers", "a part without Content-Disposition");
+        if (buf.length >= 2 && buf[0] === 0x0d && buf[1] === 0x0a)
+          return this.fail("bad_headers", "a part without Content-Disposition");
         const end = buf.indexOf(CRLFCRLF);
-        if (end < 0) return this.needMore(buf, MAX_HEADER_BYTES, "headers_too_large", `part headers longer than ${MAX_HEADER_BYTES} bytes`);
+        if (end < 0)
+          return this.needMore(
+            buf,
+            MAX_HEADER_BYTES,
+            "headers_too_large",
+            `part headers longer than ${MAX_HEADER_BYTES} bytes`,
+          );
         const part = parsePartHeaders(buf.subarray(0, end).toString("utf8"));
         if (!part.ok) return this.fail(part.reason, part.detail ?? "bad part headers");
         this.sink.start(part.value);

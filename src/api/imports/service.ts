@@ -2,7 +2,16 @@ import { AppError, isoFromUs, type Counter } from "../../core/index.ts";
 import type { HepPacket } from "../../hep/index.ts";
 import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
-import { countCaptureRecords, detectCaptureFormat, iterPackets, SipExtractor, type CapturedSip, type ExtractStat, type PcapReason, type SipTransport } from "../../pcap/index.ts";
+import {
+  countCaptureRecords,
+  detectCaptureFormat,
+  iterPackets,
+  SipExtractor,
+  type CapturedSip,
+  type ExtractStat,
+  type PcapReason,
+  type SipTransport,
+} from "../../pcap/index.ts";
 import type { SipTableChoice } from "./form.ts";
 import { CaptureMedia } from "./media.ts";
 import type { ImportReport } from "./schema.ts";
@@ -79,7 +88,12 @@ interface ExtractPass {
 }
 
 /** One pass of the extractor over the capture; `onMessages` gets each slice's messages in frame order. */
-async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]) => Promise<void>, onFrames: (n: number) => void, media?: CaptureMedia): Promise<ExtractPass> {
+async function extractInSlices(
+  bytes: Uint8Array,
+  onMessages: (ms: CapturedSip[]) => Promise<void>,
+  onFrames: (n: number) => void,
+  media?: CaptureMedia,
+): Promise<ExtractPass> {
   const extractor = new SipExtractor(media ? { onOtherUdp: (d) => media.datagram(d) } : {});
   let out: CapturedSip[] = [];
   let error: ExtractPass["error"] = null;
@@ -105,7 +119,12 @@ async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]
     // The SDP of each message, in capture order, names the media of the datagrams that follow.
     if (media) for (let i = before; i < out.length; i++) media.learnSip(out[i]!);
     inSlice++;
-    if (inSlice >= SLICE_PACKETS || out.length >= CHUNK || ((inSlice & 255) === 0 && performance.now() - sliceStart > SLICE_MS)) await endSlice();
+    if (
+      inSlice >= SLICE_PACKETS ||
+      out.length >= CHUNK ||
+      ((inSlice & 255) === 0 && performance.now() - sliceStart > SLICE_MS)
+    )
+      await endSlice();
   }
   // Messages completed at the end of the capture (bytes behind a TCP hole) come last.
   extractor.finish(out);
@@ -116,7 +135,9 @@ async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]
 export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps: ImportDeps): Promise<ImportReport> {
   const format = detectCaptureFormat(bytes);
   if (format === null) {
-    throw new AppError("VALIDATION", `file: ${opts.fileName} is not a pcap or pcapng capture (unknown magic number)`, { details: { fields: ["file"] } });
+    throw new AppError("VALIDATION", `file: ${opts.fileName} is not a pcap or pcapng capture (unknown magic number)`, {
+      details: { fields: ["file"] },
+    });
   }
   const records = countCaptureRecords(bytes);
   if (records > deps.maxRecords) {
@@ -151,7 +172,10 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   let minUs = Number.POSITIVE_INFINITY;
   let maxUs = Number.NEGATIVE_INFINITY;
   const store = (p: HepPacket): boolean => {
-    const r = deps.pipeline.ingestDecoded(p, opts.forceSipTable && p.protoType === 1 ? { forceSipTable: opts.forceSipTable } : {});
+    const r = deps.pipeline.ingestDecoded(
+      p,
+      opts.forceSipTable && p.protoType === 1 ? { forceSipTable: opts.forceSipTable } : {},
+    );
     if (!r.ok) {
       skipped[r.reason] = (skipped[r.reason] ?? 0) + 1;
       return false;
@@ -170,7 +194,8 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
       sipMessages += ms.length;
       // Bounded memory: rather than letting the writer refuse rows (backlog_full), write them out first.
       if (deps.lake.backlog() + ms.length >= deps.maxBufferedRows) await deps.lake.flush();
-      for (const m of ms) if (store(capturedToPacket(m, shiftUs))) transports[m.transport] = (transports[m.transport] ?? 0) + 1;
+      for (const m of ms)
+        if (store(capturedToPacket(m, shiftUs))) transports[m.transport] = (transports[m.transport] ?? 0) + 1;
     },
     countFrames,
     media,
@@ -179,12 +204,18 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   media.finish();
   const frames = x.stats.frames ?? 0;
   if (x.error && sipMessages === 0 && frames === 0) {
-    throw new AppError("VALIDATION", `file: ${opts.fileName} could not be read (${x.error.reason}${x.error.detail ? `: ${x.error.detail}` : ""})`, {
-      details: { fields: ["file"], reason: x.error.reason },
-    });
+    throw new AppError(
+      "VALIDATION",
+      `file: ${opts.fileName} could not be read (${x.error.reason}${x.error.detail ? `: ${x.error.detail}` : ""})`,
+      {
+        details: { fields: ["file"], reason: x.error.reason },
+      },
+    );
   }
   if (sipMessages === 0) {
-    throw new AppError("VALIDATION", `file: ${opts.fileName} holds no SIP messages (${frames} frames)`, { details: { fields: ["file"], stats: x.stats } });
+    throw new AppError("VALIDATION", `file: ${opts.fileName} holds no SIP messages (${frames} frames)`, {
+      details: { fields: ["file"], stats: x.stats },
+    });
   }
   for (const [k, v] of Object.entries(x.stats)) if (!PLAIN_COUNTS.has(k) && v) skipped[k] = v;
   await deps.lake.sync();
@@ -192,10 +223,12 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   const hasRows = imported > 0;
   if (hasRows && deps.retentionDays > 0 && minUs < (Date.now() - deps.retentionDays * 86_400_000) * 1000) {
     warnings.push(
-      `messages older than storage.lakehouse.retention.days (${deps.retentionDays}) were imported: the next retention pass deletes them; ` + "import with override_to_current_time=true to keep them",
+      `messages older than storage.lakehouse.retention.days (${deps.retentionDays}) were imported: the next retention pass deletes them; ` +
+        "import with override_to_current_time=true to keep them",
     );
   }
-  if (x.error) warnings.push(`the capture ends inside a record (${x.error.reason}); the packets before it were imported`);
+  if (x.error)
+    warnings.push(`the capture ends inside a record (${x.error.reason}); the packets before it were imported`);
   return {
     file: { name: opts.fileName, bytes: bytes.length, format, frames },
     sip_messages: sipMessages,

@@ -20,7 +20,12 @@ const MAX_PARTS = 32;
 const invalid = (message: string) => new AppError("VALIDATION", message, { details: { fields: ["file"] } });
 
 /** Reads the multipart body into `path` (the file part) and memory (the small fields). */
-export async function spoolUpload(body: ReadableStream<Uint8Array>, boundary: string, path: string, maxFileBytes: number): Promise<SpooledUpload> {
+export async function spoolUpload(
+  body: ReadableStream<Uint8Array>,
+  boundary: string,
+  path: string,
+  maxFileBytes: number,
+): Promise<SpooledUpload> {
   const fields: Record<string, string> = {};
   let file: SpooledUpload["file"] = null;
   let out: FileHandle | null = null;
@@ -38,11 +43,18 @@ export async function spoolUpload(body: ReadableStream<Uint8Array>, boundary: st
       const c = current!;
       c.bytes += bytes.length;
       if (c.isFile) {
-        if (c.bytes > maxFileBytes) throw new AppError("PAYLOAD_TOO_LARGE", `file: more than coordinator.http_server.max_body_bytes (${maxFileBytes}) bytes`);
+        if (c.bytes > maxFileBytes)
+          throw new AppError(
+            "PAYLOAD_TOO_LARGE",
+            `file: more than coordinator.http_server.max_body_bytes (${maxFileBytes}) bytes`,
+          );
         out ??= await openSpool(path);
         await writeAll(out, bytes);
       } else {
-        if (c.bytes > MAX_FIELD_BYTES) throw new AppError("VALIDATION", `${c.part.name}: longer than ${MAX_FIELD_BYTES} bytes`, { details: { fields: [c.part.name] } });
+        if (c.bytes > MAX_FIELD_BYTES)
+          throw new AppError("VALIDATION", `${c.part.name}: longer than ${MAX_FIELD_BYTES} bytes`, {
+            details: { fields: [c.part.name] },
+          });
         c.text.push(bytes.slice());
       }
     },
@@ -62,10 +74,12 @@ export async function spoolUpload(body: ReadableStream<Uint8Array>, boundary: st
       });
     for (let next = await read(); !next.done; next = await read()) {
       const r = await reader.push(next.value);
-      if (!r.ok) throw invalid(`the multipart/form-data body is malformed (${r.reason}${r.detail ? `: ${r.detail}` : ""})`);
+      if (!r.ok)
+        throw invalid(`the multipart/form-data body is malformed (${r.reason}${r.detail ? `: ${r.detail}` : ""})`);
     }
     const end = reader.finish();
-    if (!end.ok) throw invalid(`the multipart/form-data body is malformed (${end.reason}${end.detail ? `: ${end.detail}` : ""})`);
+    if (!end.ok)
+      throw invalid(`the multipart/form-data body is malformed (${end.reason}${end.detail ? `: ${end.detail}` : ""})`);
   } finally {
     chunks.releaseLock();
     await (out as FileHandle | null)?.close();
@@ -88,6 +102,10 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
     for (let off = 0; off < bytes.length; ) off += (await fh.write(bytes, off, bytes.length - off)).bytesWritten;
   } catch (e) {
     // ENOSPC and friends: the server's problem, not the client's; the message stays generic.
-    throw new AppError("UNAVAILABLE", `the upload could not be spooled to the state directory (${(e as NodeJS.ErrnoException).code ?? errorMessage(e)})`, { cause: e });
+    throw new AppError(
+      "UNAVAILABLE",
+      `the upload could not be spooled to the state directory (${(e as NodeJS.ErrnoException).code ?? errorMessage(e)})`,
+      { cause: e },
+    );
   }
 }

@@ -43,12 +43,19 @@ export function codeCounts(v: unknown): Array<[number, number]> {
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The `limit` destinations with most failures over several lakes' counts (then by name); the top code the most frequent, the lowest of a tie. */
-export function rankDestinations(lakes: ReadonlyArray<readonly DestinationCounts[]>, limit: number): FailingDestination[] {
+export function rankDestinations(
+  lakes: ReadonlyArray<readonly DestinationCounts[]>,
+  limit: number,
+): FailingDestination[] {
   const sum = new Map<string, { d: DestinationCounts; codes: Map<number, number> }>();
   for (const list of lakes) {
     for (const d of list) {
       let s = sum.get(d.destination);
-      if (!s) sum.set(d.destination, (s = { d: { ...d, attempts: 0, failures: 0, answered: 0, no_response: 0, codes: [] }, codes: new Map() }));
+      if (!s)
+        sum.set(
+          d.destination,
+          (s = { d: { ...d, attempts: 0, failures: 0, answered: 0, no_response: 0, codes: [] }, codes: new Map() }),
+        );
       s.d.attempts += d.attempts;
       s.d.failures += d.failures;
       s.d.answered += d.answered;
@@ -81,13 +88,21 @@ export const NodeDestinationsBody = t.Object({
   to_ms: t.Integer(),
   node: t.Optional(t.Union([t.Integer(), t.String({ minLength: 1, maxLength: 128 })])),
   now_ms: t.Integer({ description: "the coordinator's clock: every node classifies pending calls alike" }),
-  buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+  buffer_only: t.Optional(
+    t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" }),
+  ),
 });
 
 /** A lake's counts of every destination with a completed call (what a node answers); 413 beyond MAX_NODE_DESTINATIONS. */
-export async function everyDestination(counts: (limit: number) => Promise<DestinationCounts[]>): Promise<{ items: DestinationCounts[] }> {
+export async function everyDestination(
+  counts: (limit: number) => Promise<DestinationCounts[]>,
+): Promise<{ items: DestinationCounts[] }> {
   const items = await counts(MAX_NODE_DESTINATIONS + 1);
-  if (items.length > MAX_NODE_DESTINATIONS) throw new AppError("PAYLOAD_TOO_LARGE", `more than ${MAX_NODE_DESTINATIONS} destinations in the window: narrow the time window or choose a node`);
+  if (items.length > MAX_NODE_DESTINATIONS)
+    throw new AppError(
+      "PAYLOAD_TOO_LARGE",
+      `more than ${MAX_NODE_DESTINATIONS} destinations in the window: narrow the time window or choose a node`,
+    );
   return { items };
 }
 

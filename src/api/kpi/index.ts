@@ -15,13 +15,29 @@ export { everyDestination, NodeDestinationsBody } from "./destinations.ts";
 export { kpiMetrics } from "./prometheus.ts";
 
 const time = (what: string) =>
-  t.Optional(checkedByRoute(`${what}: epoch milliseconds or ISO 8601`, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
+  t.Optional(
+    checkedByRoute(`${what}: epoch milliseconds or ISO 8601`, {
+      anyOf: [
+        { type: "number" },
+        { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" },
+        { type: "string", format: "date-time" },
+      ],
+    }),
+  );
 
 const KpiQuery = t.Object(
   {
     from: time("window start (default: to minus 1 hour)"),
     to: time("window end (default now)"),
-    node: t.Optional(t.String({ minLength: 1, maxLength: 128, pattern: "\\S", description: "capture node: a HEP capture id (node_id) or a node name (data_extra.node_name); default every node" })),
+    node: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: "\\S",
+        description:
+          "capture node: a HEP capture id (node_id) or a node name (data_extra.node_name); default every node",
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -29,7 +45,13 @@ const KpiQuery = t.Object(
 const SeriesQuery = t.Composite([
   KpiQuery,
   t.Object({
-    utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840, description: "minutes east of UTC the steps start in (1d steps at local midnight); default 0" })),
+    utc_offset_min: t.Optional(
+      t.Integer({
+        minimum: -840,
+        maximum: 840,
+        description: "minutes east of UTC the steps start in (1d steps at local midnight); default 0",
+      }),
+    ),
     step: t.Optional(
       t.String({
         maxLength: 16,
@@ -42,13 +64,22 @@ const SeriesQuery = t.Composite([
 
 const DestQuery = t.Composite([
   KpiQuery,
-  t.Object({ limit: t.Optional(checkedByRoute(`how many destinations, 1..${MAX_DESTINATIONS} (default 10)`, { type: "integer", minimum: 1, maximum: MAX_DESTINATIONS })) }),
+  t.Object({
+    limit: t.Optional(
+      checkedByRoute(`how many destinations, 1..${MAX_DESTINATIONS} (default 10)`, {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_DESTINATIONS,
+      }),
+    ),
+  }),
 ]);
 
 function scope(q: { from?: unknown; to?: unknown; node?: string | undefined }): Omit<KpiRequest, "step"> {
   const w = window(q.from, q.to, "");
   const node = q.node?.trim();
-  if (q.node !== undefined && !node) throw new AppError("VALIDATION", "node: expected a capture id or a node name", { details: { fields: ["node"] } });
+  if (q.node !== undefined && !node)
+    throw new AppError("VALIDATION", "node: expected a capture id or a node name", { details: { fields: ["node"] } });
   return { ...w, ...(node ? { node: /^\d{1,15}$/.test(node) ? Number(node) : node } : {}) };
 }
 
@@ -66,7 +97,9 @@ export const NodeKpiBody = t.Object({
   utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840 })),
   node: t.Optional(t.Union([t.Integer(), t.String({ minLength: 1, maxLength: 128 })])),
   now_ms: t.Integer({ description: "the coordinator's clock: every node classifies pending calls alike" }),
-  buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+  buffer_only: t.Optional(
+    t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" }),
+  ),
 });
 
 /** A node's KPI sums per step (KpiService.partial). */
@@ -130,7 +163,11 @@ export function kpiRoutes(lake: Lake | undefined, timeoutMs: number, over?: Over
       async ({ query }) => {
         const step = query.step?.trim();
         const offset = query.utc_offset_min;
-        const req = { ...scope(query), ...(step ? { step } : {}), ...(offset !== undefined ? { utcOffsetMin: offset } : {}) };
+        const req = {
+          ...scope(query),
+          ...(step ? { step } : {}),
+          ...(offset !== undefined ? { utcOffsetMin: offset } : {}),
+        };
         if (over) return kpiOverNodes(kpis, over, req);
         return { data: await own().run(req) };
       },
@@ -138,7 +175,8 @@ export function kpiRoutes(lake: Lake | undefined, timeoutMs: number, over?: Over
         query: SeriesQuery,
         detail: {
           tags: ["Statistics", "Metrics"],
-          summary: "Call-quality KPIs over a window: ASR, NER, ACD, PDD, attempts, outcomes, response codes, registrations, RTCP jitter/loss, MOS",
+          summary:
+            "Call-quality KPIs over a window: ASR, NER, ACD, PDD, attempts, outcomes, response codes, registrations, RTCP jitter/loss, MOS",
           description:
             "Computed from the lake (docs/KPIS.md): a call is a Call-ID whose initial INVITE falls in the window, classified by the final response of its initial INVITE transaction. " +
             "Returns one entry per step (every step listed, empty ones with zero counts and null ratios) and the totals over the window; ratios are 0..1, null when there is nothing to divide by.",
@@ -150,14 +188,23 @@ export function kpiRoutes(lake: Lake | undefined, timeoutMs: number, over?: Over
       "/statistics/kpi/destinations",
       async ({ query }) => {
         const raw = query.limit;
-        const limit = raw === undefined || raw === "" ? 10 : typeof raw === "number" || (typeof raw === "string" && /^\s*\d{1,4}\s*$/.test(raw)) ? Number(raw) : Number.NaN;
+        const limit =
+          raw === undefined || raw === ""
+            ? 10
+            : typeof raw === "number" || (typeof raw === "string" && /^\s*\d{1,4}\s*$/.test(raw))
+              ? Number(raw)
+              : Number.NaN;
         if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DESTINATIONS)
-          throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, { details: { fields: ["limit"] } });
+          throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, {
+            details: { fields: ["limit"] },
+          });
         const s = scope(query);
         const head = { window: { from_ms: s.fromMs, to_ms: s.toMs }, node: s.node ?? null, limit };
         if (!over) return { data: { ...head, items: await own().failingDestinations(s, limit) } };
         // Over nodes every destination's counts add before the ranking (destinations.ts).
-        const local = kpis ? (now: number) => everyDestination((max) => kpis.destinationCounts(s, max, true, now)) : undefined;
+        const local = kpis
+          ? (now: number) => everyDestination((max) => kpis.destinationCounts(s, max, true, now))
+          : undefined;
         const r = await destinationsOverNodes(over, s, limit, local, END_GRACE_MS);
         return { data: { ...head, items: r.items }, meta: nodesMeta(r.gathered) };
       },
@@ -165,8 +212,10 @@ export function kpiRoutes(lake: Lake | undefined, timeoutMs: number, over?: Over
         query: DestQuery,
         detail: {
           tags: ["Statistics", "Metrics"],
-          summary: "Top failing destinations: called users with the most failed calls (3xx, failures, no response) in a window",
-          description: "Destination = the To user of the initial INVITE. Busy, no answer, declined and cancelled calls are not failures (docs/KPIS.md).",
+          summary:
+            "Top failing destinations: called users with the most failed calls (3xx, failures, no response) in a window",
+          description:
+            "Destination = the To user of the initial INVITE. Busy, no answer, declined and cancelled calls are not failures (docs/KPIS.md).",
         },
         response: { 200: DestinationsResponse, ...errors(400, 401) },
       },

@@ -4,21 +4,32 @@ import { REG_OUTCOMES } from "./figures.ts";
 import { NodeReportSchema } from "../search/fan-out.ts";
 
 /** Response schemas of the KPI routes (docs/KPIS.md defines every figure). */
-const ratio = (d: string) => t.Union([t.Number(), t.Null()], { description: `${d}; 0..1, null when nothing to divide by` });
+const ratio = (d: string) =>
+  t.Union([t.Number(), t.Null()], { description: `${d}; 0..1, null when nothing to divide by` });
 const mean = (d: string) => t.Union([t.Number(), t.Null()], { description: `${d}; null without a sample` });
-const counts = (keys: readonly string[], d: string) => t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer()])), { description: d });
+const counts = (keys: readonly string[], d: string) =>
+  t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer()])), { description: d });
 
 const Figures = {
-  attempts: t.Integer({ description: "calls whose initial INVITE falls in the step / window (every outcome, pending included)" }),
+  attempts: t.Integer({
+    description: "calls whose initial INVITE falls in the step / window (every outcome, pending included)",
+  }),
   outcomes: counts(OUTCOMES, 'calls per outcome class (docs/KPIS.md "Classifying a call")'),
   asr: ratio("answer-seizure ratio: answered / (attempts - pending)"),
-  ner: ratio("network effectiveness ratio (ITU-T E.425): (answered + busy + no_answer + rejected + cancelled) / (attempts - pending)"),
+  ner: ratio(
+    "network effectiveness ratio (ITU-T E.425): (answered + busy + no_answer + rejected + cancelled) / (attempts - pending)",
+  ),
   acd_s: mean("average call duration, seconds: first 2xx to first BYE of answered calls whose BYE was seen"),
-  pdd_ms: mean("post-dial delay, ms: initial INVITE to the first 101..199 or 2xx response (RFC 6076 session request delay)"),
+  pdd_ms: mean(
+    "post-dial delay, ms: initial INVITE to the first 101..199 or 2xx response (RFC 6076 session request delay)",
+  ),
   setup_ms: mean("setup time, ms: initial INVITE to the first 2xx of answered calls"),
   registrations: counts(REG_OUTCOMES, "REGISTER transactions (Call-ID and CSeq) per outcome"),
   registration_success_ratio: ratio("success / (success + failed + no_response); 401/407 challenges are not failures"),
-  rtcp_reports: t.Integer({ description: 'RTCP reports (HEP 5) with a report block that belong to a call of the window (docs/KPIS.md "RTCP and MOS")' }),
+  rtcp_reports: t.Integer({
+    description:
+      'RTCP reports (HEP 5) with a report block that belong to a call of the window (docs/KPIS.md "RTCP and MOS")',
+  }),
   jitter_ms_avg: mean("mean RTCP interarrival jitter, ms (8 kHz RTP clock)"),
   jitter_ms_max: mean("highest RTCP interarrival jitter, ms"),
   loss_pct_avg: mean("mean RTCP fraction lost, percent"),
@@ -30,8 +41,14 @@ const Figures = {
 /** meta of a KPI answer over coordinator.nodes. */
 const NodesMeta = t.Optional(
   t.Object({
-    nodes: t.Optional(t.Array(NodeReportSchema, { description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")' })),
-    partial: t.Optional(t.Boolean({ description: "a node failed or timed out: the figures are those of the other nodes' calls" })),
+    nodes: t.Optional(
+      t.Array(NodeReportSchema, {
+        description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")',
+      }),
+    ),
+    partial: t.Optional(
+      t.Boolean({ description: "a node failed or timed out: the figures are those of the other nodes' calls" }),
+    ),
   }),
 );
 
@@ -42,10 +59,18 @@ export const KpiResponse = t.Object({
     step: t.String({ description: "step as text (30s, 5m, 1h, 1d)" }),
     step_ms: t.Integer(),
     totals: t.Object(Figures, { description: "over the whole window" }),
-    response_codes: t.Array(t.Object({ code: t.Union([t.Integer(), t.Null()], { description: "final response code; null: no final response" }), calls: t.Integer() }), {
-      description: "calls per final response code of the initial INVITE (pending calls left out), by code",
+    response_codes: t.Array(
+      t.Object({
+        code: t.Union([t.Integer(), t.Null()], { description: "final response code; null: no final response" }),
+        calls: t.Integer(),
+      }),
+      {
+        description: "calls per final response code of the initial INVITE (pending calls left out), by code",
+      },
+    ),
+    series: t.Array(t.Object({ start_ms: t.Integer({ description: "step start, epoch ms" }), ...Figures }), {
+      description: "every step of the window in time order",
     }),
-    series: t.Array(t.Object({ start_ms: t.Integer({ description: "step start, epoch ms" }), ...Figures }), { description: "every step of the window in time order" }),
   }),
   meta: NodesMeta,
 });
@@ -63,7 +88,9 @@ export const DestinationsResponse = t.Object({
         failures: t.Integer({ description: "calls ending in 3xx, a failure response or no response" }),
         answered: t.Integer(),
         failure_ratio: t.Number({ description: "failures / attempts" }),
-        top_code: t.Union([t.Integer(), t.Null()], { description: "most frequent final code of its failures; null when only no response" }),
+        top_code: t.Union([t.Integer(), t.Null()], {
+          description: "most frequent final code of its failures; null when only no response",
+        }),
         no_response: t.Integer(),
       }),
       { description: "most failures first, then destination" },

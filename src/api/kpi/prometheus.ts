@@ -20,7 +20,8 @@ export interface KpiMetricsOptions {
   ready?: () => boolean;
 }
 
-const label = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
+const label = (ms: number) =>
+  ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`;
 const val = (v: number | null, scale = 1) => (v === null ? Number.NaN : v * scale);
 
 export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger, opts: KpiMetricsOptions = {}): void {
@@ -36,26 +37,55 @@ export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger,
     "Calls of the window per outcome class (answered, busy, no_answer, rejected, cancelled, redirected, failed, no_response, pending).",
     ["window", "outcome"],
   );
-  const codes = metrics.gauge<"window" | "class">("svc_kpi_final_response_calls", "Completed calls of the window per class of the final response of the initial INVITE (2xx..6xx, none).", [
-    "window",
-    "class",
-  ]);
-  const asr = g("svc_kpi_asr_ratio", "Answer-seizure ratio of the window: answered / completed attempts; NaN without calls.");
+  const codes = metrics.gauge<"window" | "class">(
+    "svc_kpi_final_response_calls",
+    "Completed calls of the window per class of the final response of the initial INVITE (2xx..6xx, none).",
+    ["window", "class"],
+  );
+  const asr = g(
+    "svc_kpi_asr_ratio",
+    "Answer-seizure ratio of the window: answered / completed attempts; NaN without calls.",
+  );
   const ner = g("svc_kpi_ner_ratio", "Network effectiveness ratio (ITU-T E.425) of the window; NaN without calls.");
-  const acd = g("svc_kpi_acd_seconds", "Average call duration of answered calls of the window whose BYE was seen; NaN without one.");
-  const pdd = g("svc_kpi_pdd_seconds", "Mean post-dial delay: initial INVITE to first 101..199 or 2xx; NaN without one.");
+  const acd = g(
+    "svc_kpi_acd_seconds",
+    "Average call duration of answered calls of the window whose BYE was seen; NaN without one.",
+  );
+  const pdd = g(
+    "svc_kpi_pdd_seconds",
+    "Mean post-dial delay: initial INVITE to first 101..199 or 2xx; NaN without one.",
+  );
   const setup = g("svc_kpi_setup_seconds", "Mean INVITE to first 2xx of answered calls; NaN without one.");
-  const regs = metrics.gauge<"window" | "outcome">("svc_kpi_registrations", "REGISTER transactions of the window per outcome (success, challenged, failed, no_response, pending).", [
-    "window",
-    "outcome",
-  ]);
-  const regOk = g("svc_kpi_registration_success_ratio", "REGISTER success / (success + failed + no_response) of the window; NaN without one.");
-  const jitter = g("svc_kpi_rtcp_jitter_seconds", "Mean RTCP interarrival jitter of the window's calls (8 kHz clock); NaN without reports.");
-  const loss = g("svc_kpi_rtcp_loss_ratio", "Mean RTCP fraction lost of the window's calls (0..1); NaN without reports.");
+  const regs = metrics.gauge<"window" | "outcome">(
+    "svc_kpi_registrations",
+    "REGISTER transactions of the window per outcome (success, challenged, failed, no_response, pending).",
+    ["window", "outcome"],
+  );
+  const regOk = g(
+    "svc_kpi_registration_success_ratio",
+    "REGISTER success / (success + failed + no_response) of the window; NaN without one.",
+  );
+  const jitter = g(
+    "svc_kpi_rtcp_jitter_seconds",
+    "Mean RTCP interarrival jitter of the window's calls (8 kHz clock); NaN without reports.",
+  );
+  const loss = g(
+    "svc_kpi_rtcp_loss_ratio",
+    "Mean RTCP fraction lost of the window's calls (0..1); NaN without reports.",
+  );
   const mos = g("svc_kpi_mos", "Mean MOS of agent media reports of the window's calls; NaN without reports.");
-  const cost = metrics.gauge("svc_kpi_refresh_duration_seconds", "Wall time of the last KPI refresh (the queries behind the svc_kpi_ series).");
-  const at = metrics.gauge("svc_kpi_refresh_timestamp_seconds", "When the svc_kpi_ series were last computed, unix seconds.");
-  const failures = metrics.counter("svc_kpi_refresh_failures_total", "KPI refreshes that failed (the series keep their previous values).");
+  const cost = metrics.gauge(
+    "svc_kpi_refresh_duration_seconds",
+    "Wall time of the last KPI refresh (the queries behind the svc_kpi_ series).",
+  );
+  const at = metrics.gauge(
+    "svc_kpi_refresh_timestamp_seconds",
+    "When the svc_kpi_ series were last computed, unix seconds.",
+  );
+  const failures = metrics.counter(
+    "svc_kpi_refresh_failures_total",
+    "KPI refreshes that failed (the series keep their previous values).",
+  );
 
   const publish = (f: KpiFigures, codeMix: Array<{ code: number | null; calls: number }>) => {
     attempts.set(f.attempts, w);

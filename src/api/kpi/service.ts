@@ -1,4 +1,12 @@
-import { AppError, bucketGrid, bucketLabel, chooseBucketWidth, MAX_BUCKETS, parseBucketWidth, type BucketGrid } from "../../core/index.ts";
+import {
+  AppError,
+  bucketGrid,
+  bucketLabel,
+  chooseBucketWidth,
+  MAX_BUCKETS,
+  parseBucketWidth,
+  type BucketGrid,
+} from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { callMedia, callMediaJson } from "../search/call-media.ts";
 import { codeCounts, rankDestinations, type DestinationCounts, type FailingDestination } from "./destinations.ts";
@@ -75,7 +83,11 @@ export class KpiService {
     }
     const grid = bucketGrid(req.fromMs, req.toMs, w.ms, (req.utcOffsetMin ?? 0) * 60_000);
     if (grid.count > MAX_BUCKETS) {
-      throw new AppError("VALIDATION", `step: ${w.label} over this window gives ${grid.count} steps, at most ${MAX_BUCKETS}: choose a wider step or leave it out`, { details: { fields: ["step"] } });
+      throw new AppError(
+        "VALIDATION",
+        `step: ${w.label} over this window gives ${grid.count} steps, at most ${MAX_BUCKETS}: choose a wider step or leave it out`,
+        { details: { fields: ["step"] } },
+      );
     }
     return grid;
   }
@@ -87,7 +99,11 @@ export class KpiService {
   private async scope(key: string, req: KpiRequest, pendingMs: number, now: number, graceMs: number): Promise<Scope> {
     const scanEndMs = Math.max(req.toMs, Math.min(req.toMs + graceMs, now));
     return {
-      scan: await this.lake.scanSql(key, { fromUs: req.fromMs * 1000, toUs: scanEndMs * 1000, ...(req.bufferOnly ? { files: false as const, buffer: true } : {}) }),
+      scan: await this.lake.scanSql(key, {
+        fromUs: req.fromMs * 1000,
+        toUs: scanEndMs * 1000,
+        ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
+      }),
       fromUs: req.fromMs * 1000,
       toUs: req.toMs * 1000,
       scanEndUs: scanEndMs * 1000,
@@ -97,7 +113,12 @@ export class KpiService {
   }
 
   private async rows(sql: string, p: Params) {
-    return (await this.lake.query(sql, p.values as never, { timeoutMs: this.timeoutMs, narrowHint: "narrow the time window or choose a node" })).rows;
+    return (
+      await this.lake.query(sql, p.values as never, {
+        timeoutMs: this.timeoutMs,
+        narrowHint: "narrow the time window or choose a node",
+      })
+    ).rows;
   }
 
   async run(req: KpiRequest, now = Date.now()): Promise<KpiResult> {
@@ -114,7 +135,8 @@ export class KpiService {
     const steps = Array.from({ length: grid.count }, () => new Acc());
     const codes = new Map<number | null, number>();
     for (const p of parts) {
-      if (p.steps.length !== grid.count) throw new AppError("INTERNAL", `KPI partial of ${p.steps.length} steps, expected ${grid.count}`);
+      if (p.steps.length !== grid.count)
+        throw new AppError("INTERNAL", `KPI partial of ${p.steps.length} steps, expected ${grid.count}`);
       p.steps.forEach((j, i) => steps[i]!.add(Acc.fromJson(j)));
       for (const [code, calls] of p.codes) codes.set(code, (codes.get(code) ?? 0) + calls);
     }
@@ -126,7 +148,9 @@ export class KpiService {
       step: bucketLabel(grid.widthMs),
       step_ms: grid.widthMs,
       totals: total.figures(),
-      response_codes: [...codes].map(([code, calls]) => ({ code, calls })).sort((a, b) => (a.code ?? 1000) - (b.code ?? 1000)),
+      response_codes: [...codes]
+        .map(([code, calls]) => ({ code, calls }))
+        .sort((a, b) => (a.code ?? 1000) - (b.code ?? 1000)),
       series: steps.map((s, i) => ({ start_ms: grid.originMs + i * grid.widthMs, ...s.figures() })),
     };
   }
@@ -166,8 +190,16 @@ export class KpiService {
     }
     if (this.has(REGISTRATIONS)) {
       const p = new Params();
-      const sql = registrationBucketsSql(p, await this.scope(REGISTRATIONS, req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
-      tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.regs[String(r.outcome) as RegOutcome] += n(r.n))))));
+      const sql = registrationBucketsSql(
+        p,
+        await this.scope(REGISTRATIONS, req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2),
+        g,
+      );
+      tasks.push(() =>
+        this.rows(sql, p).then((rows) =>
+          rows.forEach((r) => each(r.b, (a) => (a.regs[String(r.outcome) as RegOutcome] += n(r.n)))),
+        ),
+      );
     }
     // RTCP and MOS of the window's calls (docs/KPIS.md "RTCP and MOS"): reports are read as long
     // after the window as the calls' BYEs are, and belong to a call by the call view's rule.
@@ -176,7 +208,8 @@ export class KpiService {
       const callScope = await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS);
       const reportScope = (key: string) => this.scope(key, req, 0, now, END_GRACE_MS);
       let mediaJson: string | undefined;
-      const media = async () => (mediaJson ??= await this.callMediaJson(await Promise.all(reportKeys.map(reportScope)), callScope));
+      const media = async () =>
+        (mediaJson ??= await this.callMediaJson(await Promise.all(reportKeys.map(reportScope)), callScope));
       if (reportKeys.includes(RTCP)) {
         tasks.push(async () => {
           const p = new Params();
@@ -184,8 +217,16 @@ export class KpiService {
           for (const r of await this.rows(sql, p)) {
             each(r.b, (a) => {
               a.rtcp += n(r.reports);
-              a.jit = [a.jit[0]! + n(r.jit_sum), a.jit[1]! + n(r.jit_n), r.jit_n ? Math.max(a.jit[2]!, n(r.jit_max)) : a.jit[2]!];
-              a.fl = [a.fl[0]! + n(r.fl_sum), a.fl[1]! + n(r.fl_n), r.fl_n ? Math.max(a.fl[2]!, n(r.fl_max)) : a.fl[2]!];
+              a.jit = [
+                a.jit[0]! + n(r.jit_sum),
+                a.jit[1]! + n(r.jit_n),
+                r.jit_n ? Math.max(a.jit[2]!, n(r.jit_max)) : a.jit[2]!,
+              ];
+              a.fl = [
+                a.fl[0]! + n(r.fl_sum),
+                a.fl[1]! + n(r.fl_n),
+                r.fl_n ? Math.max(a.fl[2]!, n(r.fl_max)) : a.fl[2]!,
+              ];
             });
           }
         });
@@ -194,7 +235,11 @@ export class KpiService {
         tasks.push(async () => {
           const p = new Params();
           const sql = mosBucketsSql(p, await reportScope(AGENT_REPORTS), callScope, await media(), g);
-          for (const r of await this.rows(sql, p)) each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))]));
+          for (const r of await this.rows(sql, p))
+            each(
+              r.b,
+              (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))]),
+            );
         });
       }
     }
@@ -218,7 +263,11 @@ export class KpiService {
     if (!uncorrelated) return "[]";
     const p = new Params();
     const sql = callMediaMessagesSql(p, calls);
-    const rows = (await this.rows(sql, p)).map((r) => ({ session_id: String(r.session_id), timestamp_us: Number(r.timestamp_us), payload: String(r.payload ?? "") }));
+    const rows = (await this.rows(sql, p)).map((r) => ({
+      session_id: String(r.session_id),
+      timestamp_us: Number(r.timestamp_us),
+      payload: String(r.payload ?? ""),
+    }));
     return callMediaJson(callMedia(rows, [...new Set(rows.map((r) => r.session_id))], calls.scanEndUs));
   }
 
@@ -227,10 +276,20 @@ export class KpiService {
    * `limit` with most failures, or (`everyDestination`, a node's answer to a coordinator) every
    * destination with a completed call, at most `limit`.
    */
-  async destinationCounts(req: Omit<KpiRequest, "step">, limit: number, everyDestination = false, now = Date.now()): Promise<DestinationCounts[]> {
+  async destinationCounts(
+    req: Omit<KpiRequest, "step">,
+    limit: number,
+    everyDestination = false,
+    now = Date.now(),
+  ): Promise<DestinationCounts[]> {
     if (!this.has(CALLS)) return [];
     const p = new Params();
-    const sql = failingDestinationsSql(p, await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS), limit, everyDestination);
+    const sql = failingDestinationsSql(
+      p,
+      await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS),
+      limit,
+      everyDestination,
+    );
     return (await this.rows(sql, p)).map((r) => ({
       destination: String(r.destination),
       attempts: n(r.attempts),
@@ -241,7 +300,11 @@ export class KpiService {
     }));
   }
 
-  async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {
+  async failingDestinations(
+    req: Omit<KpiRequest, "step">,
+    limit: number,
+    now = Date.now(),
+  ): Promise<FailingDestination[]> {
     return rankDestinations([await this.destinationCounts(req, limit, false, now)], limit);
   }
 }

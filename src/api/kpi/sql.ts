@@ -1,4 +1,9 @@
-import { callMediaSql, reportCorrelationSql, reportOfCallByAddressSql, reportOfCallByIdSql } from "../search/call-media.ts";
+import {
+  callMediaSql,
+  reportCorrelationSql,
+  reportOfCallByAddressSql,
+  reportOfCallByIdSql,
+} from "../search/call-media.ts";
 
 /**
  * The SQL of the call-quality KPIs (docs/KPIS.md). Every statement reads the lake with the same
@@ -38,11 +43,23 @@ const ts = (p: Params, us: number) => `make_timestamp(${p.p(us, "::BIGINT")})`;
 
 function nodeClause(p: Params, node: Scope["node"]): string {
   if (node === undefined) return "";
-  return typeof node === "number" ? ` AND node_id = ${p.p(node, "::BIGINT")}` : ` AND json_extract_string(data_extra, '$.node_name') = ${p.p(node)}`;
+  return typeof node === "number"
+    ? ` AND node_id = ${p.p(node, "::BIGINT")}`
+    : ` AND json_extract_string(data_extra, '$.node_name') = ${p.p(node)}`;
 }
 
 /** Outcome classes of a call (docs/KPIS.md "Classifying a call"), in display order. */
-export const OUTCOMES = ["answered", "busy", "no_answer", "rejected", "cancelled", "redirected", "failed", "no_response", "pending"] as const;
+export const OUTCOMES = [
+  "answered",
+  "busy",
+  "no_answer",
+  "rejected",
+  "cancelled",
+  "redirected",
+  "failed",
+  "no_response",
+  "pending",
+] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 /** Outcomes of the NER numerator (ITU-T E.425: answer, user busy, ring no answer, terminal rejection). */
 export const NER_OUTCOMES: readonly Outcome[] = ["answered", "busy", "no_answer", "rejected", "cancelled"];
@@ -169,7 +186,14 @@ export function registrationBucketsSql(p: Params, s: Scope, grid: Grid): string 
  * (a call's media counts in the step its call does); `cols` are the figures read from the payload.
  * The two halves of the rule are two joins (each an equality DuckDB hashes), never one OR.
  */
-function callReportsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, cols: string, binaryRtcp = false): string {
+function callReportsSql(
+  p: Params,
+  s: Scope,
+  calls: Scope,
+  mediaJson: string,
+  cols: string,
+  binaryRtcp = false,
+): string {
   const from = ts(p, s.fromUs);
   const end = ts(p, s.scanEndUs);
   const k = perCallSql(p, calls);
@@ -219,7 +243,13 @@ export function rtcpBucketsSql(p: Params, s: Scope, calls: Scope, mediaJson: str
  * window's calls per bucket: the mean and the lowest.
  */
 export function mosBucketsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, grid: Grid): string {
-  const reports = callReportsSql(p, s, calls, mediaJson, `TRY_CAST(json_extract_string(payload, '$.mos') AS DOUBLE) AS raw`);
+  const reports = callReportsSql(
+    p,
+    s,
+    calls,
+    mediaJson,
+    `TRY_CAST(json_extract_string(payload, '$.mos') AS DOUBLE) AS raw`,
+  );
   return `SELECT ${stepOf(p, grid, "t0")} AS b, count(mos) AS mos_n, sum(mos) AS mos_sum, min(mos) AS mos_min
     FROM (SELECT t0, CASE WHEN raw > 5 THEN raw / 100 ELSE raw END AS mos FROM (${reports}) x WHERE raw > 0) r GROUP BY b`;
 }

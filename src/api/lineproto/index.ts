@@ -7,9 +7,25 @@ import { authContext } from "../auth/guard.ts";
 import { NodesMetaMembers, nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
 import { noLakeError } from "../search/no-lake.ts";
 import { errors, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
-import { LpTableSchema, lineProtocolTables, syncLineProtocolMappings, tableItem, type LpSyncReport } from "./service.ts";
+import {
+  LpTableSchema,
+  lineProtocolTables,
+  syncLineProtocolMappings,
+  tableItem,
+  type LpSyncReport,
+} from "./service.ts";
 
-export { lineProtocolFields, lineProtocolTables, lpProfile, syncLineProtocolMappings, tableItem, LP_HEPID, type LpColumnItem, type LpSyncReport, type LpTableItem } from "./service.ts";
+export {
+  lineProtocolFields,
+  lineProtocolTables,
+  lpProfile,
+  syncLineProtocolMappings,
+  tableItem,
+  LP_HEPID,
+  type LpColumnItem,
+  type LpSyncReport,
+  type LpTableItem,
+} from "./service.ts";
 
 const IDENT = /^[A-Za-z0-9_]+$/;
 const DEFAULT_LIMIT = 100;
@@ -35,9 +51,14 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
       "/line_protocol/tables",
       async ({ query }) => {
         const prefix = query.prefix ?? deps.tablePrefix;
-        if (!VALID_PREFIX.test(prefix)) throw new AppError("VALIDATION", "prefix: only ASCII letters, digits and _ are allowed", { details: { fields: ["prefix"] } });
+        if (!VALID_PREFIX.test(prefix))
+          throw new AppError("VALIDATION", "prefix: only ASCII letters, digits and _ are allowed", {
+            details: { fields: ["prefix"] },
+          });
         if (query.schema !== undefined && !IDENT.test(query.schema)) {
-          throw new AppError("VALIDATION", "schema: an identifier (ASCII letters, digits and _) is required", { details: { fields: ["schema"] } });
+          throw new AppError("VALIDATION", "schema: an identifier (ASCII letters, digits and _) is required", {
+            details: { fields: ["schema"] },
+          });
         }
         const limit = query["page[limit]"] ?? DEFAULT_LIMIT;
         const offset = query["page[offset]"] ?? 0;
@@ -48,7 +69,10 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
         return {
           data: { items, prefix },
           total: all.length,
-          meta: { pagination: { limit, offset, total: all.length, has_more: offset + items.length < all.length }, ...nodesMeta(seen.gathered) },
+          meta: {
+            pagination: { limit, offset, total: all.length, has_more: offset + items.length < all.length },
+            ...nodesMeta(seen.gathered),
+          },
         };
       },
       {
@@ -57,20 +81,43 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
             t.String({
               maxLength: 255,
               pattern: VALID_PREFIX.source,
-              description: "table-name prefix (default: ingest.line_protocol.table_prefix); empty lists all but hep_proto_*, otlp_*, mem_hep_*",
+              description:
+                "table-name prefix (default: ingest.line_protocol.table_prefix); empty lists all but hep_proto_*, otlp_*, mem_hep_*",
             }),
           ),
-          schema: t.Optional(t.String({ maxLength: 255, pattern: IDENT.source, description: "only this schema (identifier: ASCII letters, digits and _)" })),
+          schema: t.Optional(
+            t.String({
+              maxLength: 255,
+              pattern: IDENT.source,
+              description: "only this schema (identifier: ASCII letters, digits and _)",
+            }),
+          ),
           with_columns: boolQuery("include column metadata (default true)"),
-          "page[limit]": t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `page size (default ${DEFAULT_LIMIT})` })),
+          "page[limit]": t.Optional(
+            t.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `page size (default ${DEFAULT_LIMIT})` }),
+          ),
           "page[offset]": t.Optional(t.Integer({ minimum: 0, description: "tables to skip (default 0)" })),
         }),
-        detail: { tags: ["Statistics"], summary: "Line-protocol tables and their columns (data.items, data.prefix, total, meta.pagination)" },
+        detail: {
+          tags: ["Statistics"],
+          summary: "Line-protocol tables and their columns (data.items, data.prefix, total, meta.pagination)",
+        },
         response: {
           200: t.Object({
-            data: t.Object({ items: t.Array(LpTableSchema), prefix: t.String({ description: "the prefix the list was made with" }) }),
+            data: t.Object({
+              items: t.Array(LpTableSchema),
+              prefix: t.String({ description: "the prefix the list was made with" }),
+            }),
             total: t.Integer({ description: "tables matching, all pages" }),
-            meta: t.Object({ pagination: t.Object({ limit: t.Integer(), offset: t.Integer(), total: t.Integer(), has_more: t.Boolean() }), ...NodesMetaMembers }),
+            meta: t.Object({
+              pagination: t.Object({
+                limit: t.Integer(),
+                offset: t.Integer(),
+                total: t.Integer(),
+                has_more: t.Boolean(),
+              }),
+              ...NodesMetaMembers,
+            }),
           }),
           ...errors(400, 401),
         },
@@ -87,16 +134,22 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
       {
         params: t.Object({ schema: t.String({ maxLength: 255 }), table: t.String({ maxLength: 255 }) }),
         detail: { tags: ["Statistics"], summary: "One line-protocol table's column metadata" },
-        response: { 200: t.Object({ data: LpTableSchema, meta: t.Optional(t.Object(NodesMetaMembers)) }), ...errors(401, 404) },
+        response: {
+          200: t.Object({ data: LpTableSchema, meta: t.Optional(t.Object(NodesMetaMembers)) }),
+          ...errors(401, 404),
+        },
       },
     );
 }
 
 /** This lake's line-protocol tables (what a node answers a coordinator, src/cluster/node-reads.ts). */
-export const lineProtocolDefs = (lake: Pick<Lake, "tables">): TableDef[] => lake.tables().filter((d) => isLineProtocolLayout(d.columns));
+export const lineProtocolDefs = (lake: Pick<Lake, "tables">): TableDef[] =>
+  lake.tables().filter((d) => isLineProtocolLayout(d.columns));
 
 /** The tables of this lake, or over coordinator.nodes of every node (and this lake when it has one). */
-async function discovered(deps: LineProtocolRouteDeps): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> | undefined }> {
+async function discovered(
+  deps: LineProtocolRouteDeps,
+): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> | undefined }> {
   if (deps.over) return await tablesOverNodes(deps.lake, deps.over);
   if (!deps.lake) throw noLakeError("line-protocol discovery without coordinator.nodes");
   return { tables: deps.lake.tables(), gathered: undefined };
@@ -107,7 +160,10 @@ async function discovered(deps: LineProtocolRouteDeps): Promise<{ tables: TableD
  * case-insensitive) with the union of its columns (a column first seen keeps its type), so a
  * measurement or tag written to one node only is discovered.
  */
-async function tablesOverNodes(lake: Pick<Lake, "tables"> | undefined, over: OverNodes): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> }> {
+async function tablesOverNodes(
+  lake: Pick<Lake, "tables"> | undefined,
+  over: OverNodes,
+): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> }> {
   const g = await over.gather<{ tables: TableDef[] }>({
     read: "line-protocol",
     path: "/api/v1/line_protocol/tables",
@@ -124,7 +180,8 @@ async function tablesOverNodes(lake: Pick<Lake, "tables"> | undefined, over: Ove
         byKey.set(k, { ...d, columns: [...d.columns] });
         continue;
       }
-      for (const c of d.columns) if (!had.columns.some((x) => x.name.toLowerCase() === c.name.toLowerCase())) had.columns.push(c);
+      for (const c of d.columns)
+        if (!had.columns.some((x) => x.name.toLowerCase() === c.name.toLowerCase())) had.columns.push(c);
     }
   }
   return { tables: [...byKey.values()], gathered: g };
@@ -134,7 +191,9 @@ async function tablesOverNodes(lake: Pick<Lake, "tables"> | undefined, over: Ove
 function findTable(tables: readonly TableDef[], schema: string, name: string): TableDef | undefined {
   const s = schema.toLowerCase();
   const n = name.toLowerCase();
-  return tables.find((d) => d.schema.toLowerCase() === s && d.name.toLowerCase() === n && isLineProtocolLayout(d.columns));
+  return tables.find(
+    (d) => d.schema.toLowerCase() === s && d.name.toLowerCase() === n && isLineProtocolLayout(d.columns),
+  );
 }
 
 export interface LineProtocolSync extends Module {
@@ -146,7 +205,10 @@ export interface LineProtocolSync extends Module {
  * Mapping sync (docs/LINE-PROTOCOL.md "Automatic mapping rows"): at start (after adopting the catalog's
  * line-protocol tables, so tables written before a restart are searchable) and every 60 s.
  */
-export function lineProtocolMappingSync(deps: { lake: LpSink; settings: SettingsStore; tablePrefix: string; logger: Logger }, intervalMs = 60_000): LineProtocolSync {
+export function lineProtocolMappingSync(
+  deps: { lake: LpSink; settings: SettingsStore; tablePrefix: string; logger: Logger },
+  intervalMs = 60_000,
+): LineProtocolSync {
   const log = deps.logger.child({ module: "lineproto-sync" });
   let timer: ReturnType<typeof setInterval> | undefined;
   const syncNow = () => syncLineProtocolMappings(deps.lake.tables(), deps.tablePrefix, deps.settings.mappings);

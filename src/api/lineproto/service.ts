@@ -32,15 +32,32 @@ export type LpTableItem = Static<typeof LpTableSchema>;
 export function lineProtocolTables(tables: readonly TableDef[], prefix: string, schema?: string): TableDef[] {
   const wantSchema = schema?.toLowerCase();
   return tables
-    .filter((d) => isLineProtocolLayout(d.columns) && matchesTablePrefix(d.name, prefix) && (wantSchema === undefined || d.schema.toLowerCase() === wantSchema))
-    .sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .filter(
+      (d) =>
+        isLineProtocolLayout(d.columns) &&
+        matchesTablePrefix(d.name, prefix) &&
+        (wantSchema === undefined || d.schema.toLowerCase() === wantSchema),
+    )
+    .sort((a, b) =>
+      a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
 }
 
 export function tableItem(def: TableDef, withColumns: boolean): LpTableItem {
-  const item: LpTableItem = { catalog: LP_CATALOG, schema: def.schema, name: def.name, fqn: `${LP_CATALOG}.${def.schema}.${def.name}` };
+  const item: LpTableItem = {
+    catalog: LP_CATALOG,
+    schema: def.schema,
+    name: def.name,
+    fqn: `${LP_CATALOG}.${def.schema}.${def.name}`,
+  };
   if (withColumns) {
     // DuckLake columns are nullable (no NOT NULL constraint is written), `time` included.
-    item.columns = def.columns.map((c, i) => ({ name: c.name, data_type: DUCKDB_TYPE[c.type], nullable: true, position: i + 1 }));
+    item.columns = def.columns.map((c, i) => ({
+      name: c.name,
+      data_type: DUCKDB_TYPE[c.type],
+      nullable: true,
+      position: i + 1,
+    }));
   }
   return item;
 }
@@ -77,7 +94,11 @@ export type LpSyncReport = Record<SyncOutcome, number>;
  * stable guid of `lp:<schema>:<table>`; `syncGenerated` writes only when the content differs
  * semantically, never touches operator columns, leaves operator-owned rows and vanished tables alone.
  */
-export function syncLineProtocolMappings(tables: readonly TableDef[], prefix: string, mappings: MappingsRepo): LpSyncReport {
+export function syncLineProtocolMappings(
+  tables: readonly TableDef[],
+  prefix: string,
+  mappings: MappingsRepo,
+): LpSyncReport {
   const report: LpSyncReport = { inserted: 0, updated: 0, unchanged: 0, kept: 0 };
   for (const def of lineProtocolTables(tables, prefix)) {
     const outcome = mappings.syncGenerated({

@@ -1,9 +1,40 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import { MAPPING_SORTS, applyUserOverrides, OverrideListSchema, parseOverrideList, sortByPosition, userMappingKey, widgetFields, type MappingRow, type SettingsStore } from "../../settings/index.ts";
+import {
+  MAPPING_SORTS,
+  applyUserOverrides,
+  OverrideListSchema,
+  parseOverrideList,
+  sortByPosition,
+  userMappingKey,
+  widgetFields,
+  type MappingRow,
+  type SettingsStore,
+} from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { IdResponse, checkedByRoute, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
-import { FieldListResponse, MappingSchema, MappingUpsertBody, OverrideSchema, fieldListBody, hepidSchema, mappingJson, profileSchema, toUpsert } from "./model.ts";
+import {
+  IdResponse,
+  checkedByRoute,
+  dataResponse,
+  errors,
+  idBody,
+  idString,
+  listBody,
+  listResponse,
+  pageInput,
+  pageQuery,
+} from "../openapi/schemas.ts";
+import {
+  FieldListResponse,
+  MappingSchema,
+  MappingUpsertBody,
+  OverrideSchema,
+  fieldListBody,
+  hepidSchema,
+  mappingJson,
+  profileSchema,
+  toUpsert,
+} from "./model.ts";
 
 /**
  * Mappings tag (docs/API.md "Mapping rows"): the protocol field mappings that drive
@@ -17,7 +48,8 @@ import { FieldListResponse, MappingSchema, MappingUpsertBody, OverrideSchema, fi
  * `/mappings/widget-fields` apply them; `/mappings/fields` never does.
  */
 const notFound = () => new AppError("NOT_FOUND", "no such mapping");
-const noMapping = (hepid: number, profile: string) => new AppError("NOT_FOUND", `no mapping for hepid ${hepid} profile "${profile}"`);
+const noMapping = (hepid: number, profile: string) =>
+  new AppError("NOT_FOUND", `no mapping for hepid ${hepid} profile "${profile}"`);
 
 const KeyQuery = t.Object({ hepid: hepidSchema(), profile: profileSchema() });
 
@@ -25,7 +57,8 @@ const KeyQuery = t.Object({ hepid: hepidSchema(), profile: profileSchema() });
 function mappingOfKey(settings: SettingsStore, key: string): MappingRow {
   const m = /^(\d{1,5})_(.+)$/.exec(key);
   const row = m ? settings.mappings.mappingFor(Number(m[1]), m[2]!) : undefined;
-  if (!row) throw new AppError("NOT_FOUND", `no mapping for key "${key}" (expected <hepid>_<profile> of an existing mapping)`);
+  if (!row)
+    throw new AppError("NOT_FOUND", `no mapping for key "${key}" (expected <hepid>_<profile> of an existing mapping)`);
   return row;
 }
 
@@ -37,19 +70,35 @@ function mappingOf(settings: SettingsStore, hepid: number, profile: string): Map
 
 export function mappingsRoutes(settings: SettingsStore) {
   const params = t.Object({ mappingId: idString() });
-  const keyParams = t.Object({ mappingKey: t.String({ minLength: 3, maxLength: 140, description: "<hepid>_<profile>, e.g. 1_call" }) });
+  const keyParams = t.Object({
+    mappingKey: t.String({ minLength: 3, maxLength: 140, description: "<hepid>_<profile>, e.g. 1_call" }),
+  });
   return new Elysia({ name: "svc-mappings" })
     .use(authContext)
-    .get("/mappings", ({ query }) => listBody(settings.mappings.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), (m) => mappingJson(m)), {
-      query: t.Object({
-        ...pageQuery(MAPPING_SORTS),
-        hepid: t.Optional(hepidSchema("only this protocol type")),
-        profile: t.Optional(t.String({ maxLength: 128 })),
-        hep_alias: t.Optional(t.String({ maxLength: 128 })),
-      }),
-      response: { 200: listResponse(MappingSchema), ...errors(400, 401) },
-      detail: { tags: ["Mappings"], summary: "List mappings (sort: hepid, profile, hep_alias, created_at, updated_at; search: alias or profile)" },
-    })
+    .get(
+      "/mappings",
+      ({ query }) =>
+        listBody(
+          settings.mappings.list(
+            { hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias },
+            pageInput(query),
+          ),
+          (m) => mappingJson(m),
+        ),
+      {
+        query: t.Object({
+          ...pageQuery(MAPPING_SORTS),
+          hepid: t.Optional(hepidSchema("only this protocol type")),
+          profile: t.Optional(t.String({ maxLength: 128 })),
+          hep_alias: t.Optional(t.String({ maxLength: 128 })),
+        }),
+        response: { 200: listResponse(MappingSchema), ...errors(400, 401) },
+        detail: {
+          tags: ["Mappings"],
+          summary: "List mappings (sort: hepid, profile, hep_alias, created_at, updated_at; search: alias or profile)",
+        },
+      },
+    )
     .post(
       "/mappings",
       ({ body, set }) => {
@@ -87,20 +136,34 @@ export function mappingsRoutes(settings: SettingsStore) {
         return { data: { items }, meta: { total: items.length } };
       },
       {
-        response: { 200: t.Object({ data: t.Object({ items: t.Array(MappingSchema) }), meta: t.Object({ total: t.Integer() }) }), ...errors(401) },
-        detail: { tags: ["Mappings"], summary: "Every mapping with the caller's layout (selected, position) applied; fields ordered by position when a layout exists" },
+        response: {
+          200: t.Object({ data: t.Object({ items: t.Array(MappingSchema) }), meta: t.Object({ total: t.Integer() }) }),
+          ...errors(401),
+        },
+        detail: {
+          tags: ["Mappings"],
+          summary:
+            "Every mapping with the caller's layout (selected, position) applied; fields ordered by position when a layout exists",
+        },
       },
     )
     .get(
       "/mappings/widget-fields",
       ({ auth, query }) => {
         const m = mappingOf(settings, query.hepid, query.profile);
-        return fieldListBody(m, widgetFields(m.fieldsMapping, settings.mappings.userOverrides(auth.username, m.hepid, m.profile)));
+        return fieldListBody(
+          m,
+          widgetFields(m.fieldsMapping, settings.mappings.userOverrides(auth.username, m.hepid, m.profile)),
+        );
       },
       {
         query: KeyQuery,
         response: { 200: FieldListResponse, ...errors(400, 401, 404) },
-        detail: { tags: ["Mappings"], summary: "Fields for the search widget: skip removed, caller's layout applied, ordered by position; hide kept as a flag" },
+        detail: {
+          tags: ["Mappings"],
+          summary:
+            "Fields for the search widget: skip removed, caller's layout applied, ordered by position; hide kept as a flag",
+        },
       },
     )
     .get(
@@ -110,7 +173,11 @@ export function mappingsRoutes(settings: SettingsStore) {
         if (!m) throw notFound();
         return { data: mappingJson(m) };
       },
-      { params, response: { 200: dataResponse(MappingSchema), ...errors(401, 404) }, detail: { tags: ["Mappings"], summary: "Read a mapping" } },
+      {
+        params,
+        response: { 200: dataResponse(MappingSchema), ...errors(401, 404) },
+        detail: { tags: ["Mappings"], summary: "Read a mapping" },
+      },
     )
     .put(
       "/mappings/:mappingId",
@@ -137,7 +204,10 @@ export function mappingsRoutes(settings: SettingsStore) {
         admin: true,
         params,
         response: { 204: t.Void(), ...errors(401, 403, 404) },
-        detail: { tags: ["Mappings"], summary: "Delete a mapping (admin); a built-in one comes back, as shipped, at the next start" },
+        detail: {
+          tags: ["Mappings"],
+          summary: "Delete a mapping (admin); a built-in one comes back, as shipped, at the next start",
+        },
       },
     )
     .get(
@@ -145,11 +215,18 @@ export function mappingsRoutes(settings: SettingsStore) {
       ({ auth, params }) => {
         const m = mappingOfKey(settings, params.mappingKey);
         const o = settings.mappings.userOverrides(auth.username, m.hepid, m.profile);
-        return { data: { hepid: m.hepid, profile: m.profile, fields: Object.entries(o).map(([id, v]) => ({ id, ...v })) } };
+        return {
+          data: { hepid: m.hepid, profile: m.profile, fields: Object.entries(o).map(([id, v]) => ({ id, ...v })) },
+        };
       },
       {
         params: keyParams,
-        response: { 200: t.Object({ data: t.Object({ hepid: t.Integer(), profile: t.String(), fields: t.Array(OverrideSchema) }) }), ...errors(401, 404) },
+        response: {
+          200: t.Object({
+            data: t.Object({ hepid: t.Integer(), profile: t.String(), fields: t.Array(OverrideSchema) }),
+          }),
+          ...errors(401, 404),
+        },
         detail: { tags: ["Mappings"], summary: "The caller's layout of one mapping (selected and position overrides)" },
       },
     )
@@ -165,7 +242,10 @@ export function mappingsRoutes(settings: SettingsStore) {
         // Checked by parseOverrideList (its messages name the member); published as its schema.
         body: checkedByRoute("{fields: [{id, selected?, position?}]}; any other member is a 400", OverrideListSchema),
         response: { 200: IdResponse, ...errors(400, 401, 404) },
-        detail: { tags: ["Mappings"], summary: "Replace the caller's layout of one mapping (only selected and position)" },
+        detail: {
+          tags: ["Mappings"],
+          summary: "Replace the caller's layout of one mapping (only selected and position)",
+        },
       },
     )
     .delete(
@@ -178,7 +258,10 @@ export function mappingsRoutes(settings: SettingsStore) {
       {
         params: keyParams,
         response: { 204: t.Void(), ...errors(401, 404) },
-        detail: { tags: ["Mappings"], summary: "Drop the caller's layout of one mapping (back to the server defaults)" },
+        detail: {
+          tags: ["Mappings"],
+          summary: "Drop the caller's layout of one mapping (back to the server defaults)",
+        },
       },
     );
 }

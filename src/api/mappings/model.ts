@@ -1,5 +1,15 @@
 import { t } from "elysia";
-import { FIELD_INDEXES, FIELD_TYPES, FORM_TYPES, VIRTUAL_MATCHES, FieldsInputSchema, validateFields, type FieldObject, type MappingRow, type MappingUpsert } from "../../settings/index.ts";
+import {
+  FIELD_INDEXES,
+  FIELD_TYPES,
+  FORM_TYPES,
+  VIRTUAL_MATCHES,
+  FieldsInputSchema,
+  validateFields,
+  type FieldObject,
+  type MappingRow,
+  type MappingUpsert,
+} from "../../settings/index.ts";
 import { anyObject, checkedByRoute, iso, jsonObject } from "../openapi/schemas.ts";
 
 /**
@@ -48,7 +58,8 @@ export const MappingSchema = t.Object({
   retention: t.Integer(),
   partition_step: t.Integer(),
   source: t.UnionEnum(["user", "seed", "sync"], {
-    description: "seed: built-in, refreshed at start; sync: line-protocol table; user: owned by an administrator, never rewritten automatically",
+    description:
+      "seed: built-in, refreshed at start; sync: line-protocol table; user: owned by an administrator, never rewritten automatically",
   }),
   created_at: t.String(),
   updated_at: t.String(),
@@ -73,8 +84,10 @@ export const mappingJson = (m: MappingRow, fields: FieldObject[] = m.fieldsMappi
 
 /** Profiles are path- and key-safe (`<hepid>_<profile>` keys user layouts): `call`, `main__cpu`. */
 const PROFILE_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$";
-export const hepidSchema = (description = "HEP protocol type (filter.proto_type)") => t.Integer({ minimum: 0, maximum: 65535, description });
-export const profileSchema = () => t.String({ pattern: PROFILE_PATTERN, description: "event type (filter.event_type): letters, digits, _ . -; 1-128" });
+export const hepidSchema = (description = "HEP protocol type (filter.proto_type)") =>
+  t.Integer({ minimum: 0, maximum: 65535, description });
+export const profileSchema = () =>
+  t.String({ pattern: PROFILE_PATTERN, description: "event type (filter.event_type): letters, digits, _ . -; 1-128" });
 
 /** What validateFields accepts, for the OpenAPI document: its TypeBox schema plus the select rule. */
 const FIELDS_INPUT = {
@@ -97,8 +110,20 @@ export const MappingUpsertBody = t.Object({
   fields_settings: t.Optional(anyObject("advanced metadata, usually {}")),
   schema_mapping: t.Optional(anyObject("advanced metadata, usually {}")),
   mapping_settings: t.Optional(anyObject("operator metadata; never overwritten by automatic sync")),
-  retention: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000, description: "operator value (0 = storage default); never overwritten by automatic sync" })),
-  partition_step: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, description: "operator value (0 = default); never overwritten by automatic sync" })),
+  retention: t.Optional(
+    t.Integer({
+      minimum: 0,
+      maximum: 1_000_000,
+      description: "operator value (0 = storage default); never overwritten by automatic sync",
+    }),
+  ),
+  partition_step: t.Optional(
+    t.Integer({
+      minimum: 0,
+      maximum: 1_000_000_000,
+      description: "operator value (0 = default); never overwritten by automatic sync",
+    }),
+  ),
 });
 
 const optionalObject = (v: unknown, field: string) => (v === undefined ? undefined : jsonObject(v, field));
@@ -126,4 +151,8 @@ export const fieldListBody = (m: MappingRow, items: FieldObject[]) => ({
   meta: { total: items.length },
 });
 
-export const OverrideSchema = t.Object({ id: t.String(), selected: t.Optional(t.Boolean()), position: t.Optional(t.Number()) });
+export const OverrideSchema = t.Object({
+  id: t.String(),
+  selected: t.Optional(t.Boolean()),
+  position: t.Optional(t.Number()),
+});

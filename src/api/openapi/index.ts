@@ -40,7 +40,8 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 function renderPage(paths: Record<string, Record<string, Operation> | undefined>, base: string): string {
   const rows: Array<{ tag: string; method: string; path: string; op: Operation }> = [];
   for (const [path, ops] of Object.entries(paths)) {
-    for (const [method, op] of Object.entries(ops ?? {})) rows.push({ tag: op.tags?.[0] ?? "Other", method: method.toUpperCase(), path, op });
+    for (const [method, op] of Object.entries(ops ?? {}))
+      rows.push({ tag: op.tags?.[0] ?? "Other", method: method.toUpperCase(), path, op });
   }
   rows.sort((a, b) => a.tag.localeCompare(b.tag) || a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
   const body = rows

@@ -54,7 +54,9 @@ function collapseCoercion(schema: Json): Json {
 function optionalDefaults(schema: Json): Json {
   const { required, properties } = schema;
   if (!Array.isArray(required) || !isObject(properties)) return schema;
-  const left = required.filter((name) => !(typeof name === "string" && isObject(properties[name]) && "default" in properties[name]));
+  const left = required.filter(
+    (name) => !(typeof name === "string" && isObject(properties[name]) && "default" in properties[name]),
+  );
   if (left.length === required.length) return schema;
   const { required: _drop, ...rest } = schema;
   return left.length > 0 ? { ...rest, required: left } : rest;

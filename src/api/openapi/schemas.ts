@@ -14,9 +14,15 @@ export const pageQuery = (sorts: Readonly<Record<string, string>>) => {
   const keys = Object.keys(sorts);
   const sortValues = [...keys, ...keys.map((k) => `-${k}`)];
   return {
-    "page[limit]": t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "page size (default 100, max 1000)" })),
+    "page[limit]": t.Optional(
+      t.Integer({ minimum: 1, maximum: 1000, description: "page size (default 100, max 1000)" }),
+    ),
     "page[cursor]": t.Optional(
-      t.String({ maxLength: 64, pattern: cursorPattern(keys), description: "cursor from meta.pagination.next_cursor; without sort, the page continues in the cursor's order" }),
+      t.String({
+        maxLength: 64,
+        pattern: cursorPattern(keys),
+        description: "cursor from meta.pagination.next_cursor; without sort, the page continues in the cursor's order",
+      }),
     ),
     // Literals, not t.UnionEnum: Elysia fills an absent UnionEnum query value with its first member,
     // which would replace the list's own default order.
@@ -30,7 +36,12 @@ export const pageQuery = (sorts: Readonly<Record<string, string>>) => {
   };
 };
 
-export const pageInput = (q: { "page[limit]"?: number | undefined; "page[cursor]"?: string | undefined; sort?: string | undefined; search?: string | undefined }): PageInput => ({
+export const pageInput = (q: {
+  "page[limit]"?: number | undefined;
+  "page[cursor]"?: string | undefined;
+  sort?: string | undefined;
+  search?: string | undefined;
+}): PageInput => ({
   limit: q["page[limit]"],
   cursor: q["page[cursor]"],
   sort: q.sort,
@@ -38,8 +49,10 @@ export const pageInput = (q: { "page[limit]"?: number | undefined; "page[cursor]
 });
 
 /** Query flag `true`/`false` (also 1/0). */
-export const boolQuery = (description: string) => t.Optional(t.Union([t.Literal("true"), t.Literal("false"), t.Literal("1"), t.Literal("0")], { description }));
-export const parseBoolQuery = (v: string | undefined): boolean | undefined => (v === undefined ? undefined : v === "true" || v === "1");
+export const boolQuery = (description: string) =>
+  t.Optional(t.Union([t.Literal("true"), t.Literal("false"), t.Literal("1"), t.Literal("0")], { description }));
+export const parseBoolQuery = (v: string | undefined): boolean | undefined =>
+  v === undefined ? undefined : v === "true" || v === "1";
 
 export const Pagination = t.Object({
   limit: t.Integer(),
@@ -47,7 +60,8 @@ export const Pagination = t.Object({
   next_cursor: t.Union([t.String(), t.Null()]),
 });
 
-export const listResponse = <T extends TSchema>(item: T) => t.Object({ data: t.Object({ items: t.Array(item) }), meta: t.Object({ pagination: Pagination }) });
+export const listResponse = <T extends TSchema>(item: T) =>
+  t.Object({ data: t.Object({ items: t.Array(item) }), meta: t.Object({ pagination: Pagination }) });
 
 export const dataResponse = <T extends TSchema>(item: T) => t.Object({ data: item });
 
@@ -56,13 +70,17 @@ export const MessageResponse = t.Object({ message: t.String() });
 export const ErrorResponse = t.Object({ error: t.String(), message: t.String() }, { additionalProperties: true });
 
 export function listBody<T, O>(page: Page<T>, map: (item: T) => O) {
-  return { data: { items: page.items.map(map) }, meta: { pagination: { limit: page.limit, total: page.total, next_cursor: page.nextCursor } } };
+  return {
+    data: { items: page.items.map(map) },
+    meta: { pagination: { limit: page.limit, total: page.total, next_cursor: page.nextCursor } },
+  };
 }
 
 export const idBody = (id: string, message: string) => ({ data: { id }, message });
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
-export const isoOrNull = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : iso(ms));
+export const isoOrNull = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : iso(ms);
 
 /**
  * IP text as src/core/ip.ts reads it (RFC 4291 section 2.2 forms, no octal-looking IPv4 octets),
@@ -94,7 +112,12 @@ export const IP_OR_CIDR_PATTERN = `^(${V4}(/${PREFIX4})?|(${V6})(/${PREFIX6})?)$
 export const timeBound = (description: string) =>
   t.Optional(
     checkedByRoute(description, {
-      anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }, { type: "null" }],
+      anyOf: [
+        { type: "number" },
+        { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" },
+        { type: "string", format: "date-time" },
+        { type: "null" },
+      ],
     }),
   );
 
@@ -116,14 +139,16 @@ export const idString = () => t.String({ minLength: 1, maxLength: 128 });
  * document as `published`: sanitizeOpenApi replaces the schema carrying `DOCUMENTED_AS` by it.
  */
 export const DOCUMENTED_AS = "x-svc-documented-as";
-export const checkedByRoute = (description: string, published: Record<string, unknown>) => t.Unknown({ description, [DOCUMENTED_AS]: published });
+export const checkedByRoute = (description: string, published: Record<string, unknown>) =>
+  t.Unknown({ description, [DOCUMENTED_AS]: published });
 
 /**
  * A free JSON object member (settings data, widget config, mapping documents). Declared as unknown
  * and checked by `jsonObject`, because Elysia's object coercion would turn `"dark"` into
  * `{"0":"d",...}` instead of rejecting it; the document says `type: object` (null is refused).
  */
-export const anyObject = (description: string) => checkedByRoute(`JSON object: ${description}`, { type: "object", additionalProperties: true });
+export const anyObject = (description: string) =>
+  checkedByRoute(`JSON object: ${description}`, { type: "object", additionalProperties: true });
 
 export function jsonObject(value: unknown, field: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -133,4 +158,5 @@ export function jsonObject(value: unknown, field: string): Record<string, unknow
 }
 
 /** Standard error responses for the OpenAPI document. */
-export const errors = (...codes: Array<400 | 401 | 403 | 404 | 409 | 429>) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
+export const errors = (...codes: Array<400 | 401 | 403 | 404 | 409 | 429>) =>
+  Object.fromEntries(codes.map((c) => [c, ErrorResponse]));

@@ -4,9 +4,22 @@ import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { nodesMeta, type NodeReport, type OverNodes } from "../search/fan-out.ts";
 import { noLakeError } from "../search/no-lake.ts";
-import { MAX_ROW_LIMIT, SqlRunResultSchema, type SqlQueryService, type SqlRunRequest, type SqlRunResult } from "./service.ts";
+import {
+  MAX_ROW_LIMIT,
+  SqlRunResultSchema,
+  type SqlQueryService,
+  type SqlRunRequest,
+  type SqlRunResult,
+} from "./service.ts";
 
-export { DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, SqlQueryService, type SqlQueryConfig, type SqlRunRequest, type SqlRunResult } from "./service.ts";
+export {
+  DEFAULT_ROW_LIMIT,
+  MAX_ROW_LIMIT,
+  SqlQueryService,
+  type SqlQueryConfig,
+  type SqlRunRequest,
+  type SqlRunResult,
+} from "./service.ts";
 
 const MAX_SQL_CHARS = 100_000;
 
@@ -14,15 +27,23 @@ const MAX_SQL_CHARS = 100_000;
  * Body of `POST /query` and `POST /statistics/query`. The interface names only `raw` (statistics
  * variant); `sql` is ours and `query` is accepted as well, so clients of either API work.
  */
-const statement = (description: string) => t.Optional(t.String({ minLength: 1, maxLength: MAX_SQL_CHARS, pattern: "\\S", description }));
+const statement = (description: string) =>
+  t.Optional(t.String({ minLength: 1, maxLength: MAX_SQL_CHARS, pattern: "\\S", description }));
 
 export const SqlBody = t.Object(
   {
     sql: statement("one read-only statement (SELECT, WITH, FROM-first or VALUES)"),
     raw: statement("alias of sql (statistics API)"),
     query: statement("alias of sql"),
-    limit: t.Optional(t.Integer({ minimum: 1, description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT}); a result over coordinator.query.max_result_bytes of JSON is a 413` })),
-    timeout_sec: t.Optional(t.Number({ exclusiveMinimum: 0, description: "time-out in seconds, capped by coordinator.query_timeout_sec" })),
+    limit: t.Optional(
+      t.Integer({
+        minimum: 1,
+        description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT}); a result over coordinator.query.max_result_bytes of JSON is a 413`,
+      }),
+    ),
+    timeout_sec: t.Optional(
+      t.Number({ exclusiveMinimum: 0, description: "time-out in seconds, capped by coordinator.query_timeout_sec" }),
+    ),
   },
   {
     additionalProperties: true,
@@ -36,7 +57,8 @@ export const sqlResponses = { 200: SqlRunResultSchema, ...errors(400, 401), 413:
 /** The SQL text of a body, whichever member carries it; 400 naming the field when none does. */
 export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"): SqlRunRequest {
   const sql = preferred === "raw" ? (body.raw ?? body.sql ?? body.query) : (body.sql ?? body.query ?? body.raw);
-  if (sql === undefined || sql.trim() === "") throw new AppError("VALIDATION", `${preferred}: a SQL statement is required`, { details: { fields: [preferred] } });
+  if (sql === undefined || sql.trim() === "")
+    throw new AppError("VALIDATION", `${preferred}: a SQL statement is required`, { details: { fields: [preferred] } });
   return { sql, limit: body.limit, timeoutSec: body.timeout_sec };
 }
 
@@ -52,14 +74,20 @@ export function queryRoutes(service: SqlQueryService | undefined, over?: OverNod
   };
   return new Elysia({ name: "svc-query" })
     .use(authContext)
-    .post("/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "sql")) : await run(sqlRequest(body, "sql"))), {
-      body: SqlBody,
-      detail: {
-        tags: ["Statistics"],
-        summary: "Read-only SQL over svc_lake tables: one SELECT/WITH statement, row limit and time-out; {data: {columns, rows}, meta}",
+    .post(
+      "/query",
+      async ({ body }) =>
+        over ? await sqlOverNodes(service, over, sqlRequest(body, "sql")) : await run(sqlRequest(body, "sql")),
+      {
+        body: SqlBody,
+        detail: {
+          tags: ["Statistics"],
+          summary:
+            "Read-only SQL over svc_lake tables: one SELECT/WITH statement, row limit and time-out; {data: {columns, rows}, meta}",
+        },
+        response: sqlResponses,
       },
-      response: sqlResponses,
-    });
+    );
 }
 
 /** `POST /api/v1/query` of a node (src/cluster/node-reads.ts): the statement, its limit and time-out. */
@@ -67,7 +95,9 @@ export const NodeSqlBody = t.Object({
   sql: t.String({ minLength: 1, maxLength: MAX_SQL_CHARS }),
   limit: t.Optional(t.Integer({ minimum: 1 })),
   timeout_sec: t.Optional(t.Number({ exclusiveMinimum: 0 })),
-  buffer_only: t.Optional(t.Boolean({ description: "another node of the same lake answers: this one does not run the statement" })),
+  buffer_only: t.Optional(
+    t.Boolean({ description: "another node of the same lake answers: this one does not run the statement" }),
+  ),
 });
 
 /** The column that names the node a row came from. */
@@ -75,7 +105,11 @@ export const SQL_NODE_COLUMN = "svc_node";
 
 /** A node's answer: the statement's result on its lake; nothing when another node of its lake answers. */
 export async function nodeSqlAnswer(service: SqlQueryService, b: typeof NodeSqlBody.static): Promise<SqlRunResult> {
-  if (b.buffer_only) return { data: { columns: [], rows: [] }, meta: { row_count: 0, truncated: false, limit: b.limit ?? 0, elapsed_ms: 0, snapshot_id: 0, tables: [] } };
+  if (b.buffer_only)
+    return {
+      data: { columns: [], rows: [] },
+      meta: { row_count: 0, truncated: false, limit: b.limit ?? 0, elapsed_ms: 0, snapshot_id: 0, tables: [] },
+    };
   return service.run({ sql: b.sql, limit: b.limit, timeoutSec: b.timeout_sec });
 }
 

@@ -1,7 +1,14 @@
 import { resolve } from "node:path";
 import { engineTuning, type Config } from "../../config/index.ts";
 import { AppError, type Counter, type MetricsRegistry, type Result } from "../../core/index.ts";
-import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, lakeStateDir, type SqlRejectReason } from "../../lake/index.ts";
+import {
+  checkReadOnlySql,
+  crossCheckWithDuckDb,
+  type CheckedSql,
+  type Lake,
+  lakeStateDir,
+  type SqlRejectReason,
+} from "../../lake/index.ts";
 import { type Static, t } from "elysia";
 import { NodesMetaMembers } from "../search/fan-out.ts";
 
@@ -58,8 +65,14 @@ export class SqlQueryService {
     private readonly cfg: SqlQueryConfig,
     metrics: MetricsRegistry,
   ) {
-    this.outcomes = metrics.counter("svc_sql_queries_total", "User SQL queries (POST /query, /statistics/query) by result.", ["result"]);
-    this.rejections = metrics.counter("svc_sql_rejected_total", "User SQL refused by the read-only check, by reason.", ["reason"]);
+    this.outcomes = metrics.counter(
+      "svc_sql_queries_total",
+      "User SQL queries (POST /query, /statistics/query) by result.",
+      ["result"],
+    );
+    this.rejections = metrics.counter("svc_sql_rejected_total", "User SQL refused by the read-only check, by reason.", [
+      "reason",
+    ]);
   }
 
   /** Time-out ceiling and private paths from the configuration (main.ts). */
@@ -68,7 +81,15 @@ export class SqlQueryService {
     const privatePaths = [lake.dataPathResolved(), resolve(l.data_path), lakeStateDir(l)];
     const tempDirectory = engineTuning(config).temp_directory;
     if (tempDirectory) privatePaths.push(resolve(tempDirectory));
-    return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, maxResultBytes: config.coordinator.query.max_result_bytes, privatePaths }, metrics);
+    return new SqlQueryService(
+      lake,
+      {
+        maxTimeoutSec: config.coordinator.query_timeout_sec,
+        maxResultBytes: config.coordinator.query.max_result_bytes,
+        privatePaths,
+      },
+      metrics,
+    );
   }
 
   /** Every lake table and its buffer view `mem_<table>` (docs/ARCHITECTURE.md "Reserved names"), never a buffer generation. */
@@ -95,7 +116,10 @@ export class SqlQueryService {
       throw new AppError("SQL_FORBIDDEN", checked.detail ?? checked.reason, { details: { reason: checked.reason } });
     }
     const limit = Math.min(Math.max(1, Math.floor(req.limit ?? DEFAULT_ROW_LIMIT)), MAX_ROW_LIMIT);
-    const timeoutSec = Math.min(req.timeoutSec && req.timeoutSec > 0 ? req.timeoutSec : this.cfg.maxTimeoutSec, this.cfg.maxTimeoutSec);
+    const timeoutSec = Math.min(
+      req.timeoutSec && req.timeoutSec > 0 ? req.timeoutSec : this.cfg.maxTimeoutSec,
+      this.cfg.maxTimeoutSec,
+    );
     // The guard's output has no comments left, so the closing parenthesis cannot be commented out.
     const wrapped = `SELECT * FROM (${checked.value.sql}) AS svc_query LIMIT ${limit + 1}`;
     await this.crossCheck(wrapped, checked.value.tables, timeoutSec);
@@ -103,9 +127,20 @@ export class SqlQueryService {
     const t0 = performance.now();
     let result;
     try {
-      result = await this.lake.query(wrapped, undefined, { timeoutMs: Math.round(timeoutSec * 1000), readOnly: true, maxResultBytes: this.cfg.maxResultBytes });
+      result = await this.lake.query(wrapped, undefined, {
+        timeoutMs: Math.round(timeoutSec * 1000),
+        readOnly: true,
+        maxResultBytes: this.cfg.maxResultBytes,
+      });
     } catch (e) {
-      this.outcomes.inc({ result: e instanceof AppError && e.code === "TIMEOUT" ? "timeout" : e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE" ? "too_large" : "error" });
+      this.outcomes.inc({
+        result:
+          e instanceof AppError && e.code === "TIMEOUT"
+            ? "timeout"
+            : e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE"
+              ? "too_large"
+              : "error",
+      });
       if (e instanceof AppError && e.code === "SQL_FORBIDDEN") this.rejections.inc({ reason: "duckdb_parser" });
       // DuckDB's message is the useful answer to a typo; the details (rewritten SQL, file list) are not for users.
       // Names coordinator.query.max_result_bytes and how to narrow the query; no path in it.
@@ -137,7 +172,11 @@ export class SqlQueryService {
   private async crossCheck(wrapped: string, tables: string[], timeoutSec: number): Promise<void> {
     let parsed;
     try {
-      parsed = await crossCheckWithDuckDb((q, p) => this.lake.query(q, p, { timeoutMs: Math.round(timeoutSec * 1000) }), wrapped, tables);
+      parsed = await crossCheckWithDuckDb(
+        (q, p) => this.lake.query(q, p, { timeoutMs: Math.round(timeoutSec * 1000) }),
+        wrapped,
+        tables,
+      );
     } catch (e) {
       this.outcomes.inc({ result: "error" });
       if (e instanceof AppError) throw new AppError(e.code, this.redact(e.message));
@@ -149,7 +188,9 @@ export class SqlQueryService {
       throw new AppError("SQL_INVALID", this.redact(parsed.detail ?? "syntax error"));
     }
     this.reject(parsed.reason);
-    throw new AppError("SQL_FORBIDDEN", this.redact(parsed.detail ?? parsed.reason), { details: { reason: parsed.reason } });
+    throw new AppError("SQL_FORBIDDEN", this.redact(parsed.detail ?? parsed.reason), {
+      details: { reason: parsed.reason },
+    });
   }
 
   private reject(reason: SqlRejectReason): void {
@@ -160,7 +201,8 @@ export class SqlQueryService {
   private redact(message: string): string {
     let out = message;
     // Longest first, so a data path inside the state directory is replaced whole.
-    for (const p of [...this.cfg.privatePaths].sort((a, b) => b.length - a.length)) if (p.length > 1) out = out.replaceAll(p, "<lake>");
+    for (const p of [...this.cfg.privatePaths].sort((a, b) => b.length - a.length))
+      if (p.length > 1) out = out.replaceAll(p, "<lake>");
     return out;
   }
 }

@@ -32,11 +32,19 @@ export interface ReportQueryOptions {
 export type ReportSelect = "qos" | "all";
 
 /** Rows of a report table that belong to a call, oldest first (then uuid), with the table's definition. */
-export type ReportRowsReader = (key: string, scope: CallScope, select: ReportSelect, byAddress: boolean) => Promise<{ rows: Record<string, unknown>[]; def?: TableDef }>;
+export type ReportRowsReader = (
+  key: string,
+  scope: CallScope,
+  select: ReportSelect,
+  byAddress: boolean,
+) => Promise<{ rows: Record<string, unknown>[]; def?: TableDef }>;
 
 function selectList(def: TableDef, select: ReportSelect): string {
-  if (select === "qos") return `epoch_ms("timestamp") AS ts_ms, uuid, src_ip, src_port, dst_ip, dst_port, payload, json_extract_string(data_extra, '$.payload_encoding') AS payload_encoding`;
-  return def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
+  if (select === "qos")
+    return `epoch_ms("timestamp") AS ts_ms, uuid, src_ip, src_port, dst_ip, dst_port, payload, json_extract_string(data_extra, '$.payload_encoding') AS payload_encoding`;
+  return def.columns
+    .map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`))
+    .join(", ");
 }
 
 /**
@@ -44,7 +52,15 @@ function selectList(def: TableDef, select: ReportSelect): string {
  * table does not exist. `byAddress` false: by correlation id only (logs). `bufferOnly`: a node's
  * answer when another node of its lake reads the files (docs/ARCHITECTURE.md "Reads over several nodes").
  */
-export async function callReportRows(lake: Lake, key: string, scope: CallScope, select: ReportSelect, opts: ReportQueryOptions, byAddress = true, bufferOnly = false) {
+export async function callReportRows(
+  lake: Lake,
+  key: string,
+  scope: CallScope,
+  select: ReportSelect,
+  opts: ReportQueryOptions,
+  byAddress = true,
+  bufferOnly = false,
+) {
   const def = lake.table(key);
   if (!def || scope.sessions.length === 0) return { rows: [] as Record<string, unknown>[] };
   const fromUs = scope.window.from_ms * 1000;
@@ -64,8 +80,14 @@ export async function callReportRows(lake: Lake, key: string, scope: CallScope, 
  * answers joined, a row given by two nodes of one lake once (uuid), in time order then uuid
  * (docs/ARCHITECTURE.md "Reads over several nodes"). `acc` collects what each node did.
  */
-export function reportRowsReader(lake: Lake | undefined, opts: ReportQueryOptions, over?: OverNodes, acc?: NodeAcc): ReportRowsReader {
-  const local = async (key: string, scope: CallScope, select: ReportSelect, byAddress: boolean) => (lake ? callReportRows(lake, key, scope, select, opts, byAddress) : { rows: [] });
+export function reportRowsReader(
+  lake: Lake | undefined,
+  opts: ReportQueryOptions,
+  over?: OverNodes,
+  acc?: NodeAcc,
+): ReportRowsReader {
+  const local = async (key: string, scope: CallScope, select: ReportSelect, byAddress: boolean) =>
+    lake ? callReportRows(lake, key, scope, select, opts, byAddress) : { rows: [] };
   if (!over) return local;
   return async (key, scope, select, byAddress) => {
     if (scope.sessions.length === 0) return { rows: [] };
@@ -73,7 +95,13 @@ export function reportRowsReader(lake: Lake | undefined, opts: ReportQueryOption
       read: "call-reports",
       path: "/api/v1/transactions/reports",
       window: { fromMs: scope.window.from_ms, toMs: scope.window.to_ms },
-      body: (bufferOnly) => ({ key, scope, select, by_address: byAddress, ...(bufferOnly ? { buffer_only: true } : {}) }),
+      body: (bufferOnly) => ({
+        key,
+        scope,
+        select,
+        by_address: byAddress,
+        ...(bufferOnly ? { buffer_only: true } : {}),
+      }),
       ...(lake ? { local: () => local(key, scope, select, byAddress) } : {}),
       rows: (v) => v.rows.length,
     });
@@ -90,14 +118,29 @@ export function reportRowsReader(lake: Lake | undefined, opts: ReportQueryOption
       });
     const time = (r: Record<string, unknown>) => Number(select === "qos" ? r.ts_ms : r.timestamp);
     rows.sort((a, b) => time(a) - time(b) || String(a.uuid).localeCompare(String(b.uuid)));
-    return { rows, ...(g.answers.find((a) => a.value.def)?.value.def ? { def: g.answers.find((a) => a.value.def)!.value.def! } : {}) };
+    return {
+      rows,
+      ...(g.answers.find((a) => a.value.def)?.value.def ? { def: g.answers.find((a) => a.value.def)!.value.def! } : {}),
+    };
   };
 }
 
 /** The scope of a call view's rows (`TransactionService.messages`): its Call-IDs, window, and each Call-ID's media from its SIP messages. */
-export function callScope(call: { sessions: readonly string[]; window: { from_ms: number; to_ms: number }; items: ReadonlyArray<Record<string, unknown>> }): CallScope {
-  const messages = call.items.map((m) => ({ session_id: String(m.session_id ?? ""), timestamp_us: Number(m.timestamp_us), payload: String(m.payload ?? "") }));
-  return { sessions: call.sessions, window: call.window, media: callMedia(messages, call.sessions, call.window.to_ms * 1000) };
+export function callScope(call: {
+  sessions: readonly string[];
+  window: { from_ms: number; to_ms: number };
+  items: ReadonlyArray<Record<string, unknown>>;
+}): CallScope {
+  const messages = call.items.map((m) => ({
+    session_id: String(m.session_id ?? ""),
+    timestamp_us: Number(m.timestamp_us),
+    payload: String(m.payload ?? ""),
+  }));
+  return {
+    sessions: call.sessions,
+    window: call.window,
+    media: callMedia(messages, call.sessions, call.window.to_ms * 1000),
+  };
 }
 
 /** rtcp: HEP 5; media: an agent's media report (HEP 34/35); log: HEP 100. */
@@ -131,11 +174,23 @@ function eventQos(q: QosPoint): CallEventQos {
 }
 
 /** RTCP: `RTCP SR · jitter 12 · loss 2.0 % · 4 lost · MOS 4.10` from the report's JSON (heplify, rtpengine). */
-export function rtcpEvent(payload: string, encoding: unknown, arrivalMs = 0, clockRate = 8000): { summary: string; qos: CallEventQos | null } {
+export function rtcpEvent(
+  payload: string,
+  encoding: unknown,
+  arrivalMs = 0,
+  clockRate = 8000,
+): { summary: string; qos: CallEventQos | null } {
   // Binary RTCP is decoded into the JSON form first (docs/CALL-VIEW.md "Binary RTCP").
   const r = rtcpReportJson(payload, encoding, arrivalMs, clockRate);
   const p = r.ok ? qosPoint(JSON.stringify(r.json), 0) : undefined;
-  if (!p) return { summary: encoding === "base64" ? `RTCP report (binary, not decoded: ${r.ok ? "no figures" : r.reason})` : "RTCP report (not JSON, not decoded)", qos: null };
+  if (!p)
+    return {
+      summary:
+        encoding === "base64"
+          ? `RTCP report (binary, not decoded: ${r.ok ? "no figures" : r.reason})`
+          : "RTCP report (not JSON, not decoded)",
+      qos: null,
+    };
   const type = r.ok ? r.json.type : undefined;
   const qos = eventQos(p.point);
   const parts = [`RTCP${typeof type === "number" && RTCP_TYPES[type] ? ` ${RTCP_TYPES[type]}` : ""}`];
@@ -157,7 +212,13 @@ export function mediaReportEvent(payload: string, encoding: unknown): { summary:
   const qos = eventQos(p.point);
   // A PCAP import's report computed from the capture's RTP (docs/CALL-VIEW.md "Computed from RTP") says so.
   const fromRtp = !p.synthetic && /"source":"rtp"/.test(payload);
-  const parts = [p.synthetic ? "Media report (synthetic, no RTP measured)" : fromRtp ? "Media report (computed from RTP)" : "Media report"];
+  const parts = [
+    p.synthetic
+      ? "Media report (synthetic, no RTP measured)"
+      : fromRtp
+        ? "Media report (computed from RTP)"
+        : "Media report",
+  ];
   if (qos.mos !== null) parts.push(`MOS ${qos.mos.toFixed(2)}`);
   if (qos.packets_lost !== null) parts.push(`${qos.packets_lost} lost`);
   if (qos.jitter !== null) parts.push(`jitter ${qos.jitter} ms`);
@@ -171,7 +232,8 @@ export function logSummary(payload: string, encoding: unknown): string {
   if (text.startsWith("{")) {
     try {
       const o = JSON.parse(text) as Record<string, unknown>;
-      for (const k of ["message", "msg", "text", "log", "body"]) if (typeof o[k] === "string" && o[k] !== "") return clip(o[k] as string);
+      for (const k of ["message", "msg", "text", "log", "body"])
+        if (typeof o[k] === "string" && o[k] !== "") return clip(o[k] as string);
     } catch {
       // not JSON after all: the text as it is
     }
@@ -211,12 +273,21 @@ export async function callEvents(
               payload,
               encoding,
               Number(r.timestamp) / 1000,
-              rtcpClockRate(endpoints, { src_ip: String(r.src_ip), src_port: Number(r.src_port), dst_ip: String(r.dst_ip), dst_port: Number(r.dst_port) }),
+              rtcpClockRate(endpoints, {
+                src_ip: String(r.src_ip),
+                src_port: Number(r.src_port),
+                dst_ip: String(r.dst_ip),
+                dst_port: Number(r.dst_port),
+              }),
             )
           : s.kind === "media"
             ? mediaReportEvent(payload, encoding)
             : { summary: logSummary(payload, encoding), qos: null };
-      if (s.reportsOnly && (ev.qos === null || (ev.qos.mos === null && ev.qos.jitter === null && ev.qos.packets_lost === null))) continue;
+      if (
+        s.reportsOnly &&
+        (ev.qos === null || (ev.qos.mos === null && ev.qos.jitter === null && ev.qos.packets_lost === null))
+      )
+        continue;
       all.push({ ...item, kind: s.kind, summary: ev.summary, qos: ev.qos } as CallEventItem);
     }
   }

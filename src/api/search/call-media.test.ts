@@ -2,10 +2,25 @@ import { describe, expect, test } from "bun:test";
 import { callMedia, MEDIA_SPAN_SLACK_MS } from "./call-media.ts";
 
 const sdp = (ip: string, ports: number[]) =>
-  ["v=0", `o=- 1 1 IN IP4 ${ip}`, "s=-", `c=IN IP4 ${ip}`, "t=0 0", ...ports.flatMap((p) => [`m=audio ${p} RTP/AVP 0`, "a=rtpmap:0 PCMU/8000"]), ""].join("\r\n");
+  [
+    "v=0",
+    `o=- 1 1 IN IP4 ${ip}`,
+    "s=-",
+    `c=IN IP4 ${ip}`,
+    "t=0 0",
+    ...ports.flatMap((p) => [`m=audio ${p} RTP/AVP 0`, "a=rtpmap:0 PCMU/8000"]),
+    "",
+  ].join("\r\n");
 
 function sip(startLine: string, callId: string, cseq: string, body = ""): string {
-  const head = [startLine, "Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK-1", "From: <sip:a@x>;tag=f", "To: <sip:b@x>;tag=t", `Call-ID: ${callId}`, `CSeq: ${cseq}`];
+  const head = [
+    startLine,
+    "Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK-1",
+    "From: <sip:a@x>;tag=f",
+    "To: <sip:b@x>;tag=t",
+    `Call-ID: ${callId}`,
+    `CSeq: ${cseq}`,
+  ];
   if (body) head.push("Content-Type: application/sdp");
   return [...head, `Content-Length: ${body.length}`, "", body].join("\r\n");
 }
@@ -33,7 +48,12 @@ describe('callMedia (docs/CALL-VIEW.md "Which reports belong to a call")', () =>
     expect(m).toEqual({
       call_id: "c1",
       span: { from_us: 1_500_000 - SLACK_US, to_us: 9_000_000 + SLACK_US },
-      pairs: [pair("10.0.0.1:4000", "10.0.0.2:5000"), pair("10.0.0.2:5000", "10.0.0.1:4000"), pair("10.0.0.1:4001", "10.0.0.2:5001"), pair("10.0.0.2:5001", "10.0.0.1:4001")],
+      pairs: [
+        pair("10.0.0.1:4000", "10.0.0.2:5000"),
+        pair("10.0.0.2:5000", "10.0.0.1:4000"),
+        pair("10.0.0.1:4001", "10.0.0.2:5001"),
+        pair("10.0.0.2:5001", "10.0.0.1:4001"),
+      ],
     });
   });
 

@@ -61,10 +61,24 @@ const ends = (m: SdpMedia): Array<{ ip: string; port: number }> => {
  * that rewrites the SDP on one hop (a media relay) gives both hops' pairs.
  * `windowEndUs` ends the span of a call whose BYE was not captured (still in progress).
  */
-export function callMedia(messages: readonly CallMessage[], callIds: readonly string[], windowEndUs: number): CallMedia[] {
+export function callMedia(
+  messages: readonly CallMessage[],
+  callIds: readonly string[],
+  windowEndUs: number,
+): CallMedia[] {
   const enc = new TextEncoder();
-  const perCall = new Map<string, { exchanges: Map<number, Exchange>; answerUs: number | null; byeUs: number | null; failUs: number | null; answered: boolean }>();
-  for (const id of callIds) perCall.set(id, { exchanges: new Map(), answerUs: null, byeUs: null, failUs: null, answered: false });
+  const perCall = new Map<
+    string,
+    {
+      exchanges: Map<number, Exchange>;
+      answerUs: number | null;
+      byeUs: number | null;
+      failUs: number | null;
+      answered: boolean;
+    }
+  >();
+  for (const id of callIds)
+    perCall.set(id, { exchanges: new Map(), answerUs: null, byeUs: null, failUs: null, answered: false });
   const sorted = [...messages].sort((a, b) => a.timestamp_us - b.timestamp_us);
   for (const msg of sorted) {
     const c = perCall.get(msg.session_id);
@@ -130,8 +144,17 @@ const MEDIA_COLUMNS = `{"call_id":"VARCHAR","span_from_us":"BIGINT","span_to_us"
 export function callMediaJson(calls: readonly CallMedia[]): string {
   const rows: unknown[] = [];
   for (const c of calls) {
-    rows.push({ call_id: c.call_id, span_from_us: null, span_to_us: null, src_ip: null, src_port: null, dst_ip: null, dst_port: null });
-    for (const p of c.pairs) rows.push({ call_id: c.call_id, span_from_us: c.span!.from_us, span_to_us: c.span!.to_us, ...p });
+    rows.push({
+      call_id: c.call_id,
+      span_from_us: null,
+      span_to_us: null,
+      src_ip: null,
+      src_port: null,
+      dst_ip: null,
+      dst_port: null,
+    });
+    for (const p of c.pairs)
+      rows.push({ call_id: c.call_id, span_from_us: c.span!.from_us, span_to_us: c.span!.to_us, ...p });
   }
   return JSON.stringify(rows);
 }

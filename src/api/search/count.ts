@@ -33,7 +33,11 @@ export interface Count {
 }
 
 /** Files whose every timed row is inside [fromUs, toUs] (counted from statistics) and the rest. */
-export function splitByWindow<F extends Pick<ScanFile, "minUs" | "maxUs" | "timedRows">>(files: readonly F[], fromUs: number, toUs: number): { insideRows: number; edge: F[] } {
+export function splitByWindow<F extends Pick<ScanFile, "minUs" | "maxUs" | "timedRows">>(
+  files: readonly F[],
+  fromUs: number,
+  toUs: number,
+): { insideRows: number; edge: F[] } {
   let insideRows = 0;
   const edge: F[] = [];
   for (const f of files) {
@@ -47,7 +51,10 @@ export async function countMatches(c: CountInput): Promise<Count | undefined> {
   try {
     if (!c.filtered) {
       const { insideRows, edge } = splitByWindow(c.plan.files, c.fromUs, c.toUs);
-      const rows = await c.query(`SELECT count(*) AS n FROM (${c.plan.sql(edge, true)}) t WHERE ${c.inRange}`, c.params);
+      const rows = await c.query(
+        `SELECT count(*) AS n FROM (${c.plan.sql(edge, true)}) t WHERE ${c.inRange}`,
+        c.params,
+      );
       return { total: insideRows + Number(rows[0]?.n ?? 0), exact: true };
     }
     const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM (${c.plan.sql(c.plan.files, true)}) t WHERE ${c.inRange} LIMIT ${c.cap + 1}) c`;

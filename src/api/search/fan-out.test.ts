@@ -15,7 +15,15 @@ type Row = { key: [number, string]; node: string };
 /** Each node's answer as POST /api/v1/search gives it: its first offset + limit rows of the order, its total and has_more. */
 function nodePage(node: string, rows: Row[], want: number, oldestFirst: boolean, lakeId = node): NodePage {
   const sorted = [...rows].sort((a, b) => compareKeys(a.key, b.key, oldestFirst)).slice(0, want);
-  return { node, lakeId, items: sorted.map((r) => ({ uuid: r.key[1], ts: r.key[0] })), sortKeys: sorted.map((r) => r.key), total: rows.length, totalExact: true, hasMore: rows.length > want };
+  return {
+    node,
+    lakeId,
+    items: sorted.map((r) => ({ uuid: r.key[1], ts: r.key[0] })),
+    sortKeys: sorted.map((r) => r.key),
+    total: rows.length,
+    totalExact: true,
+    hasMore: rows.length > want,
+  };
 }
 
 test("the merge of the nodes' pages is the page of one global sort, ties on time broken by uuid (random data)", () => {
@@ -28,7 +36,14 @@ test("the merge of the nodes' pages is the page of one global sort, ties on time
       const count = Math.floor(random() * 30);
       const rows: Row[] = [];
       // Few distinct times: many ties across and within nodes.
-      for (let j = 0; j < count; j++) rows.push({ key: [1_700_000_000_000_000 + Math.floor(random() * 8), `u${String(Math.floor(random() * 1e6)).padStart(6, "0")}-${n++}`], node: `n${i}` });
+      for (let j = 0; j < count; j++)
+        rows.push({
+          key: [
+            1_700_000_000_000_000 + Math.floor(random() * 8),
+            `u${String(Math.floor(random() * 1e6)).padStart(6, "0")}-${n++}`,
+          ],
+          node: `n${i}`,
+        });
       all.push(...rows);
       return rows;
     });
@@ -53,7 +68,11 @@ test("the merge of the nodes' pages is the page of one global sort, ties on time
 
 test("nodes that share a lake: a row they both return is one row, and their totals are not added", () => {
   const rows: Row[] = [1, 2, 3, 4].map((i) => ({ key: [i, `u${i}`], node: "x" }));
-  const merged = mergeNodePages([nodePage("a", rows, 10, false, "lake-1"), nodePage("b", rows, 10, false, "lake-1")], 0, 10);
+  const merged = mergeNodePages(
+    [nodePage("a", rows, 10, false, "lake-1"), nodePage("b", rows, 10, false, "lake-1")],
+    0,
+    10,
+  );
   expect(merged.rows.map((r) => r.key[1])).toEqual(["u4", "u3", "u2", "u1"]);
   expect(merged.total).toBe(4);
   expect(merged.totalExact).toBe(false);

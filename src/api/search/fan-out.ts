@@ -21,14 +21,22 @@ export interface NodeReport {
 }
 
 export const NodeReportSchema = t.Object({
-  name: t.String({ description: "the node's name (coordinator.nodes[].name, else its host:port); local: this process's own lake" }),
+  name: t.String({
+    description: "the node's name (coordinator.nodes[].name, else its host:port); local: this process's own lake",
+  }),
   status: t.Union([t.Literal("ok"), t.Literal("failed"), t.Literal("timeout"), t.Literal("skipped")], {
-    description: "ok: answered; failed: refused, unreachable or answered an error; timeout: no answer within its time-out; skipped: not asked (no data in the window, or it is this same process)",
+    description:
+      "ok: answered; failed: refused, unreachable or answered an error; timeout: no answer within its time-out; skipped: not asked (no data in the window, or it is this same process)",
   }),
   rows: t.Integer({ description: "rows the node gave to the merge" }),
   ms: t.Integer({ description: "milliseconds until its answer" }),
   error: t.Optional(t.String({ description: "why it failed, timed out or was skipped" })),
-  scope: t.Optional(t.Literal("buffer", { description: "another node of the same lake (same lake_id) answered for its files; this one gave only its rows not yet flushed" })),
+  scope: t.Optional(
+    t.Literal("buffer", {
+      description:
+        "another node of the same lake (same lake_id) answered for its files; this one gave only its rows not yet flushed",
+    }),
+  ),
 });
 
 /** `meta.nodes` and `meta.partial` of an answer over coordinator.nodes (docs/ARCHITECTURE.md "Reads over several nodes"). */
@@ -106,9 +114,16 @@ export function mergeNodePages(pages: readonly NodePage[], offset: number, limit
 export const virtualFieldsJson = (m: ReadonlyMap<string, VirtualField>) => Object.fromEntries(m);
 
 export const VirtualFieldsSchema = t.Optional(
-  t.Record(t.String(), t.Object({ path: t.String(), match: t.Union([t.Literal("like"), t.Literal("equals"), t.Literal("absent"), t.Literal("present")]) }), {
-    description: "the coordinator's virtual fields of the filter (its mappings), by field id",
-  }),
+  t.Record(
+    t.String(),
+    t.Object({
+      path: t.String(),
+      match: t.Union([t.Literal("like"), t.Literal("equals"), t.Literal("absent"), t.Literal("present")]),
+    }),
+    {
+      description: "the coordinator's virtual fields of the filter (its mappings), by field id",
+    },
+  ),
 );
 
 /**
@@ -151,4 +166,5 @@ export interface OverNodes {
 }
 
 /** meta.nodes and meta.partial of a read over nodes; nothing without nodes. */
-export const nodesMeta = (g: Pick<Gathered<unknown>, "nodes" | "partial"> | undefined) => (g ? { nodes: g.nodes, partial: g.partial } : {});
+export const nodesMeta = (g: Pick<Gathered<unknown>, "nodes" | "partial"> | undefined) =>
+  g ? { nodes: g.nodes, partial: g.partial } : {};

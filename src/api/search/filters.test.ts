@@ -43,15 +43,27 @@ describe("structured search → WHERE", () => {
     [{ methods: ["INVITE", "BYE"] }, "method IN ($1, $2)", ["INVITE", "BYE"]],
     [{ response_codes: ["486", 603] }, "response_code IN ($1, $2)", [486, 603]],
     [{ src_port: "5060" }, "src_port = $1", [5060]],
-    [{ response_code: "4xx;5XX" }, "(response_code BETWEEN $1 AND $2 OR response_code BETWEEN $3 AND $4)", [400, 499, 500, 599]],
+    [
+      { response_code: "4xx;5XX" },
+      "(response_code BETWEEN $1 AND $2 OR response_code BETWEEN $3 AND $4)",
+      [400, 499, 500, 599],
+    ],
     [{ response_code: "6xx;486" }, "(response_code BETWEEN $1 AND $2 OR response_code = $3)", [600, 699, 486]],
     [{ ip: "10.0.0.1" }, "(src_ip = $1 OR dst_ip = $2)", ["10.0.0.1", "10.0.0.1"]],
-    [{ ip: "10.0.0.1;10.0.0.2" }, "(src_ip IN ($1, $2) OR dst_ip IN ($3, $4))", ["10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.2"]],
+    [
+      { ip: "10.0.0.1;10.0.0.2" },
+      "(src_ip IN ($1, $2) OR dst_ip IN ($3, $4))",
+      ["10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.2"],
+    ],
     [{ payload: "m=audio" }, "(contains(payload, $1))", ["m=audio"]],
     [{ user_agent: "Yealink" }, `(contains(json_extract_string(data_extra, '$.user_agent'), $1))`, ["Yealink"]],
     [{ ruri_user: "+4930" }, `(contains(json_extract_string(data_extra, '$.request_uri'), $1))`, ["+4930"]],
     [{ capture_id: 2001 }, `(node_id = $1 OR json_extract_string(data_extra, '$.capture_id') = $2)`, [2001, "2001"]],
-    [{ capture_id: "7;9" }, `(node_id = $1 OR json_extract_string(data_extra, '$.capture_id') = $2 OR node_id = $3 OR json_extract_string(data_extra, '$.capture_id') = $4)`, [7, "7", 9, "9"]],
+    [
+      { capture_id: "7;9" },
+      `(node_id = $1 OR json_extract_string(data_extra, '$.capture_id') = $2 OR node_id = $3 OR json_extract_string(data_extra, '$.capture_id') = $4)`,
+      [7, "7", 9, "9"],
+    ],
     [{ node: "edge-1" }, `(json_extract_string(data_extra, '$.node_name') = $1)`, ["edge-1"]],
     [{ unknown_key: "x", proto_type: 1, event_type: "call" }, "true", []],
   ])("%j", (filter, sql, params) => {
@@ -65,11 +77,15 @@ describe("structured search → WHERE", () => {
   });
 
   test("registration user_agent is a column", () => {
-    expect(buildWhere(input({ user_agent: "x" }, { eventType: "registration", columns: REG_COLS })).sql).toBe("(contains(user_agent, $1))");
+    expect(buildWhere(input({ user_agent: "x" }, { eventType: "registration", columns: REG_COLS })).sql).toBe(
+      "(contains(user_agent, $1))",
+    );
   });
 
   test("virtual like/equals/absent/present with quoted hyphenated keys", () => {
-    const w = buildWhere(input({ virtual: { from_tag: "t1", x_leg: "b" }, virtual_absent: ["pai"], virtual_present: ["from_tag"] }));
+    const w = buildWhere(
+      input({ virtual: { from_tag: "t1", x_leg: "b" }, virtual_absent: ["pai"], virtual_present: ["from_tag"] }),
+    );
     expect(w.sql).toContain(`json_extract_string(data_extra, '$.from_tag') = $1`);
     expect(w.sql).toContain(`contains(json_extract_string(data_extra, '$.custom_headers."X-Leg"'), $2)`);
     expect(w.sql).toContain(`json_extract_string(data_extra, '$.pai_user') IS NULL`);
@@ -77,8 +93,14 @@ describe("structured search → WHERE", () => {
   });
 
   test("virtual handling is skipped for OTLP and line protocol; LP takes only a payload substring", () => {
-    expect(buildWhere(input({ virtual: { from_tag: "x" }, virtual_present: ["from_tag"], call_id: "y" }, { protoType: 201 })).sql).toBe("true");
-    const lp = input({ payload: "cpu", call_id: "y" }, { protoType: 300, eventType: "main__cpu", columns: new Set(["time", "host", 'odd"name']) });
+    expect(
+      buildWhere(input({ virtual: { from_tag: "x" }, virtual_present: ["from_tag"], call_id: "y" }, { protoType: 201 }))
+        .sql,
+    ).toBe("true");
+    const lp = input(
+      { payload: "cpu", call_id: "y" },
+      { protoType: 300, eventType: "main__cpu", columns: new Set(["time", "host", 'odd"name']) },
+    );
     expect(buildWhere(lp).sql).toBe(`(contains(CAST(ROW("time", "host", "odd""name") AS VARCHAR), $1))`);
   });
 
@@ -100,7 +122,8 @@ describe("structured search → WHERE", () => {
  * must never become one.
  */
 describe("structured search → point lookups", () => {
-  const lookups = (filter: Record<string, unknown>, o: Partial<FilterInput> = {}) => buildWhere(input(filter, o)).lookups;
+  const lookups = (filter: Record<string, unknown>, o: Partial<FilterInput> = {}) =>
+    buildWhere(input(filter, o)).lookups;
   test("exact Call-ID, caller, callee and addresses are lookups, AND-ed", () => {
     expect(lookups({ call_id: "a@h;b@h" })).toEqual([{ columns: ["session_id"], values: ["a@h", "b@h"] }]);
     expect(lookups({ from_user: "110", to_user: "220", src_ip: "10.0.0.1" })).toEqual([
@@ -108,8 +131,12 @@ describe("structured search → point lookups", () => {
       { columns: ["callee"], values: ["220"] },
       { columns: ["src_ip"], values: ["10.0.0.1"] },
     ]);
-    expect(lookups({ ip: "10.0.0.1;10.0.0.2" })).toEqual([{ columns: ["src_ip", "dst_ip"], values: ["10.0.0.1", "10.0.0.2"] }]);
-    expect(lookups({ call_id: "x@h" }, { eventType: "default" })).toEqual([{ columns: ["session_id", "cid"], values: ["x@h"] }]);
+    expect(lookups({ ip: "10.0.0.1;10.0.0.2" })).toEqual([
+      { columns: ["src_ip", "dst_ip"], values: ["10.0.0.1", "10.0.0.2"] },
+    ]);
+    expect(lookups({ call_id: "x@h" }, { eventType: "default" })).toEqual([
+      { columns: ["session_id", "cid"], values: ["x@h"] },
+    ]);
   });
   test("patterns, substring filters, empty values and missing columns are not", () => {
     expect(lookups({ call_id: "abc%" })).toBeUndefined();

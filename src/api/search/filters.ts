@@ -89,7 +89,8 @@ function exactOrLike(b: Builder, exprs: string[], values: string[]): string | un
 }
 
 const jsonPath = (path: string): string => {
-  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(path)) throw new AppError("VALIDATION", `virtual path "${path}" is invalid`);
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(path))
+    throw new AppError("VALIDATION", `virtual path "${path}" is invalid`);
   // Hyphenated keys are quoted in the JSON path (spec "Virtual block").
   return (
     "$." +
@@ -110,7 +111,8 @@ const toInt = (v: unknown): number | undefined => {
 
 function intList(b: Builder, col: string, v: unknown, key: string): string | undefined {
   const vals = splitValues(v).map((x) => toInt(x));
-  if (vals.some((x) => x === undefined)) throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
+  if (vals.some((x) => x === undefined))
+    throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
   if (vals.length === 0) return undefined;
   return vals.length === 1 ? `${col} = ${b.p(vals[0]!)}` : `${col} IN (${vals.map((x) => b.p(x!)).join(", ")})`;
 }
@@ -151,7 +153,8 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
     case "sid": {
       const cols = input.eventType === "default" || input.protoType !== 1 ? ["session_id", "cid"] : ["session_id"];
       const values = splitValues(v);
-      if (cols.length === 1 && values.length > 0 && values.every((x) => !x.includes("%"))) b.sessionIds = [...(b.sessionIds ?? []), ...values];
+      if (cols.length === 1 && values.length > 0 && values.every((x) => !x.includes("%")))
+        b.sessionIds = [...(b.sessionIds ?? []), ...values];
       b.lookup(cols, values, true);
       return exactOrLike(b, cols, values);
     }
@@ -202,14 +205,21 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
     case "node_id": {
       const vals = splitValues(v);
       if (vals.length === 0) return undefined;
-      const ors = vals.map((x) => (toInt(x) !== undefined ? `(node_id = ${b.p(toInt(x)!)} OR ${extra("node_name")} = ${b.p(x)})` : `${extra("node_name")} = ${b.p(x)}`));
+      const ors = vals.map((x) =>
+        toInt(x) !== undefined
+          ? `(node_id = ${b.p(toInt(x)!)} OR ${extra("node_name")} = ${b.p(x)})`
+          : `${extra("node_name")} = ${b.p(x)}`,
+      );
       return `(${ors.join(" OR ")})`;
     }
     case "capture_id": {
       // HEP ingest writes the capture id into node_id and data_extra.capture_id; rows from other
       // writers (line protocol into a HEP table) may carry it in data_extra only (docs/API.md "Search form request").
       const ids = splitValues(v).map((x) => toInt(x));
-      if (ids.some((x) => x === undefined)) throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
+      if (ids.some((x) => x === undefined))
+        throw new AppError("VALIDATION", `filter.${key}: expected integers`, {
+          details: { fields: [`filter.${key}`] },
+        });
       if (ids.length === 0) return undefined;
       return `(${ids.map((id) => `node_id = ${b.p(id!)} OR ${extra("capture_id")} = ${b.p(String(id))}`).join(" OR ")})`;
     }
@@ -260,7 +270,9 @@ function virtualConditions(b: Builder, input: FilterInput): void {
       if (!vf) continue;
       const expr = extra(vf.path);
       b.add(
-        present ? `(${expr} IS NOT NULL AND ${expr} <> '' AND ${expr} <> 'null')` : `(${expr} IS NULL OR ${expr} = '' OR ${expr} = 'null')`,
+        present
+          ? `(${expr} IS NOT NULL AND ${expr} <> '' AND ${expr} <> 'null')`
+          : `(${expr} IS NULL OR ${expr} = '' OR ${expr} = 'null')`,
         present ? `virtual_present.${id}` : `virtual_absent.${id}`,
       );
     }
@@ -297,5 +309,11 @@ export function buildWhere(input: FilterInput): WhereClause {
   }
   // Rule 3: no virtual handling for 200-202 and 300.
   if (!otlpOrLp && !lp) virtualConditions(b, input);
-  return { sql: b.parts.length ? b.parts.join(" AND ") : "true", params: b.params, applied: b.applied, ...(b.sessionIds ? { sessionIds: b.sessionIds } : {}), ...lookupsOf(b, input.columns) };
+  return {
+    sql: b.parts.length ? b.parts.join(" AND ") : "true",
+    params: b.params,
+    applied: b.applied,
+    ...(b.sessionIds ? { sessionIds: b.sessionIds } : {}),
+    ...lookupsOf(b, input.columns),
+  };
 }

@@ -1,4 +1,13 @@
-import { AppError, bucketGrid, bucketLabel, chooseBucketWidth, MAX_BUCKETS, parseBucketWidth, type BucketGrid, type TableDef } from "../../core/index.ts";
+import {
+  AppError,
+  bucketGrid,
+  bucketLabel,
+  chooseBucketWidth,
+  MAX_BUCKETS,
+  parseBucketWidth,
+  type BucketGrid,
+  type TableDef,
+} from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import type { SearchRequest, SearchService } from "./service.ts";
 
@@ -54,7 +63,11 @@ const has = (def: TableDef, c: string) => def.columns.some((x) => x.name === c);
 function groupExpr(def: TableDef, groupBy: GroupBy): string {
   if (groupBy === "none") return "NULL";
   if (!has(def, "method") || !has(def, "response_code")) {
-    throw new AppError("VALIDATION", `group_by ${groupBy}: table ${def.schema}.${def.name} has no SIP method or response code; use group_by none`, { details: { fields: ["group_by"] } });
+    throw new AppError(
+      "VALIDATION",
+      `group_by ${groupBy}: table ${def.schema}.${def.name} has no SIP method or response code; use group_by none`,
+      { details: { fields: ["group_by"] } },
+    );
   }
   const cls = `CAST(response_code // 100 AS VARCHAR) || 'xx'`;
   const isResponse = "response_code BETWEEN 100 AND 699";
@@ -67,7 +80,16 @@ function groupExpr(def: TableDef, groupBy: GroupBy): string {
 
 /** Display order: requests (largest first), then response classes in order, then the rest. */
 function orderGroups(totals: Map<string, number>, groupBy: GroupBy): string[] {
-  const rank = (k: string) => (k === "request" ? 0 : CLASSES.includes(k) ? 1 + CLASSES.indexOf(k) : k === OTHER ? 99 : groupBy === "method" ? 0 : 50);
+  const rank = (k: string) =>
+    k === "request"
+      ? 0
+      : CLASSES.includes(k)
+        ? 1 + CLASSES.indexOf(k)
+        : k === OTHER
+          ? 99
+          : groupBy === "method"
+            ? 0
+            : 50;
   return [...totals.keys()].sort((a, b) => rank(a) - rank(b) || totals.get(b)! - totals.get(a)! || a.localeCompare(b));
 }
 
@@ -112,9 +134,13 @@ export class HistogramService {
     }
     const grid = bucketGrid(req.fromMs, req.toMs, w.ms, (req.utcOffsetMin ?? 0) * 60_000);
     if (grid.count > MAX_BUCKETS) {
-      throw new AppError("VALIDATION", `interval: ${w.label} over this range gives ${grid.count} buckets, at most ${MAX_BUCKETS}: choose a wider interval or leave it out`, {
-        details: { fields: ["interval"] },
-      });
+      throw new AppError(
+        "VALIDATION",
+        `interval: ${w.label} over this range gives ${grid.count} buckets, at most ${MAX_BUCKETS}: choose a wider interval or leave it out`,
+        {
+          details: { fields: ["interval"] },
+        },
+      );
     }
     return grid;
   }
@@ -150,11 +176,20 @@ export class HistogramService {
       const sql =
         `SELECT LEAST($${n + 5}::BIGINT, (epoch_us(${time}) - $${n + 3}::BIGINT) // $${n + 4}::BIGINT) AS b, ${groupExpr(def, req.groupBy)} AS g, count(*) AS n ` +
         `FROM (${scan}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) GROUP BY ALL`;
-      const r = await lake.query(sql, [...where.params, fromUs, toUs, grid.originMs * 1000, grid.widthMs * 1000, grid.count - 1], {
-        timeoutMs: this.timeoutMs,
-        narrowHint: "narrow the time range or the filter",
-      });
-      for (const row of r.rows) cells.push({ b: Number(row.b), g: row.g === null || row.g === undefined ? null : String(row.g), n: Number(row.n) });
+      const r = await lake.query(
+        sql,
+        [...where.params, fromUs, toUs, grid.originMs * 1000, grid.widthMs * 1000, grid.count - 1],
+        {
+          timeoutMs: this.timeoutMs,
+          narrowHint: "narrow the time range or the filter",
+        },
+      );
+      for (const row of r.rows)
+        cells.push({
+          b: Number(row.b),
+          g: row.g === null || row.g === undefined ? null : String(row.g),
+          n: Number(row.n),
+        });
     }
     return { cells, table: target.key };
   }
@@ -165,7 +200,11 @@ export class HistogramService {
     const totals = new Map<string, number>();
     for (const c of cells) if (c.g !== null) totals.set(c.g, (totals.get(c.g) ?? 0) + c.n);
     const fold = foldGroups(totals);
-    const buckets: HistogramBucket[] = Array.from({ length: grid.count }, (_x, i) => ({ start_ms: grid.originMs + i * grid.widthMs, count: 0, groups: {} }));
+    const buckets: HistogramBucket[] = Array.from({ length: grid.count }, (_x, i) => ({
+      start_ms: grid.originMs + i * grid.widthMs,
+      count: 0,
+      groups: {},
+    }));
     const folded = new Map<string, number>();
     let total = 0;
     for (const c of cells) {

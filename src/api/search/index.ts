@@ -43,7 +43,13 @@ export { noLakeError } from "./no-lake.ts";
 export { lakeMessage, NodeMessageBody } from "./message-by-uuid.ts";
 export { NodeOtlpBody, otlpRelated } from "./otlp-related.ts";
 export { NodeSearchBody, nodeSearchAnswer, transactionSearchRoute } from "./list-routes.ts";
-export { nodeReads, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, type NodeReadDeps } from "./node-reads.ts";
+export {
+  nodeReads,
+  NodeCallReportsBody,
+  NodeCallRowsBody,
+  NodeHistogramBody,
+  type NodeReadDeps,
+} from "./node-reads.ts";
 
 /** This process's lake, for a read that has no nodes to ask (a coordinator without either answers 503). */
 const ownLake = (lake: Lake | undefined, what: string): Lake => {
@@ -59,7 +65,11 @@ const SessionBody = t.Object(
     proto_type: t.Optional(t.Integer()),
     event_type: t.Optional(t.String()),
     timestamp: searchWindow(),
-    whitelist: t.Optional(t.Array(t.String(), { description: "IP addresses to EXCLUDE (despite the name; docs/API.md, Exports and share links)" })),
+    whitelist: t.Optional(
+      t.Array(t.String(), {
+        description: "IP addresses to EXCLUDE (despite the name; docs/API.md, Exports and share links)",
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -78,12 +88,21 @@ export interface SearchDeps {
 export function searchServices(deps: SearchDeps) {
   const timeoutMs = deps.config.coordinator.query_timeout_sec * 1000;
   const maxResultBytes = deps.config.coordinator.query.max_result_bytes;
-  const search = new SearchService(deps.lake, deps.settings, deps.config.storage.lakehouse.search, timeoutMs, maxResultBytes);
+  const search = new SearchService(
+    deps.lake,
+    deps.settings,
+    deps.config.storage.lakehouse.search,
+    timeoutMs,
+    maxResultBytes,
+  );
   const transactions = new TransactionService(
     deps.lake,
     deps.settings,
     search,
-    { headers: deps.config.coordinator.correlation.headers, b2buaSuffixes: deps.config.coordinator.correlation.b2bua_suffixes },
+    {
+      headers: deps.config.coordinator.correlation.headers,
+      b2buaSuffixes: deps.config.coordinator.correlation.b2bua_suffixes,
+    },
     timeoutMs,
     maxResultBytes,
     deps.overNodes,
@@ -94,7 +113,10 @@ export function searchServices(deps: SearchDeps) {
 /** Transactions tag: the list routes (list-routes.ts), the call view (messages, QoS, events, OpenTelemetry) and messages by id (message-routes.ts). */
 export function searchRoutes(deps: SearchDeps) {
   const { search, transactions } = searchServices(deps);
-  const reportOptions = { timeoutMs: deps.config.coordinator.query_timeout_sec * 1000, maxResultBytes: deps.config.coordinator.query.max_result_bytes };
+  const reportOptions = {
+    timeoutMs: deps.config.coordinator.query_timeout_sec * 1000,
+    maxResultBytes: deps.config.coordinator.query.max_result_bytes,
+  };
   const histograms = new HistogramService(deps.lake, search, deps.config.coordinator.query_timeout_sec * 1000);
   const sessionRequest = (body: typeof SessionBody.static, username: string) => {
     const w = body.timestamp ? window(body.timestamp.from, body.timestamp.to, "timestamp.") : undefined;
@@ -117,7 +139,15 @@ export function searchRoutes(deps: SearchDeps) {
       async ({ body, auth }) => {
         const r = await transactions.messages(sessionRequest(body, auth.username));
         return {
-          data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup, time_shift: r.time_shift },
+          data: {
+            items: r.items,
+            keys: r.keys,
+            sessions: r.sessions,
+            hosts: r.hosts,
+            window: r.window,
+            lookup: r.lookup,
+            time_shift: r.time_shift,
+          },
           meta: {
             pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false },
             ...nodesMeta(r.nodes ? { nodes: r.nodes, partial: r.partial === true } : undefined),
@@ -138,7 +168,15 @@ export function searchRoutes(deps: SearchDeps) {
         const scope = callScope(call);
         const acc = new NodeAcc(call);
         const read = reportRowsReader(deps.lake, reportOptions, deps.overNodes, acc);
-        const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
+        const rows: Array<{
+          proto: number;
+          ts_ms: number;
+          src_ip: string;
+          src_port: number;
+          dst_ip: string;
+          dst_port: number;
+          payload: string;
+        }> = [];
         for (const proto of mediaProtos()) {
           for (const x of (await read(hepTableKey(proto), scope, "qos", true)).rows) {
             const row = {
@@ -151,19 +189,29 @@ export function searchRoutes(deps: SearchDeps) {
               payload: String(x.payload ?? ""),
             };
             // RTCP binary or JSON → one JSON form with the derived figures (docs/CALL-VIEW.md "Binary RTCP").
-            if (proto === 5) row.payload = rtcpPayloadText(row.payload, x.payload_encoding, row.ts_ms, rtcpClockRate(endpoints, row));
+            if (proto === 5)
+              row.payload = rtcpPayloadText(row.payload, x.payload_encoding, row.ts_ms, rtcpClockRate(endpoints, row));
             rows.push(row);
           }
         }
         return {
-          data: { streams: markComputedFromRtp(buildStreams(rows, endpoints), rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length },
+          data: {
+            streams: markComputedFromRtp(buildStreams(rows, endpoints), rows),
+            media: endpoints,
+            sessions: call.sessions,
+            window: call.window,
+            reports: rows.length,
+          },
           ...(call.nodes ? { meta: acc.meta() } : {}),
         };
       },
       {
         body: SessionBody,
         response: { 200: TransactionQosResponse, ...errors(400, 401, 404), 413: ErrorResponse },
-        detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" },
+        detail: {
+          tags: ["Transactions"],
+          summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series",
+        },
       },
     )
     .post(
@@ -172,8 +220,17 @@ export function searchRoutes(deps: SearchDeps) {
         const call = await transactions.messages(sessionRequest(body, auth.username));
         const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
         const acc = new NodeAcc(call);
-        const r = await callEvents(reportRowsReader(deps.lake, reportOptions, deps.overNodes, acc), search, callScope(call), endpoints, MAX_EVENTS);
-        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() } };
+        const r = await callEvents(
+          reportRowsReader(deps.lake, reportOptions, deps.overNodes, acc),
+          search,
+          callScope(call),
+          endpoints,
+          MAX_EVENTS,
+        );
+        return {
+          data: { items: r.items, sessions: call.sessions, window: call.window },
+          meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() },
+        };
       },
       {
         body: SessionBody,
@@ -189,10 +246,22 @@ export function searchRoutes(deps: SearchDeps) {
       async ({ body, auth }) => {
         const call = await transactions.messages(sessionRequest(body, auth.username));
         const acc = new NodeAcc(call);
-        const over = deps.overNodes ? await otlpOverNodes(deps.lake, deps.overNodes, call, MAX_EVENTS, reportOptions) : undefined;
+        const over = deps.overNodes
+          ? await otlpOverNodes(deps.lake, deps.overNodes, call, MAX_EVENTS, reportOptions)
+          : undefined;
         if (over) acc.add(over.gathered);
-        const r = over ?? (await otlpRelated(ownLake(deps.lake, "OpenTelemetry rows without coordinator.nodes"), call, MAX_EVENTS, reportOptions));
-        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() } };
+        const r =
+          over ??
+          (await otlpRelated(
+            ownLake(deps.lake, "OpenTelemetry rows without coordinator.nodes"),
+            call,
+            MAX_EVENTS,
+            reportOptions,
+          ));
+        return {
+          data: { items: r.items, sessions: call.sessions, window: call.window },
+          meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() },
+        };
       },
       {
         body: SessionBody,

@@ -7,11 +7,19 @@ import type { QosStream } from "./qos.ts";
  */
 export type QosStreamWithSource = QosStream & { computed_from_rtp: boolean };
 
-const addrKey = (r: { proto: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number }) => `${r.proto}|${r.src_ip}:${r.src_port}>${r.dst_ip}:${r.dst_port}`;
+const addrKey = (r: { proto: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number }) =>
+  `${r.proto}|${r.src_ip}:${r.src_port}>${r.dst_ip}:${r.dst_port}`;
 
 export function markComputedFromRtp(
   streams: readonly QosStream[],
-  rows: ReadonlyArray<{ proto: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }>,
+  rows: ReadonlyArray<{
+    proto: number;
+    src_ip: string;
+    src_port: number;
+    dst_ip: string;
+    dst_port: number;
+    payload: string;
+  }>,
 ): QosStreamWithSource[] {
   const fromRtp = new Set(rows.filter((r) => r.proto !== 5 && /"source"\s*:\s*"rtp"/.test(r.payload)).map(addrKey));
   return streams.map((s) => ({ ...s, computed_from_rtp: fromRtp.has(addrKey(s)) }));

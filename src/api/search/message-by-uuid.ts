@@ -14,20 +14,32 @@ import type { SearchService } from "./service.ts";
  */
 export const NodeMessageBody = t.Object({
   uuid: t.String({ pattern: "^[0-9a-fA-F-]{36}$" }),
-  buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+  buffer_only: t.Optional(
+    t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" }),
+  ),
 });
 
 const UUID = /^[0-9a-fA-F-]{36}$/;
 
 /** The message as a search row of this lake, or undefined: files are pruned by the uuid column's statistics (UUIDv7 sorts by time). */
-export async function lakeMessage(lake: Lake, search: SearchService, id: string, bufferOnly = false): Promise<Record<string, unknown> | undefined> {
+export async function lakeMessage(
+  lake: Lake,
+  search: SearchService,
+  id: string,
+  bufferOnly = false,
+): Promise<Record<string, unknown> | undefined> {
   if (!UUID.test(id)) return undefined;
   const uuid = id.toLowerCase();
   for (const def of lake.tables()) {
     if (!def.columns.some((c) => c.name === "uuid")) continue;
     const key = `${def.schema}.${def.name}`;
-    const scan = await lake.scanSql(key, { prune: { column: "uuid", min: uuid, max: uuid }, ...(bufferOnly ? { files: false as const, buffer: true } : {}) });
-    const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
+    const scan = await lake.scanSql(key, {
+      prune: { column: "uuid", min: uuid, max: uuid },
+      ...(bufferOnly ? { files: false as const, buffer: true } : {}),
+    });
+    const cols = def.columns
+      .map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`))
+      .join(", ");
     const r = await lake.query(`SELECT ${cols} FROM (${scan}) t WHERE uuid = $1`, [uuid]);
     if (r.rows[0]) return search.toItem(r.rows[0], 0, def, key);
   }
@@ -56,16 +68,24 @@ export async function findMessage(
   });
   const found = g.answers.find((a) => a.value.item);
   if (!found) {
-    const missing = g.nodes.filter((n) => n.status === "failed" || n.status === "timeout").map((n) => `${n.name} ${n.status === "timeout" ? "timed out" : "failed"}`);
-    throw new AppError("NOT_FOUND", `no message ${id}${missing.length ? ` on the nodes that answered (${missing.join("; ")})` : ""}`, missing.length ? { details: { nodes: g.nodes } } : undefined);
+    const missing = g.nodes
+      .filter((n) => n.status === "failed" || n.status === "timeout")
+      .map((n) => `${n.name} ${n.status === "timeout" ? "timed out" : "failed"}`);
+    throw new AppError(
+      "NOT_FOUND",
+      `no message ${id}${missing.length ? ` on the nodes that answered (${missing.join("; ")})` : ""}`,
+      missing.length ? { details: { nodes: g.nodes } } : undefined,
+    );
   }
   const item: Record<string, unknown> = { ...found.value.item!, node: found.name };
   // A node's row names its addresses by this coordinator's aliases, as the list search's rows (src/cluster/fan-out.ts).
   if (found.name !== "local") {
     const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
     const aliases = deps.settings.aliases;
-    if (typeof item.src_ip === "string") item.src_alias = aliases.resolveAlias(item.src_ip, int(item.src_port), int(item.capture_id)) ?? null;
-    if (typeof item.dst_ip === "string") item.dst_alias = aliases.resolveAlias(item.dst_ip, int(item.dst_port), int(item.capture_id)) ?? null;
+    if (typeof item.src_ip === "string")
+      item.src_alias = aliases.resolveAlias(item.src_ip, int(item.src_port), int(item.capture_id)) ?? null;
+    if (typeof item.dst_ip === "string")
+      item.dst_alias = aliases.resolveAlias(item.dst_ip, int(item.dst_port), int(item.capture_id)) ?? null;
   }
   return { item, gathered: g };
 }

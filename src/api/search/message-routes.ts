@@ -10,7 +10,12 @@ import { DecodedMessageResponse, MessageResponse } from "./model.ts";
 import type { SearchService } from "./service.ts";
 
 /** `GET /messages/{id}` and its decoded form: one message by uuid, over coordinator.nodes too (message-by-uuid.ts). */
-export function messageRoutes(deps: { lake: Lake | undefined; search: SearchService; settings: SettingsStore; over: OverNodes | undefined }) {
+export function messageRoutes(deps: {
+  lake: Lake | undefined;
+  search: SearchService;
+  settings: SettingsStore;
+  over: OverNodes | undefined;
+}) {
   const message = (id: string) => findMessage(deps, id);
   return new Elysia({ name: "svc-messages" })
     .use(authContext)
@@ -42,13 +47,23 @@ export function messageRoutes(deps: { lake: Lake | undefined; search: SearchServ
             decoded = { text: payload };
           }
         }
-        const data = { uuid: m.uuid == null ? null : String(m.uuid), proto_type: m.proto_type == null ? null : Number(m.proto_type), decoded };
-        return { data, ...(found.gathered ? { meta: { nodes: found.gathered.nodes, partial: found.gathered.partial } } : {}) };
+        const data = {
+          uuid: m.uuid == null ? null : String(m.uuid),
+          proto_type: m.proto_type == null ? null : Number(m.proto_type),
+          decoded,
+        };
+        return {
+          data,
+          ...(found.gathered ? { meta: { nodes: found.gathered.nodes, partial: found.gathered.partial } } : {}),
+        };
       },
       {
         params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
         response: { 200: DecodedMessageResponse, ...errors(401, 404) },
-        detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" },
+        detail: {
+          tags: ["Transactions"],
+          summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)",
+        },
       },
     );
 }

@@ -11,7 +11,9 @@ import { MediaEndpointSchema, QosStreamSchema } from "./qos.ts";
 const nullableNumber = (description: string) => t.Union([t.Number(), t.Null()], { description });
 
 export const CallEventQosSchema = t.Object({
-  jitter: nullableNumber("jitter as the report carries it: RTCP interarrival jitter in RTP timestamp units (RFC 3550 §6.4.1), ms in agent media reports"),
+  jitter: nullableNumber(
+    "jitter as the report carries it: RTCP interarrival jitter in RTP timestamp units (RFC 3550 §6.4.1), ms in agent media reports",
+  ),
   fraction_lost: nullableNumber("fraction lost since the previous report, fixed point /256"),
   loss_pct: nullableNumber("the same as a percentage (one decimal)"),
   packets_lost: nullableNumber("cumulative packets lost"),
@@ -24,34 +26,54 @@ export const CallEventSchema = t.Object(
     uuid: t.String(),
     timestamp_us: t.Number({ description: "capture time, epoch microseconds" }),
     kind: t.Union([t.Literal("rtcp"), t.Literal("media"), t.Literal("log")], {
-      description: "rtcp: HEP 5 RTCP report; media: HEP 34/35 media report of an RTP agent (MOS full report); log: HEP 100 log line",
+      description:
+        "rtcp: HEP 5 RTCP report; media: HEP 34/35 media report of an RTP agent (MOS full report); log: HEP 100 log line",
     }),
     summary: t.String({
       description:
         "one line for the timeline: RTCP type, jitter, loss, lost packets, MOS; for a media report MOS, lost packets, jitter (and 'synthetic' when the report is marked so); or the log text (at most 300 characters)",
     }),
-    qos: t.Union([CallEventQosSchema, t.Null()], { description: "the report's numbers (RTCP or media report); null for logs and undecodable reports" }),
+    qos: t.Union([CallEventQosSchema, t.Null()], {
+      description: "the report's numbers (RTCP or media report); null for logs and undecodable reports",
+    }),
     proto_type: t.Union([t.Integer(), t.Null()]),
     src_ip: t.Union([t.String(), t.Null()]),
     src_port: t.Union([t.Integer(), t.Null()]),
     dst_ip: t.Union([t.String(), t.Null()]),
     dst_port: t.Union([t.Integer(), t.Null()]),
     node_id: t.Union([t.Integer(), t.Null()], { description: "HEP capture id of the agent that sent the row" }),
-    session_id: t.Union([t.String(), t.Null()], { description: "the HEP correlation id (for RTCP and logs: the Call-ID it belongs to)" }),
+    session_id: t.Union([t.String(), t.Null()], {
+      description: "the HEP correlation id (for RTCP and logs: the Call-ID it belongs to)",
+    }),
     payload: t.Union([t.String(), t.Null()], { description: "the whole report or log text" }),
   },
-  { additionalProperties: true, description: "every other column of the row as in POST /transactions/messages (timestamp, cid, data_extra, …)" },
+  {
+    additionalProperties: true,
+    description: "every other column of the row as in POST /transactions/messages (timestamp, cid, data_extra, …)",
+  },
 );
 
 export const CallEventsResponse = t.Object({
   data: t.Object({
     items: t.Array(CallEventSchema),
-    sessions: t.Array(t.String(), { description: "the call's Call-IDs (correlated legs included) the events were matched by" }),
-    window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description: "the time window searched (the transaction.range setting around the call)" }),
+    sessions: t.Array(t.String(), {
+      description: "the call's Call-IDs (correlated legs included) the events were matched by",
+    }),
+    window: t.Object(
+      { from_ms: t.Integer(), to_ms: t.Integer() },
+      { description: "the time window searched (the transaction.range setting around the call)" },
+    ),
   }),
   meta: t.Object({
-    pagination: t.Object({ limit: t.Integer(), total: t.Integer({ description: "events of the call; more than the items when the limit cut them" }) }),
-    nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did over the call's questions" })),
+    pagination: t.Object({
+      limit: t.Integer(),
+      total: t.Integer({ description: "events of the call; more than the items when the limit cut them" }),
+    }),
+    nodes: t.Optional(
+      t.Array(NodeReportSchema, {
+        description: "with coordinator.nodes: what each node did over the call's questions",
+      }),
+    ),
     partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its legs and reports are missing" })),
   }),
 });
@@ -70,7 +92,9 @@ const nullableInteger = (description: string) => t.Union([t.Integer(), t.Null()]
  */
 export const MessageDataExtraSchema = t.Object(
   {
-    node_name: t.Optional(t.String({ description: "HEP node name (chunk 0x0013) of the agent that captured the packet" })),
+    node_name: t.Optional(
+      t.String({ description: "HEP node name (chunk 0x0013) of the agent that captured the packet" }),
+    ),
     capture_id: t.Optional(t.Integer({ description: "HEP capture id (chunk 0x000c) of that agent; absent when 0" })),
     cseq: t.Optional(t.Integer({ description: "the CSeq number of a SIP message" })),
   },
@@ -112,7 +136,8 @@ export const TransactionMessageSchema = t.Object(
     cid: nullableString("correlation id (X-CID or a configured header, or the HEP correlation id)"),
     payload: nullableString("the whole message (base64 when data_extra.payload_encoding says so)"),
     data_extra: t.Union([MessageDataExtraSchema, t.String(), t.Null()], {
-      description: "the row's data_extra JSON parsed (node_name, capture_id, cseq, from_tag, …); its text when it is not JSON; null when none",
+      description:
+        "the row's data_extra JSON parsed (node_name, capture_id, cseq, from_tag, …); its text when it is not JSON; null when none",
     }),
     src_alias: nullableString('IP alias name of the source (docs/ADMIN.md "IP aliases")'),
     dst_alias: nullableString("IP alias name of the destination"),
@@ -129,12 +154,19 @@ export const TransactionMessagesResponse = t.Object({
     items: t.Array(TransactionMessageSchema, { description: "the messages, oldest first" }),
     keys: t.Array(t.String(), { description: "the column names of the items" }),
     sessions: t.Array(t.String(), { description: "the Call-IDs of the call and its correlated legs" }),
-    hosts: t.Array(t.Object({ ip: t.String(), alias: t.Union([t.String(), t.Null()]) }), { description: "the call's addresses and their alias names" }),
-    window: WindowSchema("the time window searched (the transaction.range setting around the call)"),
-    lookup: WindowSchema("where the selected messages were looked for: the request's range widened by message_from/message_to"),
-    time_shift: t.Union([t.Object({ messages: t.Integer(), shifts_us: t.Array(t.Number()), note: t.String() }), t.Null()], {
-      description: 'set when some message\'s time was shifted at ingest (docs/CALL-VIEW.md "Shifted times")',
+    hosts: t.Array(t.Object({ ip: t.String(), alias: t.Union([t.String(), t.Null()]) }), {
+      description: "the call's addresses and their alias names",
     }),
+    window: WindowSchema("the time window searched (the transaction.range setting around the call)"),
+    lookup: WindowSchema(
+      "where the selected messages were looked for: the request's range widened by message_from/message_to",
+    ),
+    time_shift: t.Union(
+      [t.Object({ messages: t.Integer(), shifts_us: t.Array(t.Number()), note: t.String() }), t.Null()],
+      {
+        description: 'set when some message\'s time was shifted at ingest (docs/CALL-VIEW.md "Shifted times")',
+      },
+    ),
   }),
   meta: t.Object({
     pagination: t.Object({ limit: t.Integer(), total: t.Integer(), total_exact: t.Boolean(), has_more: t.Boolean() }),
@@ -146,7 +178,14 @@ export const TransactionMessagesResponse = t.Object({
 export const TransactionQosResponse = t.Object({
   data: t.Object({
     streams: t.Array(
-      t.Composite([QosStreamSchema, t.Object({ computed_from_rtp: t.Boolean({ description: 'computed by a PCAP import from the capture\'s RTP (docs/CALL-VIEW.md "Computed from RTP")' }) })]),
+      t.Composite([
+        QosStreamSchema,
+        t.Object({
+          computed_from_rtp: t.Boolean({
+            description: 'computed by a PCAP import from the capture\'s RTP (docs/CALL-VIEW.md "Computed from RTP")',
+          }),
+        }),
+      ]),
     ),
     media: t.Array(MediaEndpointSchema, { description: "RTP and RTCP endpoints offered in the call's SDP bodies" }),
     sessions: t.Array(t.String()),
@@ -158,7 +197,9 @@ export const TransactionQosResponse = t.Object({
 
 /** Response of `GET /messages/{id}`: the message's row, every column of its table (node added over nodes). */
 export const MessageResponse = t.Object({
-  data: t.Record(t.String(), t.Unknown(), { description: "every column of the message's table; over coordinator.nodes also `node`" }),
+  data: t.Record(t.String(), t.Unknown(), {
+    description: "every column of the message's table; over coordinator.nodes also `node`",
+  }),
   meta: t.Optional(t.Object(NodesMetaMembers)),
 });
 
@@ -167,7 +208,10 @@ export const DecodedMessageResponse = t.Object({
   data: t.Object({
     uuid: t.Union([t.String(), t.Null()]),
     proto_type: t.Union([t.Integer(), t.Null()]),
-    decoded: t.Unknown({ description: "SIP: firstLine, kind, headers, body, bodyLength (and the parsed fields or the parse error); a JSON payload parsed; else {text}" }),
+    decoded: t.Unknown({
+      description:
+        "SIP: firstLine, kind, headers, body, bodyLength (and the parsed fields or the parse error); a JSON payload parsed; else {text}",
+    }),
   }),
   meta: t.Optional(t.Object(NodesMetaMembers)),
 });

@@ -24,7 +24,12 @@ export interface FileSpan {
  * Only for unfiltered reads (a filter may match none of them). Undefined when no such N rows exist.
  */
 export function provenFloor(files: readonly FileSpan[], fromUs: number, toUs: number, n: number): number | undefined {
-  const inside = files.filter((f): f is FileSpan & { minUs: number; maxUs: number } => f.minUs !== null && f.maxUs !== null && f.minUs >= fromUs && f.maxUs <= toUs).sort((a, b) => b.minUs - a.minUs);
+  const inside = files
+    .filter(
+      (f): f is FileSpan & { minUs: number; maxUs: number } =>
+        f.minUs !== null && f.maxUs !== null && f.minUs >= fromUs && f.maxUs <= toUs,
+    )
+    .sort((a, b) => b.minUs - a.minUs);
   let rows = 0;
   for (const f of inside) {
     rows += f.timedRows;
@@ -97,12 +102,23 @@ export class NewestGroups<F extends FileSpan> {
  * The `limit` newest rows of `a` and `b` (each already newest first), ties broken by `tie`
  * descending so repeats give the same rows.
  */
-export function mergeNewest<R extends Record<string, unknown>>(a: readonly R[], b: readonly R[], limit: number, time: string, tie: string | undefined): R[] {
+export function mergeNewest<R extends Record<string, unknown>>(
+  a: readonly R[],
+  b: readonly R[],
+  limit: number,
+  time: string,
+  tie: string | undefined,
+): R[] {
   return [...a, ...b].sort((x, y) => compareNewest(x, y, time, tie)).slice(0, limit);
 }
 
 /** Newest first, then `tie` descending (the order of `ORDER BY time DESC, tie DESC`). */
-export function compareNewest(x: Record<string, unknown>, y: Record<string, unknown>, time: string, tie: string | undefined): number {
+export function compareNewest(
+  x: Record<string, unknown>,
+  y: Record<string, unknown>,
+  time: string,
+  tie: string | undefined,
+): number {
   const d = Number(y[time]) - Number(x[time]);
   if (d !== 0 || tie === undefined) return d;
   const a = String(x[tie] ?? "");

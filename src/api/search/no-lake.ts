@@ -6,4 +6,7 @@ import { AppError } from "../../core/index.ts";
  * lake"). Every read goes to coordinator.nodes there; only what writes into a lake is refused.
  */
 export const noLakeError = (what: string) =>
-  new AppError("NO_LAKE", `${what} needs a lake of this process's own, and this coordinator has none (storage.lakehouse.enable is false): send it to a node that stores the rows`);
+  new AppError(
+    "NO_LAKE",
+    `${what} needs a lake of this process's own, and this coordinator has none (storage.lakehouse.enable is false): send it to a node that stores the rows`,
+  );

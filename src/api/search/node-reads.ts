@@ -16,14 +16,26 @@ import { localCallRows } from "./transaction.ts";
 export { NodeHistogramBody };
 
 const TABLE_KEY = "^main\\.hep_proto_[0-9]{1,5}_[a-z_]{1,32}$";
-const bufferOnly = t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" }));
+const bufferOnly = t.Optional(
+  t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" }),
+);
 
 export const NodeCallRowsBody = t.Object({
-  tables: t.Array(t.String({ pattern: TABLE_KEY }), { minItems: 1, maxItems: 8, description: "the call view's tables (schema.table)" }),
-  ids: t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 10_000, description: "Call-IDs or correlation ids" }),
+  tables: t.Array(t.String({ pattern: TABLE_KEY }), {
+    minItems: 1,
+    maxItems: 8,
+    description: "the call view's tables (schema.table)",
+  }),
+  ids: t.Array(t.String({ minLength: 1 }), {
+    minItems: 1,
+    maxItems: 10_000,
+    description: "Call-IDs or correlation ids",
+  }),
   from_us: t.Integer(),
   to_us: t.Integer(),
-  kind: t.Union([t.Literal("anchor"), t.Literal("correlate"), t.Literal("all")], { description: "anchor: the rows' times; correlate: session_id and cid; all: every column" }),
+  kind: t.Union([t.Literal("anchor"), t.Literal("correlate"), t.Literal("all")], {
+    description: "anchor: the rows' times; correlate: session_id and cid; all: every column",
+  }),
   buffer_only: bufferOnly,
 });
 
@@ -33,7 +45,14 @@ export const NodeCallReportsBody = t.Object({
   scope: t.Object({
     sessions: t.Array(t.String(), { maxItems: 10_000 }),
     window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }),
-    media: t.Array(t.Object({ call_id: t.String(), span: t.Union([t.Object({ from_us: t.Number(), to_us: t.Number() }), t.Null()]), pairs: t.Array(Pair, { maxItems: 64 }) }), { maxItems: 10_000 }),
+    media: t.Array(
+      t.Object({
+        call_id: t.String(),
+        span: t.Union([t.Object({ from_us: t.Number(), to_us: t.Number() }), t.Null()]),
+        pairs: t.Array(Pair, { maxItems: 64 }),
+      }),
+      { maxItems: 10_000 },
+    ),
   }),
   select: t.Union([t.Literal("qos"), t.Literal("all")]),
   by_address: t.Boolean(),
@@ -53,7 +72,23 @@ export function nodeReads(deps: NodeReadDeps) {
   return {
     histogram: (body: typeof NodeHistogramBody.static) => nodeHistogramCells(histograms, body),
     callRows: (b: typeof NodeCallRowsBody.static) =>
-      localCallRows(deps.lake, opts, { tables: b.tables, ids: b.ids, fromUs: b.from_us, toUs: b.to_us, kind: b.kind, ...(b.buffer_only ? { bufferOnly: true } : {}) }),
-    callReports: (b: typeof NodeCallReportsBody.static) => callReportRows(deps.lake, b.key, b.scope satisfies CallScope, b.select, opts, b.by_address, b.buffer_only === true),
+      localCallRows(deps.lake, opts, {
+        tables: b.tables,
+        ids: b.ids,
+        fromUs: b.from_us,
+        toUs: b.to_us,
+        kind: b.kind,
+        ...(b.buffer_only ? { bufferOnly: true } : {}),
+      }),
+    callReports: (b: typeof NodeCallReportsBody.static) =>
+      callReportRows(
+        deps.lake,
+        b.key,
+        b.scope satisfies CallScope,
+        b.select,
+        opts,
+        b.by_address,
+        b.buffer_only === true,
+      ),
   };
 }

@@ -19,8 +19,34 @@ const TRACES = new Set([
   "raw",
   "date",
 ]);
-const METRICS = new Set(["timestamp", "name", "description", "unit", "type", "value_double", "value_int", "service_name", "scope_name", "attributes", "raw", "date"]);
-const LOGS = new Set(["timestamp", "observed_timestamp", "severity_number", "severity_text", "body", "body_json", "trace_id", "span_id", "service_name", "attributes", "raw", "date"]);
+const METRICS = new Set([
+  "timestamp",
+  "name",
+  "description",
+  "unit",
+  "type",
+  "value_double",
+  "value_int",
+  "service_name",
+  "scope_name",
+  "attributes",
+  "raw",
+  "date",
+]);
+const LOGS = new Set([
+  "timestamp",
+  "observed_timestamp",
+  "severity_number",
+  "severity_text",
+  "body",
+  "body_json",
+  "trace_id",
+  "span_id",
+  "service_name",
+  "attributes",
+  "raw",
+  "date",
+]);
 
 const where = (protoType: number, columns: Set<string>, filter: Record<string, unknown>) =>
   buildWhere({ protoType, eventType: "default", filter, virtualFields: new Map(), columns } satisfies FilterInput);
@@ -34,7 +60,13 @@ describe("OTLP structured search → WHERE (docs/API.md search form rules 3 and 
     [201, METRICS, { types: ["gauge", "Sum"] }, `"type" IN ($1, $2)`, ["Gauge", "Sum"]],
     [201, METRICS, { type: "Histogram" }, `"type" IN ($1)`, ["Histogram"]],
     [202, LOGS, { severity_number: "17;21" }, `"severity_number" IN ($1, $2)`, [17, 21]],
-    [202, LOGS, { body: "%timeout%", raw: "%timeout%" }, `("body" LIKE $1) AND ("raw" LIKE $2)`, ["%timeout%", "%timeout%"]],
+    [
+      202,
+      LOGS,
+      { body: "%timeout%", raw: "%timeout%" },
+      `("body" LIKE $1) AND ("raw" LIKE $2)`,
+      ["%timeout%", "%timeout%"],
+    ],
     [202, LOGS, { payload: "x" }, `(contains("raw", $1))`, ["x"]],
     [202, LOGS, { body: "timeout;503" }, `(contains("body", $1) OR contains("body", $2))`, ["timeout", "503"]],
     // A metric has no trace_id, SIP keys mean nothing here: ignored (rule 2).
@@ -48,7 +80,9 @@ describe("OTLP structured search → WHERE (docs/API.md search form rules 3 and 
   test("sip_call_id looks in the span's or record's attributes", () => {
     const t = where(200, TRACES, { sip_call_id: "a@b" });
     expect(t.sql).toContain(`json_extract_string("span_attrs", '$."sip.call_id"') = $1`);
-    expect(where(202, LOGS, { sip_call_id: "a@b" }).sql).toContain(`json_extract_string("attributes", '$."Call-ID"') = $1`);
+    expect(where(202, LOGS, { sip_call_id: "a@b" }).sql).toContain(
+      `json_extract_string("attributes", '$."Call-ID"') = $1`,
+    );
   });
 
   test("bad values are a 400 naming the field", () => {

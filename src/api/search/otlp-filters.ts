@@ -10,9 +10,18 @@ export interface OtlpBuilder {
 }
 
 /** Attribute keys that carry a SIP Call-ID on a span or log record (docs/OTLP.md "Linking to calls"). */
-export const SIP_CALL_ID_ATTRIBUTES = ["sip.call_id", "sip.callid", "sip.call.id", "call_id", "callid", "Call-ID"] as const;
+export const SIP_CALL_ID_ATTRIBUTES = [
+  "sip.call_id",
+  "sip.callid",
+  "sip.call.id",
+  "call_id",
+  "callid",
+  "Call-ID",
+] as const;
 
-const METRIC_TYPES = new Map(["Gauge", "Sum", "Histogram", "Summary", "ExponentialHistogram"].map((t) => [t.toLowerCase(), t]));
+const METRIC_TYPES = new Map(
+  ["Gauge", "Sum", "Histogram", "Summary", "ExponentialHistogram"].map((t) => [t.toLowerCase(), t]),
+);
 
 function values(v: unknown): string[] {
   const raw = Array.isArray(v) ? v : [v];
@@ -32,14 +41,21 @@ function exactOrLike(b: OtlpBuilder, col: string, vals: string[]): string | unde
 
 function ints(b: OtlpBuilder, col: string, v: unknown, key: string): string | undefined {
   const vals = values(v).map(Number);
-  if (vals.some((n) => !Number.isSafeInteger(n))) throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
+  if (vals.some((n) => !Number.isSafeInteger(n)))
+    throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
   if (vals.length === 0) return undefined;
   return `"${col}" IN (${vals.map((n) => b.p(n)).join(", ")})`;
 }
 
-const attrJson = (columns: ReadonlySet<string>) => (columns.has("span_attrs") ? "span_attrs" : columns.has("attributes") ? "attributes" : undefined);
+const attrJson = (columns: ReadonlySet<string>) =>
+  columns.has("span_attrs") ? "span_attrs" : columns.has("attributes") ? "attributes" : undefined;
 
-export function otlpCondition(b: OtlpBuilder, key: string, v: unknown, columns: ReadonlySet<string>): string | undefined {
+export function otlpCondition(
+  b: OtlpBuilder,
+  key: string,
+  v: unknown,
+  columns: ReadonlySet<string>,
+): string | undefined {
   const has = (c: string) => columns.has(c);
   switch (key) {
     case "trace_id":
@@ -70,7 +86,10 @@ export function otlpCondition(b: OtlpBuilder, key: string, v: unknown, columns: 
     case "types": {
       if (!has("type")) return undefined;
       const vals = values(v).map((x) => METRIC_TYPES.get(x.toLowerCase()));
-      if (vals.some((x) => x === undefined)) throw new AppError("VALIDATION", `filter.${key}: metric types are ${[...METRIC_TYPES.values()].join(", ")}`, { details: { fields: [`filter.${key}`] } });
+      if (vals.some((x) => x === undefined))
+        throw new AppError("VALIDATION", `filter.${key}: metric types are ${[...METRIC_TYPES.values()].join(", ")}`, {
+          details: { fields: [`filter.${key}`] },
+        });
       return vals.length ? `"type" IN (${vals.map((x) => b.p(x!)).join(", ")})` : undefined;
     }
     case "kind":

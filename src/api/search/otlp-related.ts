@@ -12,7 +12,9 @@ import { NodeReportSchema, type Gathered, type OverNodes } from "./fan-out.ts";
  * order (otlpOverNodes; docs/ARCHITECTURE.md "Reads over several nodes").
  */
 export const OtlpRelatedItem = t.Object({
-  kind: t.Union([t.Literal("span"), t.Literal("log")], { description: "span: a row of otlp_traces (proto 200); log: a row of otlp_logs (proto 202)" }),
+  kind: t.Union([t.Literal("span"), t.Literal("log")], {
+    description: "span: a row of otlp_traces (proto 200); log: a row of otlp_logs (proto 202)",
+  }),
   timestamp: t.String({ description: "span start or log time, ISO 8601 with microseconds" }),
   timestamp_us: t.Number({ description: "the same in epoch microseconds" }),
   sip_call_id: t.String({ description: "the Call-ID the row carries (one of data.sessions)" }),
@@ -31,12 +33,21 @@ export type OtlpRelatedItemT = typeof OtlpRelatedItem.static;
 export const OtlpRelatedResponse = t.Object({
   data: t.Object({
     items: t.Array(OtlpRelatedItem),
-    sessions: t.Array(t.String(), { description: "the call's Call-IDs (correlated legs included) the rows were matched by" }),
+    sessions: t.Array(t.String(), {
+      description: "the call's Call-IDs (correlated legs included) the rows were matched by",
+    }),
     window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description: "the time window searched" }),
   }),
   meta: t.Object({
-    pagination: t.Object({ limit: t.Integer(), total: t.Integer({ description: "rows of the call; more than the items when the limit cut them" }) }),
-    nodes: t.Optional(t.Array(NodeReportSchema, { description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")' })),
+    pagination: t.Object({
+      limit: t.Integer(),
+      total: t.Integer({ description: "rows of the call; more than the items when the limit cut them" }),
+    }),
+    nodes: t.Optional(
+      t.Array(NodeReportSchema, {
+        description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")',
+      }),
+    ),
     partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its rows are missing" })),
   }),
 });
@@ -46,12 +57,15 @@ export const NodeOtlpBody = t.Object({
   sessions: t.Array(t.String(), { maxItems: 10_000 }),
   window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }),
   limit: t.Integer({ minimum: 1, maximum: 50_000 }),
-  buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+  buffer_only: t.Optional(
+    t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" }),
+  ),
 });
 
 /** Oldest first; rows of one instant by kind, trace, span and text, so one lake and several nodes list them alike. */
 const byTime = (a: OtlpRelatedItemT, b: OtlpRelatedItemT) => {
-  const text = (x: OtlpRelatedItemT) => `${x.kind}\u0000${x.trace_id ?? ""}\u0000${x.span_id ?? ""}\u0000${x.text ?? ""}`;
+  const text = (x: OtlpRelatedItemT) =>
+    `${x.kind}\u0000${x.trace_id ?? ""}\u0000${x.span_id ?? ""}\u0000${x.text ?? ""}`;
   const [x, y] = [text(a), text(b)];
   return a.timestamp_us - b.timestamp_us || (x < y ? -1 : x > y ? 1 : 0);
 };
@@ -63,12 +77,21 @@ export async function otlpOverNodes(
   call: { sessions: readonly string[]; window: { from_ms: number; to_ms: number } },
   limit: number,
   opts: { timeoutMs: number; maxResultBytes: number },
-): Promise<{ items: OtlpRelatedItemT[]; total: number; gathered: Gathered<{ items: OtlpRelatedItemT[]; total: number }> }> {
+): Promise<{
+  items: OtlpRelatedItemT[];
+  total: number;
+  gathered: Gathered<{ items: OtlpRelatedItemT[]; total: number }>;
+}> {
   const g = await over.gather<{ items: OtlpRelatedItemT[]; total: number }>({
     read: "otlp",
     path: "/api/v1/transactions/otlp",
     window: { fromMs: call.window.from_ms, toMs: call.window.to_ms },
-    body: (bufferOnly) => ({ sessions: call.sessions, window: call.window, limit, ...(bufferOnly ? { buffer_only: true } : {}) }),
+    body: (bufferOnly) => ({
+      sessions: call.sessions,
+      window: call.window,
+      limit,
+      ...(bufferOnly ? { buffer_only: true } : {}),
+    }),
     ...(lake ? { local: () => otlpRelated(lake, call, limit, opts) } : {}),
     rows: (v) => v.items.length,
   });
@@ -77,8 +100,20 @@ export async function otlpOverNodes(
 }
 
 const SOURCES = [
-  { kind: "span", key: "main.otlp_traces", attrs: "span_attrs", text: "name", select: `duration_ns, status_code, NULL AS severity_number, NULL AS severity_text` },
-  { kind: "log", key: "main.otlp_logs", attrs: "attributes", text: "body", select: `NULL AS duration_ns, NULL AS status_code, severity_number, severity_text` },
+  {
+    kind: "span",
+    key: "main.otlp_traces",
+    attrs: "span_attrs",
+    text: "name",
+    select: `duration_ns, status_code, NULL AS severity_number, NULL AS severity_text`,
+  },
+  {
+    kind: "log",
+    key: "main.otlp_logs",
+    attrs: "attributes",
+    text: "body",
+    select: `NULL AS duration_ns, NULL AS status_code, severity_number, severity_text`,
+  },
 ] as const;
 
 export async function otlpRelated(
@@ -100,7 +135,11 @@ export async function otlpRelated(
       `SELECT * FROM (SELECT epoch_us("timestamp") AS ts, ${callId} AS sip_call_id, service_name, ${s.text} AS text, trace_id, span_id, ${s.select}, ${s.attrs} AS attrs ` +
         `FROM (${await lake.scanSql(s.key, { fromUs, toUs, ...(opts.bufferOnly ? { files: false as const, buffer: true } : {}) })}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)) WHERE sip_call_id IN (${idPh}) ORDER BY ts LIMIT ${limit + 1}`,
       [fromUs, toUs, ...ids],
-      { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },
+      {
+        timeoutMs: opts.timeoutMs,
+        maxResultBytes: opts.maxResultBytes,
+        narrowHint: "narrow the time range of the call",
+      },
     );
     for (const x of r.rows) {
       let attributes: Record<string, unknown> = {};

@@ -2,12 +2,24 @@ import { expect, test } from "bun:test";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 
 const sdpMessage = (ip: string, port: number, formats: string, rtpmaps: string[]) => {
-  const body = ["v=0", `o=- 1 1 IN IP4 ${ip}`, "s=-", `c=IN IP4 ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP ${formats}`, ...rtpmaps, ""].join("\r\n");
+  const body = [
+    "v=0",
+    `o=- 1 1 IN IP4 ${ip}`,
+    "s=-",
+    `c=IN IP4 ${ip}`,
+    "t=0 0",
+    `m=audio ${port} RTP/AVP ${formats}`,
+    ...rtpmaps,
+    "",
+  ].join("\r\n");
   return `SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP ${ip}\r\nCall-ID: q@x\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
 };
 
 test("mediaEndpoints: RTP and RTCP port with the clock of the first real codec (telephone-event skipped)", () => {
-  const eps = mediaEndpoints([sdpMessage("192.0.2.1", 4000, "101 111", ["a=rtpmap:101 telephone-event/8000", "a=rtpmap:111 opus/48000/2"]), sdpMessage("192.0.2.2", 5000, "0", [])]);
+  const eps = mediaEndpoints([
+    sdpMessage("192.0.2.1", 4000, "101 111", ["a=rtpmap:101 telephone-event/8000", "a=rtpmap:111 opus/48000/2"]),
+    sdpMessage("192.0.2.2", 5000, "0", []),
+  ]);
   expect(eps).toEqual([
     { ip: "192.0.2.1", port: 4000, clock_rate: 48000 },
     { ip: "192.0.2.1", port: 4001, clock_rate: 48000 },
@@ -33,7 +45,15 @@ test("RTCP jitter (RTP timestamp units, RFC 3550 §6.4.1) becomes ms with the SD
       rtcp(1, ["192.0.2.1", 4001], ["192.0.2.9", 6001], 480),
       rtcp(2, ["192.0.2.1", 4001], ["192.0.2.9", 6001], 96),
       rtcp(1, ["198.51.100.7", 7001], ["198.51.100.8", 7003], 12),
-      { proto: 35, ts_ms: 3, src_ip: "10.0.0.1", src_port: 1, dst_ip: "10.0.0.2", dst_port: 2, payload: JSON.stringify({ jitter: 4.25, mos: 412 }) },
+      {
+        proto: 35,
+        ts_ms: 3,
+        src_ip: "10.0.0.1",
+        src_port: 1,
+        dst_ip: "10.0.0.2",
+        dst_port: 2,
+        payload: JSON.stringify({ jitter: 4.25, mos: 412 }),
+      },
     ],
     media,
   );
@@ -57,7 +77,13 @@ test("a stream is synthetic only when every one of its reports says so", () => {
     dst_port: 2,
     payload: JSON.stringify({ mos: 441, ...extra }),
   });
-  const streams = buildStreams([agent(1, 1, { synthetic: true }), agent(2, 1, { synthetic: true }), agent(1, 3, { synthetic: true }), agent(2, 3, {}), agent(1, 5, { synthetic: "yes" })]);
+  const streams = buildStreams([
+    agent(1, 1, { synthetic: true }),
+    agent(2, 1, { synthetic: true }),
+    agent(1, 3, { synthetic: true }),
+    agent(2, 3, {}),
+    agent(1, 5, { synthetic: "yes" }),
+  ]);
   expect(streams.map((s) => [s.src_port, s.synthetic])).toEqual([
     [1, true],
     [3, false],

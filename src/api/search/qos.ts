@@ -10,7 +10,9 @@ import { sipSdp, parseSip } from "../../sip/index.ts";
 export const MediaEndpointSchema = t.Object({
   ip: t.String(),
   port: t.Integer(),
-  clock_rate: t.Union([t.Integer(), t.Null()], { description: "RTP clock (Hz) of the m= line's first codec other than telephone-event, when the SDP names one" }),
+  clock_rate: t.Union([t.Integer(), t.Null()], {
+    description: "RTP clock (Hz) of the m= line's first codec other than telephone-event, when the SDP names one",
+  }),
 });
 export type MediaEndpoint = Static<typeof MediaEndpointSchema>;
 
@@ -40,7 +42,9 @@ const nullableNumber = () => t.Union([t.Number(), t.Null()]);
 
 export const QosPointSchema = t.Object({
   ts_ms: t.Number(),
-  jitter: optionalNumber("as reported: RTCP interarrival jitter in RTP timestamp units (RFC 3550 §6.4.1), agents report ms"),
+  jitter: optionalNumber(
+    "as reported: RTCP interarrival jitter in RTP timestamp units (RFC 3550 §6.4.1), agents report ms",
+  ),
   jitter_ms: optionalNumber("jitter in milliseconds: RTCP units ÷ (clock rate / 1000), agents' value as is"),
   fraction_lost: optionalNumber("fraction lost, fixed point /256"),
   packets_lost: optionalNumber(),
@@ -59,10 +63,14 @@ export const QosStreamSchema = t.Object({
   dst_port: t.Integer(),
   ssrc: t.Union([t.String(), t.Null()]),
   clock_rate: t.Union([t.Number(), t.Null()], {
-    description: "RTP clock (Hz) that converted RTCP jitter to ms: the SDP's for the stream's address and port, else 8000 with clock_rate_assumed; null for agent reports (already ms)",
+    description:
+      "RTP clock (Hz) that converted RTCP jitter to ms: the SDP's for the stream's address and port, else 8000 with clock_rate_assumed; null for agent reports (already ms)",
   }),
   clock_rate_assumed: t.Boolean(),
-  synthetic: t.Boolean({ description: 'every report of the stream says "synthetic": true: made up by a load generator, no RTP measured (docs/ADMIN.md "QoS")' }),
+  synthetic: t.Boolean({
+    description:
+      'every report of the stream says "synthetic": true: made up by a load generator, no RTP measured (docs/ADMIN.md "QoS")',
+  }),
   points: t.Array(QosPointSchema),
   summary: t.Object({
     reports: t.Integer(),
@@ -76,7 +84,12 @@ export const QosStreamSchema = t.Object({
 });
 export type QosStream = Static<typeof QosStreamSchema>;
 
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : undefined);
+const num = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isFinite(v)
+    ? v
+    : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))
+      ? Number(v)
+      : undefined;
 
 /** Finds the first numeric value under any of `names` (case-insensitive, any depth up to 3). */
 function pick(obj: unknown, names: readonly string[], depth = 0): number | undefined {
@@ -97,7 +110,10 @@ function pick(obj: unknown, names: readonly string[], depth = 0): number | undef
 }
 
 /** One report row → a point. RTCP JSON (heplify/rtpengine: report_blocks[].ia_jitter, fraction_lost, packets_lost) or agent MOS reports. */
-export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc: string | null; synthetic: boolean } | undefined {
+export function qosPoint(
+  payload: string,
+  tsMs: number,
+): { point: QosPoint; ssrc: string | null; synthetic: boolean } | undefined {
   let j: unknown;
   try {
     j = JSON.parse(payload);
@@ -106,7 +122,9 @@ export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc
   }
   if (!j || typeof j !== "object") return undefined;
   const o = j as Record<string, unknown>;
-  const block = Array.isArray(o.report_blocks) ? (o.report_blocks[0] as Record<string, unknown> | undefined) : undefined;
+  const block = Array.isArray(o.report_blocks)
+    ? (o.report_blocks[0] as Record<string, unknown> | undefined)
+    : undefined;
   const point: QosPoint = { ts_ms: tsMs };
   const jitter = num(block?.ia_jitter) ?? pick(o, ["jitter", "ia_jitter", "avg_jitter", "max_jitter"]);
   const fl = num(block?.fraction_lost) ?? pick(o, ["fraction_lost", "fractionlost"]);
@@ -128,7 +146,15 @@ export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc
 export const ASSUMED_CLOCK_RATE = 8000;
 
 export function buildStreams(
-  rows: ReadonlyArray<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }>,
+  rows: ReadonlyArray<{
+    proto: number;
+    ts_ms: number;
+    src_ip: string;
+    src_port: number;
+    dst_ip: string;
+    dst_port: number;
+    payload: string;
+  }>,
   media: readonly MediaEndpoint[] = [],
 ): QosStream[] {
   const clockOf = new Map(media.filter((m) => m.clock_rate !== null).map((m) => [`${m.ip}:${m.port}`, m.clock_rate!]));
@@ -153,11 +179,21 @@ export function buildStreams(
         clock_rate_assumed: rtcp && sdpClock === undefined,
         synthetic: p.synthetic,
         points: [],
-        summary: { reports: 0, max_jitter: null, max_jitter_ms: null, max_fraction_lost: null, total_lost: null, min_mos: null, avg_mos: null },
+        summary: {
+          reports: 0,
+          max_jitter: null,
+          max_jitter_ms: null,
+          max_fraction_lost: null,
+          total_lost: null,
+          min_mos: null,
+          avg_mos: null,
+        },
       };
       streams.set(key, s);
     }
-    if (p.point.jitter !== undefined) p.point.jitter_ms = s.clock_rate === null ? p.point.jitter : Math.round((p.point.jitter * 1e6) / s.clock_rate) / 1000;
+    if (p.point.jitter !== undefined)
+      p.point.jitter_ms =
+        s.clock_rate === null ? p.point.jitter : Math.round((p.point.jitter * 1e6) / s.clock_rate) / 1000;
     s.synthetic &&= p.synthetic;
     s.points.push(p.point);
   }

@@ -8,7 +8,13 @@ import { rtcpClockRate, rtcpPayloadText, rtcpReportJson } from "./rtcp-report.ts
 const ARRIVAL = Date.UTC(2026, 10, 28, 12, 0, 0, 400);
 
 /** One SR about `source` with the given report block figures, as bytes and as the agents' JSON. */
-function bothForms(fraction: number, lost: number, jitter: number, lsr: number, dlsr: number): { b64: string; json: string } {
+function bothForms(
+  fraction: number,
+  lost: number,
+  jitter: number,
+  lsr: number,
+  dlsr: number,
+): { b64: string; json: string } {
   const bytes = rawSenderReport(0x1234, 0x5678, ARRIVAL - 20);
   const dv = new DataView(bytes.buffer);
   dv.setUint32(32, ((fraction & 0xff) << 24) | (lost & 0xffffff));
@@ -17,7 +23,14 @@ function bothForms(fraction: number, lost: number, jitter: number, lsr: number, 
   dv.setUint32(44, lsr);
   dv.setUint32(48, dlsr);
   const j = JSON.parse(lakeReport(0x1234, 0x5678, ARRIVAL - 20)) as { report_blocks: Array<Record<string, number>> };
-  Object.assign(j.report_blocks[0]!, { fraction_lost: fraction, packets_lost: lost, highest_seq_no: 1000, ia_jitter: jitter, lsr, dlsr });
+  Object.assign(j.report_blocks[0]!, {
+    fraction_lost: fraction,
+    packets_lost: lost,
+    highest_seq_no: 1000,
+    ia_jitter: jitter,
+    lsr,
+    dlsr,
+  });
   return { b64: Buffer.from(bytes).toString("base64"), json: JSON.stringify(j) };
 }
 
@@ -40,7 +53,9 @@ describe("RTCP reports, binary and JSON", () => {
     expect(bin).toMatchObject({ r_factor: 62.5, mos: 3.23 });
     // The timeline says the same for both.
     expect(rtcpEvent(b64, "base64", ARRIVAL, 8000)).toEqual(rtcpEvent(json, undefined, ARRIVAL, 8000));
-    expect(rtcpEvent(b64, "base64", ARRIVAL, 8000).summary).toBe("RTCP SR · jitter 160 · loss 10.2 % · 7 lost · MOS 3.23");
+    expect(rtcpEvent(b64, "base64", ARRIVAL, 8000).summary).toBe(
+      "RTCP SR · jitter 160 · loss 10.2 % · 7 lost · MOS 3.23",
+    );
   });
 
   test("jitter in ms by the SDP's clock, else 8000 Hz; without LSR no RTT", () => {
@@ -54,11 +69,18 @@ describe("RTCP reports, binary and JSON", () => {
   });
 
   test("an agent's own MOS (JSON mos, XR VoIP metrics) is kept; garbage gives the reason", () => {
-    const own = rtcpReportJson(JSON.stringify({ type: 201, report_blocks: [{ fraction_lost: 128, ia_jitter: 0 }], mos: 4.2 }), undefined, ARRIVAL, 8000);
+    const own = rtcpReportJson(
+      JSON.stringify({ type: 201, report_blocks: [{ fraction_lost: 128, ia_jitter: 0 }], mos: 4.2 }),
+      undefined,
+      ARRIVAL,
+      8000,
+    );
     expect(own.ok && own.json.mos).toBe(4.2);
     const bad = rtcpReportJson(Buffer.from([0x80, 0x80, 0, 1]).toString("base64"), "base64", ARRIVAL, 8000);
     expect(bad).toEqual({ ok: false, reason: "too_short: 4 bytes, an RTCP header and SSRC are 8" });
-    expect(rtcpEvent("gIAAAQ==", "base64").summary).toBe("RTCP report (binary, not decoded: too_short: 4 bytes, an RTCP header and SSRC are 8)");
+    expect(rtcpEvent("gIAAAQ==", "base64").summary).toBe(
+      "RTCP report (binary, not decoded: too_short: 4 bytes, an RTCP header and SSRC are 8)",
+    );
     // The stored text is kept when it cannot be read, so the readers skip it as before.
     expect(rtcpPayloadText("not json", undefined, ARRIVAL, 8000)).toBe("not json");
   });

@@ -14,8 +14,12 @@ import type { MediaEndpoint } from "./qos.ts";
 const ASSUMED_CLOCK_RATE = 8000;
 
 /** The stream's RTP clock: the SDP's for either address of the report (as qos.ts buildStreams finds it), else 8000 Hz. */
-export function rtcpClockRate(media: readonly MediaEndpoint[], r: { src_ip: string; src_port: number; dst_ip: string; dst_port: number }): number {
-  const at = (ip: string, port: number) => media.find((m) => m.ip === ip && m.port === port && m.clock_rate !== null)?.clock_rate ?? undefined;
+export function rtcpClockRate(
+  media: readonly MediaEndpoint[],
+  r: { src_ip: string; src_port: number; dst_ip: string; dst_port: number },
+): number {
+  const at = (ip: string, port: number) =>
+    media.find((m) => m.ip === ip && m.port === port && m.clock_rate !== null)?.clock_rate ?? undefined;
   return at(r.src_ip, r.src_port) ?? at(r.dst_ip, r.dst_port) ?? ASSUMED_CLOCK_RATE;
 }
 
@@ -29,7 +33,9 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && Number
  * a jitter buffer of twice the jitter. An RFC 3611 VoIP Metrics block's own MOS and R win.
  */
 function derive(o: Record<string, unknown>, arrivalMs: number, clockRate: number): Record<string, unknown> {
-  const block = Array.isArray(o.report_blocks) ? (o.report_blocks[0] as Record<string, unknown> | undefined) : undefined;
+  const block = Array.isArray(o.report_blocks)
+    ? (o.report_blocks[0] as Record<string, unknown> | undefined)
+    : undefined;
   const xr = Array.isArray(o.xr) ? (o.xr as Array<Record<string, unknown>>) : [];
   const out: Record<string, unknown> = {};
   let rtt: number | null = null;
@@ -52,7 +58,12 @@ function derive(o: Record<string, unknown>, arrivalMs: number, clockRate: number
   const fl = num(block?.fraction_lost);
   if (fl === undefined) return out;
   const g711 = CODEC_IMPAIRMENT.pcmu!;
-  const q = eModel({ ie: g711.ie, bpl: g711.bpl, ppl: (fl * 100) / 256, delayMs: (rtt ?? 0) / 2 + 2 * ((jitter ?? 0) / (clockRate / 1000)) });
+  const q = eModel({
+    ie: g711.ie,
+    bpl: g711.bpl,
+    ppl: (fl * 100) / 256,
+    delayMs: (rtt ?? 0) / 2 + 2 * ((jitter ?? 0) / (clockRate / 1000)),
+  });
   out.mos = q.mos;
   out.r_factor = q.r;
   out.mos_estimated = "e-model";
@@ -60,7 +71,12 @@ function derive(o: Record<string, unknown>, arrivalMs: number, clockRate: number
 }
 
 /** The report as a JSON object with the derived figures, or why it cannot be read. */
-export function rtcpReportJson(payload: string, encoding: unknown, arrivalMs: number, clockRate: number): RtcpReportJson {
+export function rtcpReportJson(
+  payload: string,
+  encoding: unknown,
+  arrivalMs: number,
+  clockRate: number,
+): RtcpReportJson {
   let o: Record<string, unknown>;
   if (encoding === "base64") {
     const r = decodeRtcp(Buffer.from(payload, "base64"));

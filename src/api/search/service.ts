@@ -46,7 +46,9 @@ export interface SearchResult {
   sortKeys?: Array<[number, string]>;
 }
 
-export type SearchTarget = { key: string; def: TableDef; where: WhereClause } | { key: string | null; def: undefined; where: undefined };
+export type SearchTarget =
+  | { key: string; def: TableDef; where: WhereClause }
+  | { key: string | null; def: undefined; where: undefined };
 
 export type LakeSearchConfig = Config["storage"]["lakehouse"]["search"];
 
@@ -73,7 +75,11 @@ export class SearchService {
 
   /** Columns of a table as the search returns them (`timestamp` as ISO, plus `timestamp_us`). */
   private selectList(def: TableDef): string {
-    return def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name.replaceAll('"', '""')}"`)).join(", ");
+    return def.columns
+      .map((c) =>
+        c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name.replaceAll('"', '""')}"`,
+      )
+      .join(", ");
   }
 
   /**
@@ -82,7 +88,10 @@ export class SearchService {
    * `<schema>__<table>` spells the event type wins, same case first.
    */
   private lineProtocolKey(eventType: string): string | undefined {
-    const names = (this.lake?.tables() ?? []).map((d) => ({ key: `${d.schema}.${d.name}`, profile: `${d.schema}__${d.name}` }));
+    const names = (this.lake?.tables() ?? []).map((d) => ({
+      key: `${d.schema}.${d.name}`,
+      profile: `${d.schema}__${d.name}`,
+    }));
     const want = eventType.toLowerCase();
     return (names.find((n) => n.profile === eventType) ?? names.find((n) => n.profile.toLowerCase() === want))?.key;
   }
@@ -90,14 +99,18 @@ export class SearchService {
   /** The table a search reads and its WHERE clause (filters.ts); no `def` while the table does not exist. */
   target(req: Pick<SearchRequest, "protoType" | "eventType" | "filter" | "virtualFields">): SearchTarget {
     let key = tableKeyFor(req.protoType, req.eventType);
-    if (req.protoType === 300 && key !== undefined && !this.lake?.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
+    if (req.protoType === 300 && key !== undefined && !this.lake?.table(key))
+      key = this.lineProtocolKey(req.eventType) ?? key;
     const def = key ? this.lake?.table(key) : undefined;
     if (!key || !def) return { key: key ?? null, def: undefined, where: undefined };
     const where = buildWhere({
       protoType: req.protoType,
       eventType: req.eventType || "call",
       filter: req.filter,
-      virtualFields: req.protoType >= 200 ? new Map() : new Map(req.virtualFields ?? this.virtualFields(req.protoType, req.eventType || "call")),
+      virtualFields:
+        req.protoType >= 200
+          ? new Map()
+          : new Map(req.virtualFields ?? this.virtualFields(req.protoType, req.eventType || "call")),
       columns: new Set(def.columns.map((c) => c.name)),
     });
     return { key, def, where };
@@ -106,7 +119,17 @@ export class SearchService {
   async run(req: SearchRequest): Promise<SearchResult> {
     const target = this.target(req);
     const offset = req.offset ?? 0;
-    if (!target.def) return { items: [], keys: [], limit: req.limit, offset, total: 0, totalExact: true, hasMore: false, table: target.key };
+    if (!target.def)
+      return {
+        items: [],
+        keys: [],
+        limit: req.limit,
+        offset,
+        total: 0,
+        totalExact: true,
+        hasMore: false,
+        table: target.key,
+      };
     const { key, def, where } = target;
     const lake = this.own();
     const hep = def.columns.some((c) => c.name === "payload") && req.protoType < 200;
@@ -119,7 +142,8 @@ export class SearchService {
     // `newest` serves filtered searches too (extending group by group); `stream` and `chunked`
     // never did (a sample or hour windows of a sparse filter cost more than one ordered scan).
     const callIdOnly = where.sessionIds !== undefined;
-    const strategy = !wide || callIdOnly || req.oldestFirst || (filtered && configured !== "newest") ? "full" : configured;
+    const strategy =
+      !wide || callIdOnly || req.oldestFirst || (filtered && configured !== "newest") ? "full" : configured;
     // Late materialisation (sort row ids, then fetch the winners) pays when the winners sit
     // together — the newest rows of a range, the rows of one Call-ID — and costs a second pass
     // over every file when a filter on another column spreads them over the range.
@@ -128,7 +152,8 @@ export class SearchService {
     const tie = def.columns.some((c) => c.name === "uuid") ? "uuid" : undefined;
     const dir = req.oldestFirst ? "ASC" : "DESC";
     const orderBy = ` ORDER BY ${time} ${dir}${tie ? `, "${tie}" ${dir}` : ""}`;
-    const order = (a: Record<string, unknown>, b: Record<string, unknown>) => (req.oldestFirst ? -1 : 1) * compareNewest(a, b, def.timeColumn, tie);
+    const order = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+      (req.oldestFirst ? -1 : 1) * compareNewest(a, b, def.timeColumn, tie);
     // The rows before the page, the page and one more: `hasMore` without a count.
     const want = offset + req.limit + 1;
     const n = where.params.length;
@@ -140,12 +165,27 @@ export class SearchService {
       ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
       newestFirst,
     });
-    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
+    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) =>
+      lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
     /** Rows of `from` (a FROM body) in [fromUs, toUs] under the filter: the newest `limit` (`ordered`), or the first `limit` the scan meets. */
-    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string, late = clustered) => {
+    const selectRows = async (
+      from: string,
+      fromUs: number,
+      toUs: number,
+      limit: number,
+      ordered: boolean,
+      columns: string,
+      late = clustered,
+    ) => {
       const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? orderBy : ""} LIMIT ${limit}`;
-      return (await lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: late, ...this.budget() })).rows;
+      return (
+        await lake.query(sql, [...where.params, fromUs, toUs], {
+          timeoutMs: this.timeoutMs,
+          lateMaterialization: late,
+          ...this.budget(),
+        })
+      ).rows;
     };
     /**
      * Unfiltered `newest` group: the N-th newest time from the time column alone, then the rows at
@@ -157,15 +197,28 @@ export class SearchService {
      */
     const newestOfGroup = async (from: string, fromUs: number, limit: number, groupRows: number) => {
       // A group of a few flush files (the newest rows, time-ordered): one statement is cheaper.
-      if (filtered || groupRows <= TWO_PASS_ROWS_PER_ROW * limit) return selectRows(from, fromUs, req.toMs * 1000, limit, true, columns);
+      if (filtered || groupRows <= TWO_PASS_ROWS_PER_ROW * limit)
+        return selectRows(from, fromUs, req.toMs * 1000, limit, true, columns);
       const sql = `SELECT epoch_us(${time}) AS t FROM (${from}) t WHERE ${inRange} ORDER BY ${time} DESC LIMIT ${limit}`;
-      const times = (await lake.query(sql, [...where.params, fromUs, req.toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows;
+      const times = (
+        await lake.query(sql, [...where.params, fromUs, req.toMs * 1000], {
+          timeoutMs: this.timeoutMs,
+          lateMaterialization: false,
+        })
+      ).rows;
       const nth = times.length >= limit ? Number(times[limit - 1]!.t) : fromUs;
       return selectRows(from, Math.max(fromUs, nth), req.toMs * 1000, limit, true, columns, false);
     };
     /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
     const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) =>
-      selectRows(await scanFor(fromMs * 1000, toMs * 1000, !ordered), fromMs * 1000, toMs * 1000, limit, ordered, columns);
+      selectRows(
+        await scanFor(fromMs * 1000, toMs * 1000, !ordered),
+        fromMs * 1000,
+        toMs * 1000,
+        limit,
+        ordered,
+        columns,
+      );
     // lazy_payload: the first pass reads only what picks the rows (uuid, session_id, time), the
     // second reads every column of exactly those rows — within their time span, their sessions
     // and under the same filter, so the scan decodes payloads of matching rows only.
@@ -203,10 +256,21 @@ export class SearchService {
             inRange,
             params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
             cap: this.search.count_cap,
-            query: async (sql, params) => (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+            query: async (sql, params) =>
+              (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
           });
     const total = Math.max(counted?.total ?? 0, seen);
-    return { items, keys, limit: req.limit, offset, total, totalExact: counted?.exact === true && counted.total >= seen, hasMore, table: key, sortKeys };
+    return {
+      items,
+      keys,
+      limit: req.limit,
+      offset,
+      total,
+      totalExact: counted?.exact === true && counted.total >= seen,
+      hasMore,
+      table: key,
+      sortKeys,
+    };
   }
 
   /**
@@ -239,7 +303,13 @@ export class SearchService {
       // Rows older than the proven bound cannot be among the newest N: the scan drops them early.
       const lower = Math.max(fromUs, floor ?? fromUs, nth ?? fromUs);
       const groupRows = group.reduce((a, f) => a + f.timedRows, 0);
-      best = mergeNewest(best, await select(plan.sql(group, first), lower, req.limit, groupRows), req.limit, def.timeColumn, tie);
+      best = mergeNewest(
+        best,
+        await select(plan.sql(group, first), lower, req.limit, groupRows),
+        req.limit,
+        def.timeColumn,
+        tie,
+      );
       if (group.length === 0) break;
     }
     return best;
@@ -263,7 +333,12 @@ export class SearchService {
     const hasNullSession = picked.some((r) => r.session_id === null || r.session_id === undefined);
     const uuidPh = uuids.map((_u, i) => `$${n + 3 + i}`).join(", ");
     const sessionPh = sessions.map((_s, i) => `$${n + 3 + uuids.length + i}`).join(", ");
-    const sessionCond = [sessions.length ? `session_id IN (${sessionPh})` : "", hasNullSession ? "session_id IS NULL" : ""].filter(Boolean).join(" OR ");
+    const sessionCond = [
+      sessions.length ? `session_id IN (${sessionPh})` : "",
+      hasNullSession ? "session_id IS NULL" : "",
+    ]
+      .filter(Boolean)
+      .join(" OR ");
     const time = `"${def.timeColumn}"`;
     const got = await this.own().query(
       `SELECT ${this.selectList(def)} FROM (${await scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
@@ -282,7 +357,10 @@ export class SearchService {
 
   /** The byte budget of a search query (docs/ARCHITECTURE.md "Query path"). */
   private budget() {
-    return { maxResultBytes: this.maxResultBytes, narrowHint: "send a lower param.limit, a narrower time range or a more selective filter" };
+    return {
+      maxResultBytes: this.maxResultBytes,
+      narrowHint: "send a lower param.limit, a narrower time range or a more selective filter",
+    };
   }
 
   toItem(r: Record<string, unknown>, i: number, def: TableDef, key: string): Record<string, unknown> {
@@ -304,8 +382,10 @@ export class SearchService {
     // Aliases may name a port and a capture id (docs/ADMIN.md, "IP aliases").
     const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
     const captureId = int(r.capture_id);
-    if (typeof r.src_ip === "string") out.src_alias = this.settings.aliases.resolveAlias(r.src_ip, int(r.src_port), captureId) ?? null;
-    if (typeof r.dst_ip === "string") out.dst_alias = this.settings.aliases.resolveAlias(r.dst_ip, int(r.dst_port), captureId) ?? null;
+    if (typeof r.src_ip === "string")
+      out.src_alias = this.settings.aliases.resolveAlias(r.src_ip, int(r.src_port), captureId) ?? null;
+    if (typeof r.dst_ip === "string")
+      out.dst_alias = this.settings.aliases.resolveAlias(r.dst_ip, int(r.dst_port), captureId) ?? null;
     // A span or log record that carries a SIP Call-ID links to that call (docs/OTLP.md).
     if (key === "main.otlp_traces" || key === "main.otlp_logs") out.sip_call_id = sipCallIdOf(r) ?? null;
     out.storage_lake = "svc_lake";

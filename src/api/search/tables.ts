@@ -12,17 +12,25 @@ export function tableKeyFor(protoType: number, eventType: string): string | unde
   if (protoType === 1) {
     const p = eventType || "call";
     if (p !== "call" && p !== "registration" && p !== "default")
-      throw new AppError("VALIDATION", `event_type "${eventType}" is not call, registration or default`, { details: { fields: ["filter.event_type"] } });
+      throw new AppError("VALIDATION", `event_type "${eventType}" is not call, registration or default`, {
+        details: { fields: ["filter.event_type"] },
+      });
     return hepTableKey(1, p);
   }
   if (protoType === 300) {
     const m = /^([A-Za-z0-9_]+)__([A-Za-z0-9_]+)$/.exec(eventType);
-    if (!m) throw new AppError("VALIDATION", `event_type for line protocol must be <schema>__<table>, got "${eventType}"`, { details: { fields: ["filter.event_type"] } });
+    if (!m)
+      throw new AppError("VALIDATION", `event_type for line protocol must be <schema>__<table>, got "${eventType}"`, {
+        details: { fields: ["filter.event_type"] },
+      });
     return `${m[1]}.${m[2]}`;
   }
-  if (protoType >= 200 && protoType <= 202) return `main.${["otlp_traces", "otlp_metrics", "otlp_logs"][protoType - 200]}`;
+  if (protoType >= 200 && protoType <= 202)
+    return `main.${["otlp_traces", "otlp_metrics", "otlp_logs"][protoType - 200]}`;
   if (Number.isInteger(protoType) && protoType >= 0 && protoType <= 65535) return hepTableKey(protoType);
-  throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, { details: { fields: ["filter.proto_type"] } });
+  throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, {
+    details: { fields: ["filter.proto_type"] },
+  });
 }
 
 /**

@@ -56,5 +56,9 @@ export function timeShiftNote(items: ReadonlyArray<Record<string, unknown>>): Ti
   // A positive offset moved the times later (an old clock), a negative one earlier (a clock ahead).
   const by = `${main >= 0 ? "" : "back "}by ${formatShift(main)}${shifts_us.length > 1 ? ` (${shifts_us.length} different offsets)` : ""}`;
   const which = messages === items.length ? "Times" : `Times of ${messages} of ${items.length} messages`;
-  return { messages, shifts_us, note: `${which} shifted ${by}: the agent's clock was outside the accepted window; spacing kept` };
+  return {
+    messages,
+    shifts_us,
+    note: `${which} shifted ${by}: the agent's clock was outside the accepted window; spacing kept`,
+  };
 }

@@ -49,7 +49,11 @@ export interface TransactionResult {
 
 /** Which columns a call view's question reads: the anchor's times, the correlation ids, or every column. */
 export type CallRowsKind = "anchor" | "correlate" | "all";
-const CALL_ROW_COLUMNS: Record<CallRowsKind, string> = { anchor: `epoch_us("timestamp") AS ts`, correlate: "session_id, cid", all: "*" };
+const CALL_ROW_COLUMNS: Record<CallRowsKind, string> = {
+  anchor: `epoch_us("timestamp") AS ts`,
+  correlate: "session_id, cid",
+  all: "*",
+};
 export type CallRow = Record<string, unknown> & { __table: string };
 /** Rows of one lake, with the definitions of their tables (for `all`) so a coordinator can read them. */
 export interface CallRows {
@@ -119,7 +123,9 @@ export class TransactionService {
 
   /** The user's transaction.range; a missing or out-of-range member keeps its default (docs/API.md "Users and settings"). */
   private range(username: string): TransactionRange {
-    const s = this.settings.userSettings.list(username).find((x) => x.category === "transaction" && x.param === "range");
+    const s = this.settings.userSettings
+      .list(username)
+      .find((x) => x.category === "transaction" && x.param === "range");
     return normalizeTransactionRange(s?.data);
   }
 
@@ -134,25 +140,44 @@ export class TransactionService {
    * coordinator.nodes the union of every node's (docs/ARCHITECTURE.md "Reads over several nodes"),
    * so the anchor, the correlation rounds and the rows are those of one lake holding every leg.
    */
-  private async rowsFor(tables: string[], ids: string[], fromUs: number, toUs: number, kind: CallRowsKind, acc: NodeAcc): Promise<CallRow[]> {
+  private async rowsFor(
+    tables: string[],
+    ids: string[],
+    fromUs: number,
+    toUs: number,
+    kind: CallRowsKind,
+    acc: NodeAcc,
+  ): Promise<CallRow[]> {
     if (!this.over) return (await this.localRows(tables, ids, fromUs, toUs, kind)).rows;
     if (ids.length === 0) return [];
     const g = await this.over.gather<CallRows>({
       read: "call",
       path: "/api/v1/transactions/rows",
       window: { fromMs: Math.floor(fromUs / 1000), toMs: Math.ceil(toUs / 1000) },
-      body: (bufferOnly) => ({ tables, ids, from_us: fromUs, to_us: toUs, kind, ...(bufferOnly ? { buffer_only: true } : {}) }),
+      body: (bufferOnly) => ({
+        tables,
+        ids,
+        from_us: fromUs,
+        to_us: toUs,
+        kind,
+        ...(bufferOnly ? { buffer_only: true } : {}),
+      }),
       ...(this.lake ? { local: () => this.localRows(tables, ids, fromUs, toUs, kind) } : {}),
       rows: (v) => v.rows.length,
     });
     acc.add(g);
-    for (const a of g.answers) for (const [key, def] of Object.entries(a.value.defs ?? {})) if (!this.defs.has(key)) this.defs.set(key, def);
+    for (const a of g.answers)
+      for (const [key, def] of Object.entries(a.value.defs ?? {})) if (!this.defs.has(key)) this.defs.set(key, def);
     return g.answers.flatMap((a) => a.value.rows);
   }
 
   localRows(tables: string[], ids: string[], fromUs: number, toUs: number, kind: CallRowsKind): Promise<CallRows> {
     if (!this.lake) throw noLakeError("the call view without coordinator.nodes");
-    return localCallRows(this.lake, { timeoutMs: this.timeoutMs, maxResultBytes: this.maxResultBytes }, { tables, ids, fromUs, toUs, kind });
+    return localCallRows(
+      this.lake,
+      { timeoutMs: this.timeoutMs, maxResultBytes: this.maxResultBytes },
+      { tables, ids, fromUs, toUs, kind },
+    );
   }
 
   /** Call-IDs a B2BUA may have derived from `id` (suffix added or removed). */
@@ -169,7 +194,8 @@ export class TransactionService {
   async messages(req: TransactionRequest): Promise<TransactionResult> {
     const acc = new NodeAcc();
     const selected = [...new Set(req.sessionIds.flatMap((s) => splitValues(s)))];
-    if (selected.length === 0) throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
+    if (selected.length === 0)
+      throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
     const tables = this.tablesFor(req.protoType, req.eventType);
     const range = this.range(req.username);
     // 1. Anchor: the selected rows give the window. They are looked for in the request's range
@@ -179,7 +205,8 @@ export class TransactionService {
     const lookFrom = windowMs((req.fromMs ?? Date.now() - 7 * DAY_MS) + range.message_from) * 1000;
     const lookTo = windowMs((req.toMs ?? Date.now() + 60_000) + range.message_to) * 1000;
     const anchor = await this.rowsFor(tables, selected, lookFrom, lookTo, "anchor", acc);
-    if (anchor.length === 0) throw new AppError("NOT_FOUND", `no messages for ${selected.join(", ")} in the given time range`);
+    if (anchor.length === 0)
+      throw new AppError("NOT_FOUND", `no messages for ${selected.join(", ")} in the given time range`);
     const tsList = anchor.map((r) => Number(r.ts));
     const fromUs = Math.min(...tsList) + range.from * 1000;
     const toUs = Math.max(...tsList) + range.to * 1000;
@@ -213,7 +240,9 @@ export class TransactionService {
     });
     // Capture time, then the id: a UUIDv7 that follows the order rows were received in, also
     // across ingest threads (docs/ARCHITECTURE.md "Several ingest threads").
-    unique.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)) || String(a.uuid).localeCompare(String(b.uuid)));
+    unique.sort(
+      (a, b) => String(a.timestamp).localeCompare(String(b.timestamp)) || String(a.uuid).localeCompare(String(b.uuid)),
+    );
     const items = unique.map((r, i) => {
       const def = this.lake?.table(r.__table) ?? this.defs.get(r.__table)!;
       const { __table, ...rest } = r;
@@ -251,7 +280,14 @@ export class TransactionService {
 export async function localCallRows(
   lake: Lake,
   opts: { timeoutMs: number; maxResultBytes: number },
-  q: { tables: readonly string[]; ids: readonly string[]; fromUs: number; toUs: number; kind: CallRowsKind; bufferOnly?: boolean },
+  q: {
+    tables: readonly string[];
+    ids: readonly string[];
+    fromUs: number;
+    toUs: number;
+    kind: CallRowsKind;
+    bufferOnly?: boolean;
+  },
 ): Promise<CallRows> {
   const { tables, ids, fromUs, toUs, kind, bufferOnly } = q;
   const out: CallRow[] = [];
@@ -280,7 +316,11 @@ export async function localCallRows(
       const r = await lake.query(
         `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
         [fromUs, toUs, ...ids],
-        { timeoutMs: opts.timeoutMs, maxResultBytes: left, narrowHint: "narrow the time range or select fewer Call-IDs" },
+        {
+          timeoutMs: opts.timeoutMs,
+          maxResultBytes: left,
+          narrowHint: "narrow the time range or select fewer Call-IDs",
+        },
       );
       left -= r.bytes ?? 0;
       for (const row of r.rows) out.push({ ...row, __table: key });

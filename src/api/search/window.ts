@@ -18,13 +18,18 @@ function timeArg(v: unknown, field: string): number | undefined {
     const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
     if (!Number.isNaN(ms)) return windowMs(ms);
   }
-  throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, { details: { fields: [field] } });
+  throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, {
+    details: { fields: [field] },
+  });
 }
 
 export function window(from: unknown, to: unknown, fieldPrefix: string): { fromMs: number; toMs: number } {
   const toMs = timeArg(to, `${fieldPrefix}to`) ?? Date.now();
   const fromMs = timeArg(from, `${fieldPrefix}from`) ?? toMs - HOUR_MS;
-  if (fromMs > toMs) throw new AppError("VALIDATION", `${fieldPrefix}from is after ${fieldPrefix}to`, { details: { fields: [`${fieldPrefix}from`] } });
+  if (fromMs > toMs)
+    throw new AppError("VALIDATION", `${fieldPrefix}from is after ${fieldPrefix}to`, {
+      details: { fields: [`${fieldPrefix}from`] },
+    });
   return { fromMs, toMs };
 }
 
@@ -39,7 +44,15 @@ export const searchFilter = () =>
 
 /** The `timestamp` member of a search body. */
 export const searchWindow = () =>
-  t.Optional(t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true }));
+  t.Optional(
+    t.Object(
+      {
+        from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"),
+        to: timeBound("end, epoch ms or ISO 8601 (default now)"),
+      },
+      { additionalProperties: true },
+    ),
+  );
 
 export interface SearchScope {
   protoType: number;
@@ -50,10 +63,16 @@ export interface SearchScope {
 }
 
 /** Table and window of a search body; proto_type defaults to 1 (SIP), event_type to call (SIP) or default. */
-export function searchScope(body: { filter?: Record<string, unknown> | undefined; timestamp?: { from?: unknown; to?: unknown } | undefined }): SearchScope {
+export function searchScope(body: {
+  filter?: Record<string, unknown> | undefined;
+  timestamp?: { from?: unknown; to?: unknown } | undefined;
+}): SearchScope {
   const filter = body.filter ?? {};
   const protoType = filter.proto_type === undefined ? 1 : Number(filter.proto_type);
-  if (!Number.isInteger(protoType)) throw new AppError("VALIDATION", "filter.proto_type: expected an integer", { details: { fields: ["filter.proto_type"] } });
+  if (!Number.isInteger(protoType))
+    throw new AppError("VALIDATION", "filter.proto_type: expected an integer", {
+      details: { fields: ["filter.proto_type"] },
+    });
   const eventType = typeof filter.event_type === "string" ? filter.event_type : protoType === 1 ? "call" : "default";
   return { protoType, eventType, filter, ...window(body.timestamp?.from, body.timestamp?.to, "timestamp.") };
 }

@@ -11,40 +11,66 @@ import { lakeTableStats, tableStatsOverNodes, type TableStat } from "./tables.ts
 export { lakeTableStats, NodeStatisticsBody, type TableStat } from "./tables.ts";
 
 /** `{data: {items}, meta: {pagination}}` like every list of the v4 API; these lists are never paged. Over nodes meta.nodes and meta.partial too. */
-const list = <T>(items: T[], g?: Gathered<unknown>) => ({ data: { items }, meta: { pagination: { limit: items.length, total: items.length, next_cursor: null }, ...nodesMeta(g) } });
+const list = <T>(items: T[], g?: Gathered<unknown>) => ({
+  data: { items },
+  meta: { pagination: { limit: items.length, total: items.length, next_cursor: null }, ...nodesMeta(g) },
+});
 
 /** The answer schema of such a list. */
 const ListOf = <T extends TSchema>(item: T) =>
   t.Object({
     data: t.Object({ items: t.Array(item) }),
-    meta: t.Object({ pagination: t.Object({ limit: t.Integer(), total: t.Integer(), next_cursor: t.Null({ description: "never paged" }) }), ...NodesMetaMembers }),
+    meta: t.Object({
+      pagination: t.Object({
+        limit: t.Integer(),
+        total: t.Integer(),
+        next_cursor: t.Null({ description: "never paged" }),
+      }),
+      ...NodesMetaMembers,
+    }),
   });
 
-const DatabaseItem = t.Object({ name: t.String({ description: "schema name" }), measurements: t.Integer({ description: "its lake tables" }) });
+const DatabaseItem = t.Object({
+  name: t.String({ description: "schema name" }),
+  measurements: t.Integer({ description: "its lake tables" }),
+});
 const MeasurementItem = t.Object({
   name: t.String(),
   qualified_name: t.String({ description: "svc_lake.<schema>.<table>, as user SQL names it" }),
   time_column: t.String(),
   columns: t.Integer(),
-  committed_rows: t.Number({ description: "rows in committed Parquet files (catalog statistics); rows still buffered are not counted" }),
+  committed_rows: t.Number({
+    description: "rows in committed Parquet files (catalog statistics); rows still buffered are not counted",
+  }),
   data_files: t.Integer(),
   min_time: t.Union([t.String(), t.Null()]),
   max_time: t.Union([t.String(), t.Null()]),
 });
-const MetricItem = t.Object({ measurement: t.String(), columns: t.Array(t.Object({ name: t.String(), type: t.String({ description: "DuckDB type name" }) })) });
+const MetricItem = t.Object({
+  measurement: t.String(),
+  columns: t.Array(t.Object({ name: t.String(), type: t.String({ description: "DuckDB type name" }) })),
+});
 
 /** Plain code-unit order: the same on every machine, whatever its locale. */
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-const dbQuery = t.Object({ db: t.String({ minLength: 1, maxLength: 128, description: "schema name, as listed by /statistics/databases" }) }, { additionalProperties: true });
+const dbQuery = t.Object(
+  { db: t.String({ minLength: 1, maxLength: 128, description: "schema name, as listed by /statistics/databases" }) },
+  { additionalProperties: true },
+);
 
 /** The lake tables of one schema, in name order; 404 for a schema without tables (on any node). */
 function tablesOf(tables: readonly TableStat[], db: string, g?: Gathered<unknown>): TableStat[] {
   const want = db.toLowerCase();
-  const defs = tables.filter((s) => s.def.schema.toLowerCase() === want).sort((a, b) => byCodeUnit(a.def.name, b.def.name));
+  const defs = tables
+    .filter((s) => s.def.schema.toLowerCase() === want)
+    .sort((a, b) => byCodeUnit(a.def.name, b.def.name));
   if (defs.length === 0) {
     const missing = (g?.nodes ?? []).filter((n) => n.status === "failed" || n.status === "timeout").map((n) => n.name);
-    throw new AppError("NOT_FOUND", `no database ${JSON.stringify(db)} (see GET /statistics/databases)${missing.length ? `; these nodes did not answer: ${missing.join(", ")}` : ""}`);
+    throw new AppError(
+      "NOT_FOUND",
+      `no database ${JSON.stringify(db)} (see GET /statistics/databases)${missing.length ? `; these nodes did not answer: ${missing.join(", ")}` : ""}`,
+    );
   }
   return defs;
 }
@@ -86,7 +112,10 @@ export function statisticsRoutes(service: SqlQueryService | undefined, over?: Ov
             r.gathered,
           );
         },
-        { detail: { tags: ["Statistics"], summary: "Schemas that hold lake tables" }, response: { 200: ListOf(DatabaseItem), ...errors(401) } },
+        {
+          detail: { tags: ["Statistics"], summary: "Schemas that hold lake tables" },
+          response: { 200: ListOf(DatabaseItem), ...errors(401) },
+        },
       )
       .get(
         "/statistics/measurements",
@@ -107,7 +136,11 @@ export function statisticsRoutes(service: SqlQueryService | undefined, over?: Ov
             r.gathered,
           );
         },
-        { query: dbQuery, detail: { tags: ["Statistics"], summary: "Tables of one schema (query db)" }, response: { 200: ListOf(MeasurementItem), ...errors(400, 401, 404) } },
+        {
+          query: dbQuery,
+          detail: { tags: ["Statistics"], summary: "Tables of one schema (query db)" },
+          response: { 200: ListOf(MeasurementItem), ...errors(400, 401, 404) },
+        },
       )
       .get(
         "/statistics/metrics",
@@ -121,13 +154,22 @@ export function statisticsRoutes(service: SqlQueryService | undefined, over?: Ov
             r.gathered,
           );
         },
-        { query: dbQuery, detail: { tags: ["Statistics"], summary: "Columns and SQL types of each table of one schema (query db)" }, response: { 200: ListOf(MetricItem), ...errors(400, 401, 404) } },
+        {
+          query: dbQuery,
+          detail: { tags: ["Statistics"], summary: "Columns and SQL types of each table of one schema (query db)" },
+          response: { 200: ListOf(MetricItem), ...errors(400, 401, 404) },
+        },
       )
       // Over nodes as POST /query: not merged (an aggregate is per node), each row labelled svc_node.
-      .post("/statistics/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "raw")) : await own().run(sqlRequest(body, "raw"))), {
-        body: SqlBody,
-        detail: { tags: ["Statistics"], summary: "Read-only SQL in body member raw, validated like POST /query" },
-        response: sqlResponses,
-      })
+      .post(
+        "/statistics/query",
+        async ({ body }) =>
+          over ? await sqlOverNodes(service, over, sqlRequest(body, "raw")) : await own().run(sqlRequest(body, "raw")),
+        {
+          body: SqlBody,
+          detail: { tags: ["Statistics"], summary: "Read-only SQL in body member raw, validated like POST /query" },
+          response: sqlResponses,
+        },
+      )
   );
 }

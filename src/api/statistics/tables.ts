@@ -21,12 +21,22 @@ export interface TableStat {
 
 /** `POST /api/v1/statistics/tables` of a node (src/cluster/node-reads.ts). */
 export const NodeStatisticsBody = t.Object({
-  stats: t.Optional(t.Boolean({ description: "with each table's committed rows, files and time span (a catalog read)" })),
-  buffer_only: t.Optional(t.Boolean({ description: "another node of the same lake answers for the files: no committed figures from this one" })),
+  stats: t.Optional(
+    t.Boolean({ description: "with each table's committed rows, files and time span (a catalog read)" }),
+  ),
+  buffer_only: t.Optional(
+    t.Boolean({
+      description: "another node of the same lake answers for the files: no committed figures from this one",
+    }),
+  ),
 });
 
 /** This lake's tables (buffer views and generations are internals and not listed), with their committed figures when asked. */
-export async function lakeTableStats(lake: Pick<Lake, "tables" | "stats">, withStats: boolean, bufferOnly = false): Promise<TableStat[]> {
+export async function lakeTableStats(
+  lake: Pick<Lake, "tables" | "stats">,
+  withStats: boolean,
+  bufferOnly = false,
+): Promise<TableStat[]> {
   const stats = withStats && !bufferOnly ? new Map((await lake.stats()).map((s) => [s.key, s])) : new Map();
   return lake.tables().map((def) => {
     const s = stats.get(`${def.schema}.${def.name}`);
@@ -42,7 +52,9 @@ const earlier = (a: string, b: string) => {
 };
 
 /** Merges the tables of several lakes (see the header); `answers` in the order of meta.nodes. */
-export function mergeTableStats(answers: ReadonlyArray<{ bufferOnly: boolean; value: { tables: TableStat[] } }>): TableStat[] {
+export function mergeTableStats(
+  answers: ReadonlyArray<{ bufferOnly: boolean; value: { tables: TableStat[] } }>,
+): TableStat[] {
   const byKey = new Map<string, TableStat>();
   for (const a of answers) {
     for (const s of a.value.tables) {
@@ -52,7 +64,8 @@ export function mergeTableStats(answers: ReadonlyArray<{ bufferOnly: boolean; va
         byKey.set(k, { ...s, def: { ...s.def, columns: [...s.def.columns] } });
         continue;
       }
-      for (const c of s.def.columns) if (!had.def.columns.some((x) => x.name.toLowerCase() === c.name.toLowerCase())) had.def.columns.push(c);
+      for (const c of s.def.columns)
+        if (!had.def.columns.some((x) => x.name.toLowerCase() === c.name.toLowerCase())) had.def.columns.push(c);
       if (a.bufferOnly) continue;
       had.rows += s.rows;
       had.files += s.files;

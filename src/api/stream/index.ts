@@ -1,7 +1,13 @@
 import { Elysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import type { CoordinatorConfig } from "../../auth/index.ts";
-import { SIP_METHODS, STREAM_ROUTE_DESCRIPTION, parseStreamFilter, upgradeToStream, type StreamSource } from "../../stream/index.ts";
+import {
+  SIP_METHODS,
+  STREAM_ROUTE_DESCRIPTION,
+  parseStreamFilter,
+  upgradeToStream,
+  type StreamSource,
+} from "../../stream/index.ts";
 import { authOf } from "../auth/guard.ts";
 import { ErrorResponse } from "../openapi/schemas.ts";
 
@@ -23,7 +29,10 @@ const DESCRIPTION: OpenAPIV3.SchemaObject = {
             method: { type: "array", items: { type: "string" } },
             callid: { type: "array", items: { type: "string" } },
             only_requests: { type: "boolean" },
-            include_payload: { type: "boolean", description: "false when the payload policy does not allow it, whatever was asked" },
+            include_payload: {
+              type: "boolean",
+              description: "false when the payload policy does not allow it, whatever was asked",
+            },
             history: { type: "integer" },
           },
         },
@@ -33,7 +42,11 @@ const DESCRIPTION: OpenAPIV3.SchemaObject = {
 };
 
 /** OpenAPI parameters of the filter query (documented, checked by parseStreamFilter: repeated values). */
-const repeated = (name: string, description: string, schema: OpenAPIV3.NonArraySchemaObject): OpenAPIV3.ParameterObject => ({
+const repeated = (
+  name: string,
+  description: string,
+  schema: OpenAPIV3.NonArraySchemaObject,
+): OpenAPIV3.ParameterObject => ({
   name,
   in: "query",
   required: false,
@@ -43,19 +56,33 @@ const repeated = (name: string, description: string, schema: OpenAPIV3.NonArrayS
   schema: { type: "array", items: schema },
 });
 const PARAMETERS: OpenAPIV3.ParameterObject[] = [
-  repeated("proto", "HEP protocol type (chunk 0x000b): 1 SIP, 5 RTCP, 6 RTP, 34 RTCP-XR, ...; repeat for several", { type: "integer", minimum: 0, maximum: 255 }),
-  repeated("method", "SIP method (case ignored); repeat for several; non-SIP events are not filtered by it", { type: "string", enum: [...SIP_METHODS] }),
+  repeated("proto", "HEP protocol type (chunk 0x000b): 1 SIP, 5 RTCP, 6 RTP, 34 RTCP-XR, ...; repeat for several", {
+    type: "integer",
+    minimum: 0,
+    maximum: 255,
+  }),
+  repeated("method", "SIP method (case ignored); repeat for several; non-SIP events are not filtered by it", {
+    type: "string",
+    enum: [...SIP_METHODS],
+  }),
   repeated(
     "callid",
     "SIP Call-ID, compared exactly (case matters); repeat for several (a call and its legs, at most 32, 256 characters each, not blank); SIP that does not parse is dropped, non-SIP events are not filtered by it",
     { type: "string", minLength: 1, maxLength: 256, pattern: "\\S" },
   ),
-  { name: "only_requests", in: "query", required: false, description: "1 drops SIP responses", schema: { type: "string", enum: ["1", "0", "true", "false"] } },
+  {
+    name: "only_requests",
+    in: "query",
+    required: false,
+    description: "1 drops SIP responses",
+    schema: { type: "string", enum: ["1", "0", "true", "false"] },
+  },
   {
     name: "include_payload",
     in: "query",
     required: false,
-    description: "1 asks for the raw payload: sent only when coordinator.hep_stream.allow_payload is true and the caller is an administrator, else silently omitted",
+    description:
+      "1 asks for the raw payload: sent only when coordinator.hep_stream.allow_payload is true and the caller is an administrator, else silently omitted",
     schema: { type: "string", enum: ["1", "0", "true", "false"] },
   },
   {
@@ -65,7 +92,13 @@ const PARAMETERS: OpenAPIV3.ParameterObject[] = [
     description: "replay up to N buffered matching events on connect (capped at coordinator.hep_stream.history_limit)",
     schema: { type: "integer", minimum: 0, maximum: 999_999_999 },
   },
-  { name: "access_token", in: "query", required: false, description: "the JWT, for WebSocket clients that cannot set headers", schema: { type: "string" } },
+  {
+    name: "access_token",
+    in: "query",
+    required: false,
+    description: "the JWT, for WebSocket clients that cannot set headers",
+    schema: { type: "string" },
+  },
 ];
 
 /**
@@ -85,7 +118,11 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
       const auth = authOf(request);
       const asked = parseStreamFilter(new URL(request.url).searchParams, { historyLimit: c.history_limit });
       const filter = { ...asked, includePayload: asked.includePayload && c.allow_payload && auth.isAdmin };
-      return upgradeToStream(server, request, deps.source, filter, { kind: "user", user: auth.username, admin: auth.isAdmin });
+      return upgradeToStream(server, request, deps.source, filter, {
+        kind: "user",
+        user: auth.username,
+        admin: auth.isAdmin,
+      });
     },
     {
       detail: {
@@ -96,7 +133,8 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
         responses: {
           101: { description: "switched to the WebSocket protocol; one JSON event per text frame" },
           200: {
-            description: "a plain GET (no Upgrade header): the filter this caller would get, history capped and the payload policy applied",
+            description:
+              "a plain GET (no Upgrade header): the filter this caller would get, history capped and the payload policy applied",
             content: { "application/json": { schema: DESCRIPTION } },
           },
           400: { description: "unknown parameter or value", content: { "application/json": { schema: ERROR } } },

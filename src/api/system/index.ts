@@ -43,13 +43,22 @@ const SystemInfo = t.Object({
       flush_interval_sec: t.Number(),
     }),
     auth: t.Object({ type: t.String(), fallback_auth_type: t.String(), ldap: t.Boolean(), oauth2: t.Boolean() }),
-    health: t.Object({ status: t.String(), output: t.Optional(t.String()), checks: t.Record(t.String(), t.Array(Check)) }),
+    health: t.Object({
+      status: t.String(),
+      output: t.Optional(t.String()),
+      checks: t.Record(t.String(), t.Array(Check)),
+    }),
   }),
   meta: t.Object({}),
 });
 
 const LEVELS = ["debug", "info", "warn", "error"] as const;
-const LogLine = t.Object({ ts: t.String(), level: t.String(), msg: t.String(), fields: t.Record(t.String(), t.Unknown()) });
+const LogLine = t.Object({
+  ts: t.String(),
+  level: t.String(),
+  msg: t.String(),
+  fields: t.Record(t.String(), t.Unknown()),
+});
 const LogsResponse = t.Object({
   data: t.Array(LogLine),
   meta: t.Object({ count: t.Integer(), kept: t.Integer({ description: "lines the ring keeps (the newest)" }) }),
@@ -76,19 +85,34 @@ function endpointOf(url: string): string {
 const dataPathKind = (p: string) => (/^s3:\/\//i.test(p) ? "s3" : /^az:\/\//i.test(p) ? "az" : "local");
 
 /** The outbound connections this configuration makes (docs/OPERATIONS.md "System, logs and integrations"). */
-export function integrationsOf(config: Config): Array<{ kind: string; name: string; enabled: boolean; endpoint: string }> {
+export function integrationsOf(
+  config: Config,
+): Array<{ kind: string; name: string; enabled: boolean; endpoint: string }> {
   const c = config.coordinator;
   const out: Array<{ kind: string; name: string; enabled: boolean; endpoint: string }> = [];
   if (c.ldap.enable || c.ldap.host) {
     const hosts = c.ldap.host.split(/\s+/).filter(Boolean);
-    for (const h of hosts) out.push({ kind: "ldap", name: "LDAP", enabled: c.ldap.enable, endpoint: `${c.ldap.use_ssl ? "ldaps" : "ldap"}://${h}:${c.ldap.port}` });
+    for (const h of hosts)
+      out.push({
+        kind: "ldap",
+        name: "LDAP",
+        enabled: c.ldap.enable,
+        endpoint: `${c.ldap.use_ssl ? "ldaps" : "ldap"}://${h}:${c.ldap.port}`,
+      });
   }
   if (c.oauth2_provider.enable || c.oauth2_provider.name) {
-    out.push({ kind: "oauth2", name: c.oauth2_provider.name, enabled: c.oauth2_provider.enable, endpoint: endpointOf(c.oauth2_provider.token_url) });
+    out.push({
+      kind: "oauth2",
+      name: c.oauth2_provider.name,
+      enabled: c.oauth2_provider.enable,
+      endpoint: endpointOf(c.oauth2_provider.token_url),
+    });
   }
   const llm = config.mcp.llm;
-  if (llm.enable) out.push({ kind: "llm", name: `${llm.provider} ${llm.model}`, enabled: true, endpoint: endpointOf(llm.base_url) });
-  for (const n of c.hep_stream.nodes) out.push({ kind: "node", name: endpointOf(n) || n, enabled: c.hep_stream.enable, endpoint: endpointOf(n) });
+  if (llm.enable)
+    out.push({ kind: "llm", name: `${llm.provider} ${llm.model}`, enabled: true, endpoint: endpointOf(llm.base_url) });
+  for (const n of c.hep_stream.nodes)
+    out.push({ kind: "node", name: endpointOf(n) || n, enabled: c.hep_stream.enable, endpoint: endpointOf(n) });
   return out;
 }
 
@@ -124,7 +148,10 @@ export function systemRoutes(deps: SystemDeps) {
               live_stream: c.hep_stream.enable,
               mcp: config.mcp.enable,
             },
-            ingest: { hep_threads: l.enable && hep.enable ? hepThreadCount(hep.threads, undefined, l.spool_format) : 0, hep_listen: listen },
+            ingest: {
+              hep_threads: l.enable && hep.enable ? hepThreadCount(hep.threads, undefined, l.spool_format) : 0,
+              hep_listen: listen,
+            },
             storage: {
               catalog_type: l.catalog_type,
               data_path_kind: dataPathKind(l.data_path),
@@ -132,8 +159,17 @@ export function systemRoutes(deps: SystemDeps) {
               engine_threads: engineThreadCount(config),
               flush_interval_sec: l.flush_interval_sec,
             },
-            auth: { type: c.auth.type, fallback_auth_type: c.auth.fallback_auth_type, ldap: c.ldap.enable, oauth2: c.oauth2_provider.enable },
-            health: { status: health.status, ...(health.output ? { output: health.output } : {}), checks: health.checks },
+            auth: {
+              type: c.auth.type,
+              fallback_auth_type: c.auth.fallback_auth_type,
+              ldap: c.ldap.enable,
+              oauth2: c.oauth2_provider.enable,
+            },
+            health: {
+              status: health.status,
+              ...(health.output ? { output: health.output } : {}),
+              checks: health.checks,
+            },
           },
           meta: {},
         };
@@ -141,7 +177,10 @@ export function systemRoutes(deps: SystemDeps) {
       {
         admin: true,
         response: { 200: SystemInfo, ...errors(401, 403) },
-        detail: { tags: ["System"], summary: "Version, uptime, roles, configuration summary and module health (admin)" },
+        detail: {
+          tags: ["System"],
+          summary: "Version, uptime, roles, configuration summary and module health (admin)",
+        },
       },
     )
     .get(
@@ -164,7 +203,9 @@ export function systemRoutes(deps: SystemDeps) {
               { description: "lowest level shown (default info)" },
             ),
           ),
-          limit: t.Optional(t.Integer({ minimum: 1, maximum: 2000, description: "newest lines at most (default 200)" })),
+          limit: t.Optional(
+            t.Integer({ minimum: 1, maximum: 2000, description: "newest lines at most (default 200)" }),
+          ),
           since: t.Optional(t.String({ format: "date-time", description: "only lines after this time (ISO 8601)" })),
         }),
         response: { 200: LogsResponse, ...errors(400, 401, 403) },
@@ -179,7 +220,10 @@ export function systemRoutes(deps: SystemDeps) {
       {
         admin: true,
         response: { 200: IntegrationsResponse, ...errors(401, 403) },
-        detail: { tags: ["Integrations"], summary: "Outbound connections: LDAP hosts, OAuth provider, language model, live-stream nodes (admin)" },
+        detail: {
+          tags: ["Integrations"],
+          summary: "Outbound connections: LDAP hosts, OAuth provider, language model, live-stream nodes (admin)",
+        },
       },
     );
 }

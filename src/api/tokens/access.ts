@@ -26,6 +26,8 @@ export function tokenAccess(settings: CoordinatorConfig["api_settings"]): TokenA
     header: settings.auth_token_header,
     config_key: TOKEN_ACCESS_KEY,
     env: TOKEN_ACCESS_ENV,
-    message: settings.enable_token_access ? `API tokens are accepted in the ${settings.auth_token_header} header (${TOKEN_ACCESS_KEY} = true)` : TOKEN_ACCESS_DISABLED,
+    message: settings.enable_token_access
+      ? `API tokens are accepted in the ${settings.auth_token_header} header (${TOKEN_ACCESS_KEY} = true)`
+      : TOKEN_ACCESS_DISABLED,
   };
 }

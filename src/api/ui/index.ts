@@ -35,7 +35,8 @@ const TYPES: Record<string, string> = {
   json: "application/json",
 };
 
-const typeOf = (path: string) => TYPES[path.slice(path.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream";
+const typeOf = (path: string) =>
+  TYPES[path.slice(path.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream";
 
 /** True inside the executable `bun build --compile` made: its modules live in Bun's `/$bunfs/`. */
 export const isCompiledExecutable = (): boolean => Bun.main.startsWith("/$bunfs/");
@@ -49,14 +50,16 @@ export function defaultUiDir(): string {
   return isCompiledExecutable() ? join(dirname(Bun.main), "ui-dist") : DEFAULT_UI_DIST;
 }
 
-const escapeAttr = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeAttr = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /**
  * The page may only load its own scripts and styles and talk to its own origin; no framing
  * (clickjacking of the export buttons), no referrer outside the appliance.
  */
 const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
   "x-frame-options": "DENY",
@@ -73,11 +76,16 @@ function withImageOrigins(origins: readonly string[]): typeof PAGE_HEADERS {
     }
   });
   if (ok.length === 0) return PAGE_HEADERS;
-  const csp = PAGE_HEADERS["content-security-policy"].replace("img-src 'self' data: blob:", `img-src 'self' data: blob: ${ok.join(" ")}`);
+  const csp = PAGE_HEADERS["content-security-policy"].replace(
+    "img-src 'self' data: blob:",
+    `img-src 'self' data: blob: ${ok.join(" ")}`,
+  );
   return { ...PAGE_HEADERS, "content-security-policy": csp };
 }
 
-const notBuiltPage = (compiled: boolean) => `<!doctype html><meta charset="utf-8"><title>svc: dashboard not built</title>
+const notBuiltPage = (
+  compiled: boolean,
+) => `<!doctype html><meta charset="utf-8"><title>svc: dashboard not built</title>
 <body style="font:14px system-ui;margin:3em"><h1>The dashboard is not built</h1>
 <p>${
   compiled
@@ -103,10 +111,15 @@ export function uiRoutes(opts: UiOptions) {
   const page = async () => {
     const file = Bun.file(join(dir, "index.html"));
     if (!assetsMounted || !(await file.exists())) {
-      return new Response(notBuiltPage(compiled), { status: 503, headers: { "content-type": TYPES.html!, "cache-control": "no-store" } });
+      return new Response(notBuiltPage(compiled), {
+        status: 503,
+        headers: { "content-type": TYPES.html!, "cache-control": "no-store" },
+      });
     }
     const html = (await file.text()).replace("%SVC_API_BASE%", escapeAttr(apiBase));
-    return new Response(html, { headers: { ...pageHeaders, "content-type": TYPES.html!, "cache-control": "no-cache" } });
+    return new Response(html, {
+      headers: { ...pageHeaders, "content-type": TYPES.html!, "cache-control": "no-cache" },
+    });
   };
 
   const app = new Elysia({ name: "svc-ui" })
@@ -124,12 +137,24 @@ export function uiRoutes(opts: UiOptions) {
       if (!url.pathname.startsWith("/assets/") || !(response instanceof Response) || response.status !== 200) return;
       response.headers.set("content-type", typeOf(url.pathname));
       // A versioned URL (?v=<hash>) never changes content; an unversioned one is revalidated.
-      response.headers.set("cache-control", url.searchParams.has("v") ? "public, max-age=31536000, immutable" : "no-cache");
+      response.headers.set(
+        "cache-control",
+        url.searchParams.has("v") ? "public, max-age=31536000, immutable" : "no-cache",
+      );
     });
   // etag: false serves each request from the file (the plugin keeps no response cache then), so a
   // rebuilt UI shows on reload.
   if (assetsMounted) {
-    app.use(staticPlugin({ assets, prefix: "/assets", etag: false, indexHTML: false, alwaysStatic: false, headers: { "x-content-type-options": "nosniff" } }));
+    app.use(
+      staticPlugin({
+        assets,
+        prefix: "/assets",
+        etag: false,
+        indexHTML: false,
+        alwaysStatic: false,
+        headers: { "x-content-type-options": "nosniff" },
+      }),
+    );
   }
   return app;
 }

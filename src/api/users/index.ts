@@ -3,7 +3,19 @@ import { hashPassword, verifyPassword } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import { USER_SORTS, type SettingsStore, type User } from "../../settings/index.ts";
 import { authContext, type AuthContext } from "../auth/guard.ts";
-import { IdResponse, boolQuery, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
+import {
+  IdResponse,
+  boolQuery,
+  dataResponse,
+  errors,
+  idBody,
+  idString,
+  listBody,
+  listResponse,
+  pageInput,
+  pageQuery,
+  parseBoolQuery,
+} from "../openapi/schemas.ts";
 import { UserCreateBody, UserPatchBody, UserSchema, userFieldsFromBody, userJson } from "./model.ts";
 
 /**
@@ -16,7 +28,8 @@ import { UserCreateBody, UserPatchBody, UserSchema, userFieldsFromBody, userJson
  */
 function visibleUser(settings: SettingsStore, auth: AuthContext, id: string): User {
   const u = settings.users.getById(id);
-  if (!u || (!auth.isAdmin && u.username.toLowerCase() !== auth.username.toLowerCase())) throw new AppError("NOT_FOUND", "no such user");
+  if (!u || (!auth.isAdmin && u.username.toLowerCase() !== auth.username.toLowerCase()))
+    throw new AppError("NOT_FOUND", "no such user");
   return u;
 }
 
@@ -48,13 +61,21 @@ export function usersRoutes(settings: SettingsStore) {
           enabled: boolQuery("is_active"),
         }),
         response: { 200: listResponse(UserSchema), ...errors(400, 401) },
-        detail: { tags: ["Users"], summary: "List users (administrators: all; others: only themselves). Sort: username, email, created_at, updated_at, is_admin" },
+        detail: {
+          tags: ["Users"],
+          summary:
+            "List users (administrators: all; others: only themselves). Sort: username, email, created_at, updated_at, is_admin",
+        },
       },
     )
     .post(
       "/users",
       async ({ body, set }) => {
-        const u = settings.users.create({ username: body.username, passwordHash: await hashPassword(body.password), ...userFieldsFromBody(body) });
+        const u = settings.users.create({
+          username: body.username,
+          passwordHash: await hashPassword(body.password),
+          ...userFieldsFromBody(body),
+        });
         set.status = 201;
         return idBody(u.id, "user created");
       },
@@ -82,8 +103,14 @@ export function usersRoutes(settings: SettingsStore) {
         ];
         for (const [field, wanted, current] of privileged) {
           if (wanted === undefined || wanted === current) continue;
-          if (!auth.isAdmin) throw new AppError("FORBIDDEN", `${field}: only an administrator may change it`, { details: { fields: [field] } });
-          if (self && field === "is_admin") throw new AppError("FORBIDDEN", "is_admin: you cannot change your own administrator flag", { details: { fields: [field] } });
+          if (!auth.isAdmin)
+            throw new AppError("FORBIDDEN", `${field}: only an administrator may change it`, {
+              details: { fields: [field] },
+            });
+          if (self && field === "is_admin")
+            throw new AppError("FORBIDDEN", "is_admin: you cannot change your own administrator flag", {
+              details: { fields: [field] },
+            });
         }
         guardLastAdmin(settings, target, body.is_admin === false || body.is_active === false);
         let passwordHash: string | undefined;
@@ -91,9 +118,13 @@ export function usersRoutes(settings: SettingsStore) {
           if (self) {
             const current = settings.users.getWithSecret(target.username)?.passwordHash ?? "";
             if (body.current_password === undefined || !(await verifyPassword(body.current_password, current))) {
-              throw new AppError("VALIDATION", "current_password: required and must match when changing your own password", {
-                details: { fields: ["current_password"] },
-              });
+              throw new AppError(
+                "VALIDATION",
+                "current_password: required and must match when changing your own password",
+                {
+                  details: { fields: ["current_password"] },
+                },
+              );
             }
           }
           passwordHash = await hashPassword(body.password);
@@ -105,7 +136,10 @@ export function usersRoutes(settings: SettingsStore) {
         params: t.Object({ userId: idString() }),
         body: UserPatchBody,
         response: { 200: IdResponse, ...errors(400, 401, 403, 404, 409) },
-        detail: { tags: ["Users"], summary: "Change a user (administrators: anyone; others: own email, names and password)" },
+        detail: {
+          tags: ["Users"],
+          summary: "Change a user (administrators: anyone; others: own email, names and password)",
+        },
       },
     )
     .delete(

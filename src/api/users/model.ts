@@ -24,7 +24,9 @@ export const UserSchema = t.Object({
 });
 
 /** The members of `profileFields` from a user (a row, or a login's user that may have none). */
-export const profileJson = (u: Pick<User, "username" | "email" | "firstName" | "lastName" | "userGroup" | "isAdmin">) => ({
+export const profileJson = (
+  u: Pick<User, "username" | "email" | "firstName" | "lastName" | "userGroup" | "isAdmin">,
+) => ({
   username: u.username,
   email: u.email,
   first_name: u.firstName,
@@ -49,7 +51,11 @@ const name = (description: string) => t.String({ maxLength: 128, description });
  * The document still says minLength/maxLength, which JSON Schema counts in code points as well.
  */
 const PASSWORD_KIND = "SvcPassword";
-if (!TypeRegistry.Has(PASSWORD_KIND)) TypeRegistry.Set(PASSWORD_KIND, (_schema, value) => typeof value === "string" && passwordProblem(value) === undefined);
+if (!TypeRegistry.Has(PASSWORD_KIND))
+  TypeRegistry.Set(
+    PASSWORD_KIND,
+    (_schema, value) => typeof value === "string" && passwordProblem(value) === undefined,
+  );
 const password = (description: string) =>
   t.Unsafe<string>({
     [Kind]: PASSWORD_KIND,
@@ -90,4 +96,11 @@ export const userFieldsFromBody = (b: {
   user_group?: string | undefined;
   is_admin?: boolean | undefined;
   is_active?: boolean | undefined;
-}) => ({ email: b.email, firstName: b.first_name, lastName: b.last_name, userGroup: b.user_group, isAdmin: b.is_admin, isActive: b.is_active });
+}) => ({
+  email: b.email,
+  firstName: b.first_name,
+  lastName: b.last_name,
+  userGroup: b.user_group,
+  isAdmin: b.is_admin,
+  isActive: b.is_active,
+});

@@ -50,8 +50,11 @@ export function describeFailure(step: string, e: unknown): string {
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host name not found";
   if (code === "ETIMEDOUT" || /timeout|timed out/i.test(message)) return "timed out";
   if (code === "ECONNRESET" || /closed|reset|EPIPE/i.test(message)) {
-    return step === "StartTLS" || step.startsWith("LDAPS") ? `TLS: connection closed during ${step}` : `connection closed during ${step}`;
+    return step === "StartTLS" || step.startsWith("LDAPS")
+      ? `TLS: connection closed during ${step}`
+      : `connection closed during ${step}`;
   }
-  if (TLS_CODES.test(code) || /certificate|ssl|tls/i.test(message) || step === "StartTLS") return `TLS: ${step} failed: ${message}`;
+  if (TLS_CODES.test(code) || /certificate|ssl|tls/i.test(message) || step === "StartTLS")
+    return `TLS: ${step} failed: ${message}`;
   return `${step} failed: ${message}`;
 }

@@ -4,7 +4,8 @@ import { describeFailure, ldapTargets, tlsOptions } from "./hosts.ts";
 import { decideRole, inGroup } from "./roles.ts";
 import { loadConfig } from "../../config/index.ts";
 
-const ldap = (over: Record<string, unknown>) => loadConfig({ json: { coordinator: { ldap: over } }, env: {} }).config.coordinator.ldap;
+const ldap = (over: Record<string, unknown>) =>
+  loadConfig({ json: { coordinator: { ldap: over } }, env: {} }).config.coordinator.ldap;
 
 describe("LDAP escaping (RFC 4515 filter values, RFC 4514 DN values)", () => {
   test.each([
@@ -41,15 +42,31 @@ describe("LDAP hosts", () => {
   });
 
   test("TLS name: server_name, else the host when it is a name; verification unless insecure_skip_verify", () => {
-    const [byName, byIp] = ldapTargets(ldap({ host: "ldap1.example.org 10.0.0.2" })) as [ReturnType<typeof ldapTargets>[0], ReturnType<typeof ldapTargets>[0]];
+    const [byName, byIp] = ldapTargets(ldap({ host: "ldap1.example.org 10.0.0.2" })) as [
+      ReturnType<typeof ldapTargets>[0],
+      ReturnType<typeof ldapTargets>[0],
+    ];
     expect(tlsOptions(ldap({}), byName)).toEqual({ rejectUnauthorized: true, servername: "ldap1.example.org" });
     expect(tlsOptions(ldap({}), byIp)).toEqual({ rejectUnauthorized: true });
-    expect(tlsOptions(ldap({ server_name: "dir.example.org", insecure_skip_verify: true }), byIp)).toEqual({ rejectUnauthorized: false, servername: "dir.example.org" });
+    expect(tlsOptions(ldap({ server_name: "dir.example.org", insecure_skip_verify: true }), byIp)).toEqual({
+      rejectUnauthorized: false,
+      servername: "dir.example.org",
+    });
   });
 
   test("failure reasons are short and name TLS", () => {
-    expect(describeFailure("user search", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }))).toBe("connection refused");
-    expect(describeFailure("StartTLS", Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }))).toBe("TLS: StartTLS failed: self-signed certificate");
+    expect(
+      describeFailure(
+        "user search",
+        Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
+      ),
+    ).toBe("connection refused");
+    expect(
+      describeFailure(
+        "StartTLS",
+        Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }),
+      ),
+    ).toBe("TLS: StartTLS failed: self-signed certificate");
   });
 });
 

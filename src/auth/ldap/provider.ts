@@ -16,7 +16,8 @@ const NAME_ATTRIBUTES = ["uid", "mail", "givenName", "sn", "cn"];
 class HostFailure extends Error {}
 
 /** A user bind that means "wrong name or password", not "server broken". */
-const isWrongPassword = (e: unknown): boolean => e instanceof InvalidCredentialsError || e instanceof InappropriateAuthError || e instanceof UnwillingToPerformError;
+const isWrongPassword = (e: unknown): boolean =>
+  e instanceof InvalidCredentialsError || e instanceof InappropriateAuthError || e instanceof UnwillingToPerformError;
 
 function values(entry: Entry, name: string): string[] {
   const key = Object.keys(entry).find((k) => k.toLowerCase() === name.toLowerCase());
@@ -46,7 +47,11 @@ export class LdapPasswordProvider implements PasswordProvider {
     // An empty password is an unauthenticated bind (RFC 4513 5.1.2), which servers accept as success.
     if (password === "" || username === "") return fail("bad_credentials");
     if (this.c.anonymous && !this.c.user_dn.includes("%s")) {
-      throw new AppError("UNAVAILABLE", "LDAP login is misconfigured: coordinator.ldap.anonymous needs user_dn with %s", { details: { hosts_tried: [] } });
+      throw new AppError(
+        "UNAVAILABLE",
+        "LDAP login is misconfigured: coordinator.ldap.anonymous needs user_dn with %s",
+        { details: { hosts_tried: [] } },
+      );
     }
     const tried: Array<{ url: string; reason: string }> = [];
     for (const target of ldapTargets(this.c)) {
@@ -83,7 +88,9 @@ export class LdapPasswordProvider implements PasswordProvider {
     };
     try {
       if (!c.use_ssl && !c.skip_tls) await step("StartTLS", () => client.startTLS(tlsOptions(c, target)));
-      return c.anonymous ? await this.directBind(client, step, username, password) : await this.searchThenBind(client, step, username, password);
+      return c.anonymous
+        ? await this.directBind(client, step, username, password)
+        : await this.searchThenBind(client, step, username, password);
     } finally {
       await client.unbind().catch(() => undefined);
     }
@@ -93,9 +100,15 @@ export class LdapPasswordProvider implements PasswordProvider {
     const c = this.c;
     if (c.bind_dn !== "") await step("bind as bind_dn", () => client.bind(c.bind_dn, c.bind_password));
     const filter = fillTemplate(c.user_filter || "(uid=%s)", escapeFilterValue(username));
-    const found = await step("user search", () => client.search(c.base, { scope: "sub", filter, attributes: this.attributes() }));
+    const found = await step("user search", () =>
+      client.search(c.base, { scope: "sub", filter, attributes: this.attributes() }),
+    );
     if (found.searchEntries.length !== 1) {
-      if (found.searchEntries.length > 1) this.logger.warn("LDAP user_filter matched more than one entry; login refused", { username, entries: found.searchEntries.length });
+      if (found.searchEntries.length > 1)
+        this.logger.warn("LDAP user_filter matched more than one entry; login refused", {
+          username,
+          entries: found.searchEntries.length,
+        });
       return fail("bad_credentials");
     }
     const entry = found.searchEntries[0] as Entry;
@@ -114,7 +127,10 @@ export class LdapPasswordProvider implements PasswordProvider {
       const r = await client.search(dn, { scope: "base", filter: "(objectClass=*)", attributes: this.attributes() });
       entry = r.searchEntries[0] ?? entry;
     } catch (e) {
-      this.logger.warn("LDAP user entry could not be read after the bind; names stay empty", { dn, error: errorMessage(e) });
+      this.logger.warn("LDAP user entry could not be read after the bind; names stay empty", {
+        dn,
+        error: errorMessage(e),
+      });
     }
     return this.verdict(entry, username, await this.groupsOf(client, entry, username));
   }
@@ -132,7 +148,12 @@ export class LdapPasswordProvider implements PasswordProvider {
 
   private verdict(entry: Entry, username: string, groups: string[] | undefined): AuthResult {
     const c = this.c;
-    const role = decideRole(groups, { adminGroup: c.admin_group, userGroup: c.user_group, adminMode: c.admin_mode, userMode: c.user_mode });
+    const role = decideRole(groups, {
+      adminGroup: c.admin_group,
+      userGroup: c.user_group,
+      adminMode: c.admin_mode,
+      userMode: c.user_mode,
+    });
     if (!role.allowed) {
       this.logger.info("LDAP login refused: not in user_group", { username, user_group: c.user_group });
       return fail("not_in_group");
@@ -164,7 +185,10 @@ export class LdapPasswordProvider implements PasswordProvider {
       const r = await client.search(c.base, { scope: "sub", filter, attributes: ["cn"] });
       return [...groups, ...r.searchEntries.map((g) => g.dn)];
     } catch (e) {
-      this.logger.warn("LDAP group lookup failed; admin_mode and user_mode decide", { username, error: errorMessage(e) });
+      this.logger.warn("LDAP group lookup failed; admin_mode and user_mode decide", {
+        username,
+        error: errorMessage(e),
+      });
       return undefined;
     }
   }

@@ -59,5 +59,9 @@ export function decideRole(groups: readonly string[] | undefined, r: RoleRules):
   }
   const isAdmin = inGroup(groups, r.adminGroup);
   const isUser = inGroup(groups, r.userGroup);
-  return { allowed: isAdmin || isUser || !restricted, isAdmin, group: isAdmin ? r.adminGroup : isUser ? r.userGroup : "" };
+  return {
+    allowed: isAdmin || isUser || !restricted,
+    isAdmin,
+    group: isAdmin ? r.adminGroup : isUser ? r.userGroup : "",
+  };
 }

@@ -1,5 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError, UnexpectedErrorResponseBodyError, UnexpectedResponseError } from "arctic";
+import {
+  ArcticFetchError,
+  CodeChallengeMethod,
+  generateCodeVerifier,
+  generateState,
+  OAuth2Client,
+  OAuth2RequestError,
+  UnexpectedErrorResponseBodyError,
+  UnexpectedResponseError,
+} from "arctic";
 import { alphabet, generateRandomString } from "oslo/crypto";
 import { AppError, errorMessage, type Counter, type Logger } from "../../core/index.ts";
 import type { User, UsersRepo } from "../../settings/index.ts";
@@ -81,12 +90,19 @@ export class OAuth2Login {
 
   private checkProvider(name: string): void {
     if (!oauth2Usable(this.config) || name !== this.p.name) {
-      throw new AppError("VALIDATION", `OAuth 2.0 provider "${name}" is not configured or not enabled on this server (coordinator.oauth2_provider)`);
+      throw new AppError(
+        "VALIDATION",
+        `OAuth 2.0 provider "${name}" is not configured or not enabled on this server (coordinator.oauth2_provider)`,
+      );
     }
   }
 
   private client(): OAuth2Client {
-    return new OAuth2Client(this.p.client_id, this.p.client_secret === "" ? null : this.p.client_secret, this.p.redirect_url);
+    return new OAuth2Client(
+      this.p.client_id,
+      this.p.client_secret === "" ? null : this.p.client_secret,
+      this.p.redirect_url,
+    );
   }
 
   /**
@@ -96,17 +112,31 @@ export class OAuth2Login {
   async begin(name: string, redirectUri: string | undefined): Promise<BeginResult> {
     this.checkProvider(name);
     const target = resolveReturnTarget(this.p.callback_url, redirectUri);
-    if (!target.ok) throw new AppError("VALIDATION", target.detail ?? "redirect_uri refused", { details: { fields: ["redirect_uri"] } });
+    if (!target.ok)
+      throw new AppError("VALIDATION", target.detail ?? "redirect_uri refused", {
+        details: { fields: ["redirect_uri"] },
+      });
     const state = generateState();
     // A second random value (not the state, which travels in URLs the provider and its logs see).
     const binding = generateState();
     const codeVerifier = this.p.use_pkce ? generateCodeVerifier() : null;
-    await this.shared.putOnce("oauth_state", state, encodePending({ codeVerifier, target: target.value, bindingHash: sha256(binding) }), STATE_TTL_MS);
+    await this.shared.putOnce(
+      "oauth_state",
+      state,
+      encodePending({ codeVerifier, target: target.value, bindingHash: sha256(binding) }),
+      STATE_TTL_MS,
+    );
     const scopes = [...this.p.scopes];
     const url =
       codeVerifier === null
         ? this.client().createAuthorizationURL(this.p.auth_url, state, scopes)
-        : this.client().createAuthorizationURLWithPKCE(this.p.auth_url, state, CodeChallengeMethod.S256, codeVerifier, scopes);
+        : this.client().createAuthorizationURLWithPKCE(
+            this.p.auth_url,
+            state,
+            CodeChallengeMethod.S256,
+            codeVerifier,
+            scopes,
+          );
     return { url, state, binding, callbackPath: this.callbackPath(), maxAgeSec: STATE_TTL_MS / 1000 };
   }
 
@@ -139,7 +169,12 @@ export class OAuth2Login {
       override = r.value;
     }
     const pending = q.state ? decodePending(await this.shared.takeOnce("oauth_state", q.state)) : undefined;
-    if (!pending) return failed(400, "bad_state", "the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again");
+    if (!pending)
+      return failed(
+        400,
+        "bad_state",
+        "the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again",
+      );
     // Login CSRF: a callback URL opened in a browser other than the one that started the sign-in
     // lacks its cookie. The state is spent all the same, and the code is never exchanged.
     if (binding === undefined || !timingSafeEqual(sha256(binding), pending.bindingHash)) {
@@ -158,20 +193,38 @@ export class OAuth2Login {
 
     let accessToken: string;
     try {
-      const tokens = await withTimeout(this.client().validateAuthorizationCode(this.p.token_url, q.code, pending.codeVerifier), "token request");
+      const tokens = await withTimeout(
+        this.client().validateAuthorizationCode(this.p.token_url, q.code, pending.codeVerifier),
+        "token request",
+      );
       accessToken = tokens.accessToken();
     } catch (e) {
       if (e instanceof OAuth2RequestError) {
-        return failed(400, "code_rejected", `the identity provider rejected the authorization code (${e.code}${e.description ? `: ${e.description}` : ""})`, target);
+        return failed(
+          400,
+          "code_rejected",
+          `the identity provider rejected the authorization code (${e.code}${e.description ? `: ${e.description}` : ""})`,
+          target,
+        );
       }
-      return failed(302, "provider_unreachable", `the identity provider's token endpoint ${origin(this.p.token_url)} failed: ${describeFetchError(e)}`, target);
+      return failed(
+        302,
+        "provider_unreachable",
+        `the identity provider's token endpoint ${origin(this.p.token_url)} failed: ${describeFetchError(e)}`,
+        target,
+      );
     }
 
     let profile: Profile;
     try {
       profile = await this.readProfile(accessToken);
     } catch (e) {
-      return failed(302, "profile_failed", `could not read the user profile from ${origin(this.p.profile_url)}: ${errorMessage(e)}`, target);
+      return failed(
+        302,
+        "profile_failed",
+        `could not read the user profile from ${origin(this.p.profile_url)}: ${errorMessage(e)}`,
+        target,
+      );
     }
     const mapped = await this.mapUser(profile);
     if (typeof mapped === "string") return failed(302, "no_user", mapped, target);
@@ -196,7 +249,10 @@ export class OAuth2Login {
     const user = kept === undefined ? undefined : (JSON.parse(kept) as AuthUser);
     if (!user) {
       this.outcomes.inc({ result: "token_rejected" });
-      throw new AppError("UNAUTHORIZED", "the one-time sign-in token is invalid, expired or was already used: sign in again");
+      throw new AppError(
+        "UNAUTHORIZED",
+        "the one-time sign-in token is invalid, expired or was already used: sign in again",
+      );
     }
     return user;
   }
@@ -208,7 +264,8 @@ export class OAuth2Login {
     });
     if (!r.ok) throw new Error(`HTTP ${r.status}`);
     const body: unknown = await r.json().catch(() => undefined);
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Error("the answer is not a JSON object");
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      throw new Error("the answer is not a JSON object");
     return body as Profile;
   }
 
@@ -219,7 +276,8 @@ export class OAuth2Login {
     const email = emailOf(profile);
     let row: User | undefined = this.users.getByUsername(username);
     // An address the provider marks unverified may belong to someone else: it never matches an existing row.
-    if (!row && email !== "" && profile.email_verified !== false) row = this.users.list({ email }, { limit: 1 }).items[0];
+    if (!row && email !== "" && profile.email_verified !== false)
+      row = this.users.list({ email }, { limit: 1 }).items[0];
     if (!row && this.p.skip_auto_provision) {
       return `no matching user for "${username}"${email ? ` or ${email}` : ""} on this server; ask an administrator to create the account`;
     }
@@ -277,7 +335,10 @@ function describeFetchError(e: unknown): string {
 async function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${PROVIDER_TIMEOUT_MS / 1000} s`)), PROVIDER_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${what} timed out after ${PROVIDER_TIMEOUT_MS / 1000} s`)),
+      PROVIDER_TIMEOUT_MS,
+    );
   });
   try {
     return await Promise.race([p, timeout]);

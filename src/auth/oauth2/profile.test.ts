@@ -29,7 +29,10 @@ test("admin by membership in admin_groups, compared exactly", () => {
 });
 
 test("names from given/family name, else split from name", () => {
-  expect(namesOf({ given_name: "Ada", family_name: "Lovelace", name: "x y" })).toEqual({ firstName: "Ada", lastName: "Lovelace" });
+  expect(namesOf({ given_name: "Ada", family_name: "Lovelace", name: "x y" })).toEqual({
+    firstName: "Ada",
+    lastName: "Lovelace",
+  });
   expect(namesOf({ name: "Grace Brewster Hopper" })).toEqual({ firstName: "Grace Brewster", lastName: "Hopper" });
 });
 

@@ -24,14 +24,18 @@ export function groupsOf(p: Profile, claim: string): string[] {
   const list = Array.isArray(raw) ? raw : typeof raw === "string" ? [raw] : [];
   const out: string[] = [];
   for (const g of list) {
-    const name = typeof g === "object" && g !== null ? str((g as Record<string, unknown>).name) || str((g as Record<string, unknown>).group_name) : str(g);
+    const name =
+      typeof g === "object" && g !== null
+        ? str((g as Record<string, unknown>).name) || str((g as Record<string, unknown>).group_name)
+        : str(g);
     if (name !== "") out.push(name);
   }
   return out;
 }
 
 /** Membership in `admin_groups`: names compared exactly, as the provider sends them. */
-export const inAdminGroup = (groups: readonly string[], adminGroups: readonly string[]): boolean => groups.some((g) => adminGroups.includes(g));
+export const inAdminGroup = (groups: readonly string[], adminGroups: readonly string[]): boolean =>
+  groups.some((g) => adminGroups.includes(g));
 
 export function namesOf(p: Profile): { firstName: string; lastName: string } {
   const first = str(p.given_name);

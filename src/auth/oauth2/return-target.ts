@@ -35,10 +35,12 @@ const ENCODED_DOT = /%(?:25)*2e/gi;
  */
 export function sitePath(raw: string): Result<string, "rule0"> {
   const refuse = (why: string) => fail("rule0" as const, `redirect_uri ${why}`);
-  if (WHITESPACE_OR_CONTROL.test(raw)) return refuse("must not contain spaces, tabs, newlines or other control characters");
+  if (WHITESPACE_OR_CONTROL.test(raw))
+    return refuse("must not contain spaces, tabs, newlines or other control characters");
   // Browsers read `\` as `/` in http(s) URLs, so `/\evil.example` is `//evil.example`.
   if (raw.includes("\\")) return refuse("must not contain a backslash");
-  if (ENCODED_SLASH.test(raw)) return refuse("must not contain an encoded slash or backslash (%2F, %5C, also double-encoded)");
+  if (ENCODED_SLASH.test(raw))
+    return refuse("must not contain an encoded slash or backslash (%2F, %5C, also double-encoded)");
   if (!raw.startsWith("/")) return refuse("must be a path on this site starting with /");
   const path = raw.split(/[?#]/, 1)[0] ?? "";
   // `//host` is another site (protocol-relative), wherever dot segments or a proxy's normalising put it.
@@ -53,7 +55,8 @@ export function sitePath(raw: string): Result<string, "rule0"> {
   }
   const out = `${u.pathname}${u.search}${u.hash}`;
   // The checks above already imply both; this is the rule itself, kept should a check ever miss a case.
-  if (u.origin !== PLACEHOLDER_ORIGIN || !out.startsWith("/") || out.startsWith("//")) return refuse("must stay on this site");
+  if (u.origin !== PLACEHOLDER_ORIGIN || !out.startsWith("/") || out.startsWith("//"))
+    return refuse("must stay on this site");
   return ok(out);
 }
 
@@ -70,7 +73,10 @@ function absolute(v: string): URL | undefined {
 const SCHEME_AND_AUTHORITY = /^(?:[a-z][a-z0-9+.-]*:)?\/\/[^/?#]*/i;
 const HAS_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 
-export function resolveReturnTarget(callbackUrl: string, redirectUri: string | undefined): Result<string, ReturnTargetRefusal> {
+export function resolveReturnTarget(
+  callbackUrl: string,
+  redirectUri: string | undefined,
+): Result<string, ReturnTargetRefusal> {
   const cb = callbackUrl.trim();
   const wanted = redirectUri === undefined || redirectUri === "" ? undefined : redirectUri;
   if (wanted === undefined) return ok(cb === "" ? "/" : cb);
@@ -83,13 +89,21 @@ export function resolveReturnTarget(callbackUrl: string, redirectUri: string | u
   }
   if (cb === "") {
     if (absolute(wanted) || wanted.startsWith("//") || HAS_SCHEME.test(wanted)) {
-      return fail("rule3" as const, "redirect_uri must be a relative path (starting with /) because coordinator.oauth2_provider.callback_url is not set");
+      return fail(
+        "rule3" as const,
+        "redirect_uri must be a relative path (starting with /) because coordinator.oauth2_provider.callback_url is not set",
+      );
     }
     return fail("rule2" as const, "redirect_uri must be a relative path starting with / (not //)");
   }
-  const wantedAbs = absolute(wanted) ?? (wanted.startsWith("//") && cbAbs ? absolute(`${cbAbs.protocol}${wanted}`) : undefined);
+  const wantedAbs =
+    absolute(wanted) ?? (wanted.startsWith("//") && cbAbs ? absolute(`${cbAbs.protocol}${wanted}`) : undefined);
   if (cbAbs && wantedAbs) {
-    if (wantedAbs.origin !== cbAbs.origin) return fail("rule4" as const, `redirect_uri must be on the site of the callback URL (${cbAbs.origin}), not ${wantedAbs.origin}`);
+    if (wantedAbs.origin !== cbAbs.origin)
+      return fail(
+        "rule4" as const,
+        `redirect_uri must be on the site of the callback URL (${cbAbs.origin}), not ${wantedAbs.origin}`,
+      );
     // Same site: its path is held to rule 0 as a relative one would be.
     const rest = wanted.replace(SCHEME_AND_AUTHORITY, "");
     const path = sitePath(rest.startsWith("/") ? rest : `/${rest}`);
@@ -106,6 +120,7 @@ export function withQuery(target: string, name: string, value: string): string {
   if (!rel) return u.href;
   const out = `${u.pathname}${u.search}${u.hash}`;
   // A relative target was checked by `sitePath`; `//…` here would send the parameter to another host.
-  if (u.origin !== PLACEHOLDER_ORIGIN || out.startsWith("//")) throw new Error(`unsafe return target ${JSON.stringify(target)}`);
+  if (u.origin !== PLACEHOLDER_ORIGIN || out.startsWith("//"))
+    throw new Error(`unsafe return target ${JSON.stringify(target)}`);
   return out;
 }

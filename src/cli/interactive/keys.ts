@@ -2,7 +2,24 @@
  * Terminal input in raw mode → keys. A chunk may hold several keys (typing fast, pasting) and
  * escape sequences (ECMA-48 CSI `ESC [ params final`, SS3 `ESC O x`); a lone ESC is the Esc key.
  */
-export type KeyName = "tab" | "backtab" | "enter" | "escape" | "up" | "down" | "left" | "right" | "home" | "end" | "pageup" | "pagedown" | "backspace" | "delete" | "ctrl-c" | "ctrl-u" | "char";
+export type KeyName =
+  | "tab"
+  | "backtab"
+  | "enter"
+  | "escape"
+  | "up"
+  | "down"
+  | "left"
+  | "right"
+  | "home"
+  | "end"
+  | "pageup"
+  | "pagedown"
+  | "backspace"
+  | "delete"
+  | "ctrl-c"
+  | "ctrl-u"
+  | "char";
 
 export interface Key {
   name: KeyName;

@@ -35,7 +35,12 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
 
   const draw = () => {
     const { w, h } = size();
-    const frame = state.mode === "form" ? formFrame(state, w, h) : state.mode === "call" ? callFrame(state, callLines, callTitle, w, h) : resultsFrame(state, result, title, w, h);
+    const frame =
+      state.mode === "form"
+        ? formFrame(state, w, h)
+        : state.mode === "call"
+          ? callFrame(state, callLines, callTitle, w, h)
+          : resultsFrame(state, result, title, w, h);
     stdout.write(`\x1b[H${frame.map((l) => `${l}\x1b[K`).join("\r\n")}\x1b[J`);
   };
   // The chart is the server's histogram of the whole range (search-chart.ts), fetched when first shown.
@@ -57,10 +62,18 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
     if (!fetched) return;
     if (state.format === "chart" && options) {
       if (chart?.of !== fetched) void loadChart(fetched, options);
-      result = chart?.data ? renderChart(chart.data, { width: size().w }) : [chart?.error ? `error: ${chart.error}` : "Counting events over the whole range…"];
+      result = chart?.data
+        ? renderChart(chart.data, { width: size().w })
+        : [chart?.error ? `error: ${chart.error}` : "Counting events over the whole range…"];
       return;
     }
-    result = screenLines(renderOutput(state.format, fetched, { ...(fields ? { fields } : {}), width: size().w, ...readableColumns(options) }).text);
+    result = screenLines(
+      renderOutput(state.format, fetched, {
+        ...(fields ? { fields } : {}),
+        width: size().w,
+        ...readableColumns(options),
+      }).text,
+    );
   };
   const search = async () => {
     let o: SearchOptions;
@@ -79,7 +92,15 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
       options = o;
       fields = o.fields;
       title = countLine(r);
-      state = { ...state, busy: false, mode: "results", scroll: 0, selected: 0, rows: r.rows.length, status: r.notes.join(" · ") };
+      state = {
+        ...state,
+        busy: false,
+        mode: "results",
+        scroll: 0,
+        selected: 0,
+        rows: r.rows.length,
+        status: r.notes.join(" · "),
+      };
       render();
     } catch (e) {
       state = { ...state, busy: false, status: `error: ${errorMessage(e)}` };

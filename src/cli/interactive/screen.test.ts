@@ -27,7 +27,12 @@ describe("interactive screens", () => {
   });
 
   test("results: title, the visible window of lines, position and notes", () => {
-    const s = { ...initialState({ host: "h" }), mode: "results" as const, scroll: 2, status: "Post-filter x: 3 → 1 rows" };
+    const s = {
+      ...initialState({ host: "h" }),
+      mode: "results" as const,
+      scroll: 2,
+      status: "Post-filter x: 3 → 1 rows",
+    };
     const lines = Array.from({ length: 20 }, (_x, i) => `line ${i + 1}`);
     const f = resultsFrame(s, lines, "20 rows", 100, 8);
     expect(f.length).toBe(8);

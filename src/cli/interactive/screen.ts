@@ -48,13 +48,23 @@ export function formFrame(s: UiState, width: number, height: number): string[] {
   const body = fit(lines, width, height - 1);
   if (highlight) {
     const l = [...body[highlight.line]!];
-    body[highlight.line] = `${l.slice(0, highlight.from).join("")}${REVERSE}${l.slice(highlight.from).join("")}${RESET}`;
+    body[highlight.line] =
+      `${l.slice(0, highlight.from).join("")}${REVERSE}${l.slice(highlight.from).join("")}${RESET}`;
   }
   return [...body, truncate(s.busy ? "Searching…" : s.status, width)];
 }
 
 /** A scrolled text view under a header line; `highlight` (a line of `lines`) in reverse video. */
-function textView(left: string, keys: string, lines: readonly string[], first: number, status: string, width: number, height: number, highlight?: number): string[] {
+function textView(
+  left: string,
+  keys: string,
+  lines: readonly string[],
+  first: number,
+  status: string,
+  width: number,
+  height: number,
+  highlight?: number,
+): string[] {
   const page = Math.max(1, height - 2);
   const visible = lines.slice(first, first + page);
   const range = lines.length ? `lines ${first + 1}-${first + visible.length} of ${lines.length}` : "no output";
@@ -66,16 +76,47 @@ function textView(left: string, keys: string, lines: readonly string[], first: n
   return [...body, truncate([range, status].filter(Boolean).join(" · "), width)];
 }
 
-export function resultsFrame(s: UiState, result: readonly string[], title: string, width: number, height: number): string[] {
+export function resultsFrame(
+  s: UiState,
+  result: readonly string[],
+  title: string,
+  width: number,
+  height: number,
+): string[] {
   const table = s.format === "table" && s.rows > 0;
-  const keys = table ? "Enter call flow · f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit" : "f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit";
+  const keys = table
+    ? "Enter call flow · f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit"
+    : "f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit";
   const status = s.busy ? "Searching…" : s.status;
-  return textView(`svc search · ${title} · ${s.format}`, keys, result, s.scroll, status, width, height, table ? TABLE_HEAD_LINES + s.selected : undefined);
+  return textView(
+    `svc search · ${title} · ${s.format}`,
+    keys,
+    result,
+    s.scroll,
+    status,
+    width,
+    height,
+    table ? TABLE_HEAD_LINES + s.selected : undefined,
+  );
 }
 
 /** The selected row's call as a ladder (state.ts "call"). */
-export function callFrame(s: UiState, lines: readonly string[], title: string, width: number, height: number): string[] {
-  return textView(`svc search · ${title}`, "↑↓ PgUp PgDn · Esc back to the list · q quit", lines, s.callScroll, s.busy ? "Loading the call…" : s.status, width, height);
+export function callFrame(
+  s: UiState,
+  lines: readonly string[],
+  title: string,
+  width: number,
+  height: number,
+): string[] {
+  return textView(
+    `svc search · ${title}`,
+    "↑↓ PgUp PgDn · Esc back to the list · q quit",
+    lines,
+    s.callScroll,
+    s.busy ? "Loading the call…" : s.status,
+    width,
+    height,
+  );
 }
 
 /** Visible result lines per page for a terminal of `height` rows. */

@@ -17,7 +17,15 @@ const idx = (key: string) => FORM_FIELDS.findIndex((f) => f.key === key);
 describe("interactive state", () => {
   test("flags pre-fill the form; focus starts on Host when it is empty, else on Call-ID", () => {
     const s = initialState({ host: "h:1", "call-id": "abc", format: "ladder" });
-    expect(s.values).toMatchObject({ host: "h:1", "call-id": "abc", from: "1h", to: "now", proto: "sip", limit: "50", format: "callflow" });
+    expect(s.values).toMatchObject({
+      host: "h:1",
+      "call-id": "abc",
+      from: "1h",
+      to: "now",
+      proto: "sip",
+      limit: "50",
+      format: "callflow",
+    });
     expect(s.format).toBe("callflow");
     expect(s.focus).toBe(idx("call-id"));
     expect(initialState({}).focus).toBe(0);

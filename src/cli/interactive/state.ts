@@ -20,7 +20,9 @@ export interface FormField {
 }
 
 /** The flags with a form label, in the flag table's order (search-options.ts). */
-export const FORM_FIELDS: readonly FormField[] = SEARCH_FLAGS.flatMap((f) => (f.label ? [{ key: f.name, label: f.label, ...(f.secret ? { secret: true } : {}) }] : []));
+export const FORM_FIELDS: readonly FormField[] = SEARCH_FLAGS.flatMap((f) =>
+  f.label ? [{ key: f.name, label: f.label, ...(f.secret ? { secret: true } : {}) }] : [],
+);
 
 export const FORMAT_FIELD = FORM_FIELDS.findIndex((f) => f.key === "format");
 
@@ -54,10 +56,22 @@ export function initialState(form: SearchForm): UiState {
   values.format = format;
   // Start on the first empty required field, else on Call-ID (the usual search).
   const focus = values.host ? FORM_FIELDS.findIndex((x) => x.key === "call-id") : 0;
-  return { mode: "form", values, focus, format, status: "", busy: false, scroll: 0, selected: 0, rows: 0, callScroll: 0 };
+  return {
+    mode: "form",
+    values,
+    focus,
+    format,
+    status: "",
+    busy: false,
+    scroll: 0,
+    selected: 0,
+    rows: 0,
+    callScroll: 0,
+  };
 }
 
-export const nextFormat = (f: ScreenFormat, step = 1): ScreenFormat => SCREEN_FORMATS[(SCREEN_FORMATS.indexOf(f) + step + SCREEN_FORMATS.length) % SCREEN_FORMATS.length]!;
+export const nextFormat = (f: ScreenFormat, step = 1): ScreenFormat =>
+  SCREEN_FORMATS[(SCREEN_FORMATS.indexOf(f) + step + SCREEN_FORMATS.length) % SCREEN_FORMATS.length]!;
 
 const withFormat = (s: UiState, format: ScreenFormat): UiState => ({ ...s, format, values: { ...s.values, format } });
 
@@ -79,13 +93,18 @@ function formKey(s: UiState, key: Key): { state: UiState; effect: Effect } {
       return { state: s, effect: "quit" };
     case "left":
     case "right":
-      return s.focus === FORMAT_FIELD ? { state: withFormat(s, nextFormat(s.format, key.name === "left" ? -1 : 1)), effect: "none" } : { state: s, effect: "none" };
+      return s.focus === FORMAT_FIELD
+        ? { state: withFormat(s, nextFormat(s.format, key.name === "left" ? -1 : 1)), effect: "none" }
+        : { state: s, effect: "none" };
     case "backspace":
       return s.focus === FORMAT_FIELD ? { state: s, effect: "none" } : set([...value].slice(0, -1).join(""));
     case "ctrl-u":
       return s.focus === FORMAT_FIELD ? { state: s, effect: "none" } : set("");
     case "char":
-      if (s.focus === FORMAT_FIELD) return key.ch === " " || key.ch === "f" ? { state: withFormat(s, nextFormat(s.format)), effect: "none" } : { state: s, effect: "none" };
+      if (s.focus === FORMAT_FIELD)
+        return key.ch === " " || key.ch === "f"
+          ? { state: withFormat(s, nextFormat(s.format)), effect: "none" }
+          : { state: s, effect: "none" };
       return set(value + (key.ch ?? ""));
     default:
       return { state: s, effect: "none" };
@@ -158,8 +177,10 @@ function resultsKey(s: UiState, key: Key, page: number, total: number): { state:
   if (table) return table;
   if (key.name === "escape") return { state: { ...s, mode: "form", scroll: 0, selected: 0 }, effect: "none" };
   if (key.name === "char") {
-    if (key.ch === "f") return { state: { ...withFormat(s, nextFormat(s.format)), scroll: 0, selected: 0 }, effect: "render" };
-    if (key.ch === "F") return { state: { ...withFormat(s, nextFormat(s.format, -1)), scroll: 0, selected: 0 }, effect: "render" };
+    if (key.ch === "f")
+      return { state: { ...withFormat(s, nextFormat(s.format)), scroll: 0, selected: 0 }, effect: "render" };
+    if (key.ch === "F")
+      return { state: { ...withFormat(s, nextFormat(s.format, -1)), scroll: 0, selected: 0 }, effect: "render" };
     if (key.ch === "r") return { state: s, effect: s.busy ? "none" : "search" };
     if (key.ch === "q") return { state: s, effect: "quit" };
   }

@@ -9,7 +9,18 @@ const STATS = {
   interfaces: ["eth0", "eth1"],
   uptime_seconds: 3600,
   uptime: "1h0m0s",
-  packets: { total: 1500, sip: 1200, rtcp: 100, rtcp_fail: 10, rtp: 0, dns: 5, log: 0, hep_sent: 1300, duplicates: 5, unknown: 180 },
+  packets: {
+    total: 1500,
+    sip: 1200,
+    rtcp: 100,
+    rtcp_fail: 10,
+    rtp: 0,
+    dns: 5,
+    log: 0,
+    hep_sent: 1300,
+    duplicates: 5,
+    unknown: 180,
+  },
   transport: [
     { addr: "homer.example.com:9060", proto: "tcp", connected: true, reconnects: 0, sent: 1300, errors: 0 },
     { addr: "10.0.0.9:9060", proto: "udp", connected: false, reconnects: 4, sent: 0, errors: 12 },
@@ -46,14 +57,22 @@ describe("agent views", () => {
   });
 
   test("missing members print -, uptime in seconds is formatted, `transports` is accepted too", () => {
-    const out = renderAgentStats({ node_name: "x", uptime: 93784, packets: { sip: 3 }, transports: [{ addr: "a:1", connected: 1 }] }, 100);
+    const out = renderAgentStats(
+      { node_name: "x", uptime: 93784, packets: { sip: 3 }, transports: [{ addr: "a:1", connected: 1 }] },
+      100,
+    );
     expect(out).toContain("  node_id     -");
     expect(out).toContain("  uptime      1d2h3m4s");
     expect(out).toContain("  total       -");
     expect(out).toContain("  sip         3");
     expect(out.at(-1)).toBe("  a:1   -      1          -           -     -");
     expect(renderAgentStats(null, 80).slice(-2)).toEqual(["Transports", "  (none)"]);
-    expect([formatUptime(0), formatUptime(59), formatUptime(60), formatUptime(3601)]).toEqual(["0s", "59s", "1m0s", "1h0m1s"]);
+    expect([formatUptime(0), formatUptime(59), formatUptime(60), formatUptime(3601)]).toEqual([
+      "0s",
+      "59s",
+      "1m0s",
+      "1h0m1s",
+    ]);
   });
 
   test.each([
@@ -77,6 +96,11 @@ describe("agent views", () => {
       "queue                 12",
       "buffer                4096 bytes",
     ]);
-    expect(renderHealth({ status: "ok" })).toEqual(["status                ok", "connected_transports  -", "queue                 -", "buffer                -"]);
+    expect(renderHealth({ status: "ok" })).toEqual([
+      "status                ok",
+      "connected_transports  -",
+      "queue                 -",
+      "buffer                -",
+    ]);
   });
 });

@@ -9,9 +9,25 @@ import { renderTable } from "./text-formats.ts";
  */
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const show = (v: unknown): string => (v === undefined || v === null || v === "" ? "-" : Array.isArray(v) ? v.map(valueText).join(", ") || "-" : valueText(v));
+const show = (v: unknown): string =>
+  v === undefined || v === null || v === ""
+    ? "-"
+    : Array.isArray(v)
+      ? v.map(valueText).join(", ") || "-"
+      : valueText(v);
 
-export const PACKET_COUNTERS = ["total", "sip", "rtcp", "rtcp_fail", "rtp", "dns", "log", "hep_sent", "duplicates", "unknown"] as const;
+export const PACKET_COUNTERS = [
+  "total",
+  "sip",
+  "rtcp",
+  "rtcp_fail",
+  "rtp",
+  "dns",
+  "log",
+  "hep_sent",
+  "duplicates",
+  "unknown",
+] as const;
 export const TRANSPORT_COLUMNS = ["addr", "proto", "connected", "reconnects", "sent", "errors"] as const;
 
 /** 3725 → `1h2m5s` (the agent's own `uptime` text wins when it sends one). */
@@ -61,7 +77,14 @@ export function renderAgentStats(stats: unknown, width: number): string[] {
   const transports = transportsOf(s);
   if (transports.length === 0) out.push("  (none)");
   else {
-    const rows = transports.map((t) => Object.fromEntries(TRANSPORT_COLUMNS.map((c) => [c, c === "connected" && typeof t[c] === "boolean" ? (t[c] ? "yes" : "no") : show(t[c])])));
+    const rows = transports.map((t) =>
+      Object.fromEntries(
+        TRANSPORT_COLUMNS.map((c) => [
+          c,
+          c === "connected" && typeof t[c] === "boolean" ? (t[c] ? "yes" : "no") : show(t[c]),
+        ]),
+      ),
+    );
     out.push(...renderTable(rows, TRANSPORT_COLUMNS, width - 2).map((l) => `  ${l}`));
   }
   return out;

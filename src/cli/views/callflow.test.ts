@@ -35,7 +35,12 @@ describe("callflow", () => {
     ];
     const flow = buildCallFlow(rows);
     expect(flow.endpoints).toEqual([{ key: A, alias: "pbx-a" }, { key: B }, { key: C }]);
-    expect(flow.messages.map((m) => `${m.from}->${m.to} ${m.label}`)).toEqual(["0->1 INVITE (SDP)", "1->0 100 Trying", "1->2 INVITE", "1->0 200 OK"]);
+    expect(flow.messages.map((m) => `${m.from}->${m.to} ${m.label}`)).toEqual([
+      "0->1 INVITE (SDP)",
+      "1->0 100 Trying",
+      "1->2 INVITE",
+      "1->0 200 OK",
+    ]);
     expect(flow.callIds).toEqual(["call-1@a", "call-1@a_b2b"]);
 
     const out = renderCallFlow(flow);
@@ -43,7 +48,12 @@ describe("callflow", () => {
     expect(out[2]).toContain(A);
     expect(out[3]).toContain("(pbx-a)");
     const arrows = out.filter((l) => /^\d\d:\d\d:\d\d\.\d{6}/.test(l));
-    expect(arrows.map((l) => l.slice(0, 15))).toEqual(["12:00:00.000000", "12:00:00.001000", "12:00:00.002000", "12:00:00.003000"]);
+    expect(arrows.map((l) => l.slice(0, 15))).toEqual([
+      "12:00:00.000000",
+      "12:00:00.001000",
+      "12:00:00.002000",
+      "12:00:00.003000",
+    ]);
     // Direction: the head points at the receiver's lifeline.
     const [invite, trying, leg2] = arrows;
     expect(invite).toMatch(/│─+ INVITE \(SDP\) \[1\] ─+>│/);

@@ -49,7 +49,9 @@ export function messageLabel(row: Row): string {
 
 /** Messages in capture order: time ascending, ties by uuid (UUIDv7, assigned in arrival order). */
 export function buildCallFlow(rows: readonly Row[]): CallFlow {
-  const sorted = rows.map((r, i) => ({ r, i, t: rowTimeUs(r) ?? 0 })).sort((a, b) => a.t - b.t || String(a.r.uuid ?? "").localeCompare(String(b.r.uuid ?? "")) || b.i - a.i);
+  const sorted = rows
+    .map((r, i) => ({ r, i, t: rowTimeUs(r) ?? 0 }))
+    .sort((a, b) => a.t - b.t || String(a.r.uuid ?? "").localeCompare(String(b.r.uuid ?? "")) || b.i - a.i);
   const endpoints: CallFlow["endpoints"] = [];
   const index = new Map<string, number>();
   const callIds: string[] = [];
@@ -66,7 +68,13 @@ export function buildCallFlow(rows: readonly Row[]): CallFlow {
   const messages = sorted.map(({ r, t }) => {
     const callId = printable(String(r.session_id ?? r.sid ?? r.call_id ?? ""));
     if (callId !== "" && !callIds.includes(callId)) callIds.push(callId);
-    return { timeUs: t, from: endpoint(r.src_ip, r.src_port, r.src_alias), to: endpoint(r.dst_ip, r.dst_port, r.dst_alias), label: messageLabel(r), callId };
+    return {
+      timeUs: t,
+      from: endpoint(r.src_ip, r.src_port, r.src_alias),
+      to: endpoint(r.dst_ip, r.dst_port, r.dst_alias),
+      label: messageLabel(r),
+      callId,
+    };
   });
   return { endpoints, messages, callIds };
 }
@@ -86,12 +94,17 @@ export function renderCallFlow(flow: CallFlow): string[] {
   const last = messages.at(-1);
   const withDay = !!first && !!last && clock(first.timeUs, true).slice(0, 10) !== clock(last.timeUs, true).slice(0, 10);
   const timeW = first ? clock(first.timeUs, withDay).length : 15;
-  const colW = Math.max(18, ...endpoints.map((e) => Math.max(e.key.length, e.alias?.length ?? 0) + 2), ...labels.map((l) => l.length + 8));
+  const colW = Math.max(
+    18,
+    ...endpoints.map((e) => Math.max(e.key.length, e.alias?.length ?? 0) + 2),
+    ...labels.map((l) => l.length + 8),
+  );
   const center = (i: number) => timeW + 2 + Math.floor(colW / 2) + i * colW;
   const lineW = center(Math.max(0, endpoints.length - 1)) + colW;
   const blank = () => Array.from({ length: lineW }, () => " ");
   const put = (buf: string[], at: number, text: string) => [...text].forEach((ch, k) => (buf[at + k] = ch));
-  const centred = (buf: string[], mid: number, text: string) => put(buf, Math.max(0, mid - Math.floor(text.length / 2)), text);
+  const centred = (buf: string[], mid: number, text: string) =>
+    put(buf, Math.max(0, mid - Math.floor(text.length / 2)), text);
   const finish = (buf: string[]) => buf.join("").trimEnd();
   const lifelines = () => {
     const b = blank();
@@ -99,7 +112,10 @@ export function renderCallFlow(flow: CallFlow): string[] {
     return b;
   };
 
-  const out: string[] = [`Call flow (UTC${first && !withDay ? `, ${clock(first.timeUs, true).slice(0, 10)}` : ""})`, ""];
+  const out: string[] = [
+    `Call flow (UTC${first && !withDay ? `, ${clock(first.timeUs, true).slice(0, 10)}` : ""})`,
+    "",
+  ];
   const head = blank();
   endpoints.forEach((e, i) => centred(head, center(i), e.key));
   out.push(finish(head));
@@ -132,6 +148,8 @@ export function renderCallFlow(flow: CallFlow): string[] {
   });
   out.push(finish(lifelines()), "");
   out.push(`${messages.length} messages, ${endpoints.length} endpoints`);
-  out.push(`Call-IDs: ${callIds.length ? callIds.map((c, i) => (tagged ? `[${i + 1}] ${c}` : c)).join(", ") : "(none)"}`);
+  out.push(
+    `Call-IDs: ${callIds.length ? callIds.map((c, i) => (tagged ? `[${i + 1}] ${c}` : c)).join(", ") : "(none)"}`,
+  );
   return out;
 }

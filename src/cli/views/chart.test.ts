@@ -12,7 +12,15 @@ describe("chart", () => {
   test("rows: counts per bucket over the searched range, bars scaled to the largest", () => {
     const from = Date.UTC(2024, 4, 1, 12, 0, 0);
     const at = (ms: number) => ({ timestamp_us: (from + ms) * 1000 });
-    const rows = [at(1000), at(2000), at(61_000), at(5 * MIN + 10), at(5 * MIN + 20), at(5 * MIN + 30), at(5 * MIN + 40)];
+    const rows = [
+      at(1000),
+      at(2000),
+      at(61_000),
+      at(5 * MIN + 10),
+      at(5 * MIN + 20),
+      at(5 * MIN + 30),
+      at(5 * MIN + 40),
+    ];
     const out = renderChart(rowsChart(rows, { fromMs: from, toMs: from + 10 * MIN }), { width: 40 });
     expect(out[0]).toBe("Events over time: 2024-05-01T12:00:00Z → 2024-05-01T12:10:00Z, bucket 10s, 7 rows");
     const bars = out.slice(1);
@@ -28,11 +36,16 @@ describe("chart", () => {
 
   test("rows of SQL (no searched range) use their own range; rows outside or without time are counted apart", () => {
     const t0 = Date.UTC(2024, 0, 1);
-    const out = renderChart(rowsChart([{ time: new Date(t0).toISOString() }, { time: new Date(t0 + 2 * DAY).toISOString() }, { x: 1 }], {}), { width: 60 });
+    const out = renderChart(
+      rowsChart([{ time: new Date(t0).toISOString() }, { time: new Date(t0 + 2 * DAY).toISOString() }, { x: 1 }], {}),
+      { width: 60 },
+    );
     expect(out[0]).toContain("bucket 1h, 2 rows");
     expect(out[1]).toStartWith("2024-01-01 00:00 │ 1");
     expect(out.at(-1)).toBe("(1 rows without a time)");
-    const outside = renderChart(rowsChart([{ timestamp_us: (t0 - DAY) * 1000 }], { fromMs: t0, toMs: t0 + HOUR }), { width: 60 });
+    const outside = renderChart(rowsChart([{ timestamp_us: (t0 - DAY) * 1000 }], { fromMs: t0, toMs: t0 + HOUR }), {
+      width: 60,
+    });
     expect(outside[0]).toEndWith(", 0 rows");
     expect(outside.at(-1)).toBe("(1 rows outside the range)");
   });
@@ -57,7 +70,9 @@ describe("chart", () => {
       ],
     };
     const out = renderChart(histogramChart(h), { width: 50 });
-    expect(out[0]).toBe("Events over time: 2024-05-01T23:00:00Z → 2024-05-02T01:00:00Z, bucket 30m, 1210 events (whole range)");
+    expect(out[0]).toBe(
+      "Events over time: 2024-05-01T23:00:00Z → 2024-05-02T01:00:00Z, bucket 30m, 1210 events (whole range)",
+    );
     expect(out[1]).toBe("  █ INVITE 600  ▓ 2xx 600  ▒ 4xx 10");
     // Across midnight: labels carry the day.
     const barLen = 50 - 16 - 4 - 4;

@@ -71,14 +71,31 @@ export function rowsChart(rows: readonly Row[], o: RowRange): ChartData {
   const hi = Math.max(o.toMs ?? (times.length ? Math.max(...times) : lo), lo);
   const width = chooseBucketWidth(hi - lo, TERMINAL_BUCKETS);
   const grid = bucketGrid(lo, hi, width.ms);
-  const buckets: ChartBucket[] = Array.from({ length: grid.count }, (_x, i) => ({ startMs: grid.originMs + i * grid.widthMs, count: 0, groups: {} }));
+  const buckets: ChartBucket[] = Array.from({ length: grid.count }, (_x, i) => ({
+    startMs: grid.originMs + i * grid.widthMs,
+    count: 0,
+    groups: {},
+  }));
   let outside = 0;
   for (const t of times) {
     if (t < lo || t > hi) outside++;
     else buckets[bucketOf(grid, t)]!.count++;
   }
-  const footnotes = [...(outside > 0 ? [`(${outside} rows outside the range)`] : []), ...(times.length < rows.length ? [`(${rows.length - times.length} rows without a time)`] : [])];
-  return { fromMs: lo, toMs: hi, widthMs: width.ms, width: width.label, buckets, groups: [], total: times.length - outside, unit: "rows", footnotes };
+  const footnotes = [
+    ...(outside > 0 ? [`(${outside} rows outside the range)`] : []),
+    ...(times.length < rows.length ? [`(${rows.length - times.length} rows without a time)`] : []),
+  ];
+  return {
+    fromMs: lo,
+    toMs: hi,
+    widthMs: width.ms,
+    width: width.label,
+    buckets,
+    groups: [],
+    total: times.length - outside,
+    unit: "rows",
+    footnotes,
+  };
 }
 
 const pad = (n: number) => String(n).padStart(2, "0");
@@ -124,7 +141,8 @@ export function renderChart(d: ChartData, o: { width: number }): string[] {
   const what = d.unit === "events" ? `${d.total} events (whole range)` : `${d.total} rows`;
   const out = [`Events over time: ${iso(d.fromMs)} → ${iso(d.toMs)}, bucket ${d.width}, ${what}`];
   const keys = d.groups.map((g) => g.key);
-  if (keys.length > 0) out.push(`  ${d.groups.map((g, i) => `${FILLS[i % FILLS.length]} ${g.key} ${g.total}`).join("  ")}`);
+  if (keys.length > 0)
+    out.push(`  ${d.groups.map((g, i) => `${FILLS[i % FILLS.length]} ${g.key} ${g.total}`).join("  ")}`);
   d.buckets.forEach((b, i) => {
     const len = Math.round((b.count / max) * barW);
     const bar = len > 0 ? stackedBar(b, keys, len) : b.count > 0 ? "▏" : "";

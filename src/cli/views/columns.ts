@@ -38,14 +38,31 @@ export function endpointText(ip: unknown, port: unknown): string | null {
 /** Rows with `src` and `dst` (`ip:port`) for views that name them; the coordinator sends the parts. */
 export function withEndpoints(rows: readonly Row[], columns: readonly string[]): readonly Row[] {
   if (!columns.includes("src") && !columns.includes("dst")) return rows;
-  return rows.map((r) => ({ ...r, src: r.src ?? endpointText(r.src_ip, r.src_port), dst: r.dst ?? endpointText(r.dst_ip, r.dst_port) }));
+  return rows.map((r) => ({
+    ...r,
+    src: r.src ?? endpointText(r.src_ip, r.src_port),
+    dst: r.dst ?? endpointText(r.dst_ip, r.dst_port),
+  }));
 }
 
 /**
  * The table puts the columns people read first at the left, because a line is cut at the
  * terminal width: time, event, addresses, users, Call-ID, then everything else in key order.
  */
-const TABLE_FIRST = ["timestamp", "time", "event", "method", "response_code", "src_ip", "src_port", "dst_ip", "dst_port", "caller", "callee", "session_id"];
+const TABLE_FIRST = [
+  "timestamp",
+  "time",
+  "event",
+  "method",
+  "response_code",
+  "src_ip",
+  "src_port",
+  "dst_ip",
+  "dst_port",
+  "caller",
+  "callee",
+  "session_id",
+];
 
 export function tableOrder(columns: readonly string[]): string[] {
   const has = new Set(columns);

@@ -24,7 +24,11 @@ export function rowsToPcap(rows: readonly Row[]): Result<PcapOutput, "NO_SIP_PAY
     if (typeof r.payload !== "string" || r.payload === "" || src === "" || dst === "") continue;
     records.push(storedRowToPcapRecord(r, rowTimeUs(r) ?? 0));
   }
-  if (records.length === 0) return fail("NO_SIP_PAYLOAD", `none of the ${rows.length} rows has a SIP payload with source and destination address`);
+  if (records.length === 0)
+    return fail(
+      "NO_SIP_PAYLOAD",
+      `none of the ${rows.length} rows has a SIP payload with source and destination address`,
+    );
   records.sort((a, b) => a.timestampUs - b.timestampUs);
   return ok({ bytes: writePcap(records), written: records.length, skipped: rows.length - records.length });
 }

@@ -40,23 +40,25 @@ describe("table", () => {
   test("column choice: --fields, else keys then extra members; the table leads with what people read", () => {
     expect(resultColumns([{ a: 1, z: 2 }], ["a"], undefined)).toEqual(["a", "z"]);
     expect(resultColumns([{ a: 1 }], ["a"], ["z", "a"])).toEqual(["z", "a"]);
-    expect(tableOrder(["id", "sid", "uuid", "timestamp", "method", "response_code", "event", "src_ip", "payload"])).toEqual([
-      "timestamp",
-      "event",
-      "src_ip",
-      "id",
-      "sid",
-      "uuid",
-      "method",
-      "response_code",
-      "payload",
-    ]);
+    expect(
+      tableOrder(["id", "sid", "uuid", "timestamp", "method", "response_code", "event", "src_ip", "payload"]),
+    ).toEqual(["timestamp", "event", "src_ip", "id", "sid", "uuid", "method", "response_code", "payload"]);
     expect(tableOrder(["a", "time", "b"])).toEqual(["time", "a", "b"]);
   });
 
   test("width: the TTY, else COLUMNS, else 120", () => {
-    expect([terminalWidth({}, 90), terminalWidth({ COLUMNS: "70" }, undefined), terminalWidth({ COLUMNS: "x" }, undefined), terminalWidth({}, undefined)]).toEqual([90, 70, 120, 120]);
-    expect([truncate("abc", 3), truncate("abcd", 3), truncate("äöüß", 2), truncate("x", 0)]).toEqual(["abc", "ab…", "ä…", ""]);
+    expect([
+      terminalWidth({}, 90),
+      terminalWidth({ COLUMNS: "70" }, undefined),
+      terminalWidth({ COLUMNS: "x" }, undefined),
+      terminalWidth({}, undefined),
+    ]).toEqual([90, 70, 120, 120]);
+    expect([truncate("abc", 3), truncate("abcd", 3), truncate("äöüß", 2), truncate("x", 0)]).toEqual([
+      "abc",
+      "ab…",
+      "ä…",
+      "",
+    ]);
   });
 });
 
@@ -89,7 +91,9 @@ describe("csv (RFC 4180)", () => {
   ])("field %p → %p", (v, out) => expect(csvField(v)).toBe(out));
 
   test("header, then records, each ended by CRLF", () => {
-    expect(renderCsv(rows, ["id", "caller", "payload"])).toBe('id,caller,payload\r\n1,alice,"INVITE sip:b SIP/2.0\r\nVia: x\r\n\r\n"\r\n2,,"SIP/2.0 200 OK\r\n"\r\n');
+    expect(renderCsv(rows, ["id", "caller", "payload"])).toBe(
+      'id,caller,payload\r\n1,alice,"INVITE sip:b SIP/2.0\r\nVia: x\r\n\r\n"\r\n2,,"SIP/2.0 200 OK\r\n"\r\n',
+    );
   });
 });
 

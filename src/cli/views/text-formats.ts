@@ -15,7 +15,9 @@ export const MAX_CELL = 48;
  */
 export function renderTable(rows: readonly Row[], columns: readonly string[], width: number): string[] {
   const cells = rows.map((r) => columns.map((c) => cellText(r[c])));
-  const widths = columns.map((c, i) => Math.min(MAX_CELL, Math.max(textWidth(c), ...cells.map((row) => textWidth(row[i]!)))));
+  const widths = columns.map((c, i) =>
+    Math.min(MAX_CELL, Math.max(textWidth(c), ...cells.map((row) => textWidth(row[i]!)))),
+  );
   const line = (vals: readonly string[]) =>
     truncate(
       vals

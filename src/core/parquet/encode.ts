@@ -123,7 +123,12 @@ function pageHeader(rows: number, uncompressed: number, compressed: number): Uin
  * One column chunk: page header + page. Small pages stay uncompressed (zstd's frame would be
  * larger than what it saves); `level` 0 writes every page uncompressed.
  */
-function chunk(col: ParquetColumn, d: ColumnChunkData, rows: number, level: number): { parts: Uint8Array[]; size: number; uncompressed: number; codec: number } {
+function chunk(
+  col: ParquetColumn,
+  d: ColumnChunkData,
+  rows: number,
+  level: number,
+): { parts: Uint8Array[]; size: number; uncompressed: number; codec: number } {
   const levels = definitionLevels(rows, d.defined);
   let values = d.values;
   if (col.type === "boolean") {
@@ -138,14 +143,24 @@ function chunk(col: ParquetColumn, d: ColumnChunkData, rows: number, level: numb
   const compress = level > 0 && body.length >= 64;
   const page = compress ? Bun.zstdCompressSync(body, { level }) : body;
   const header = pageHeader(rows, body.length, page.length);
-  return { parts: [header, page], size: header.length + page.length, uncompressed: header.length + body.length, codec: compress ? CODEC_ZSTD : CODEC_NONE };
+  return {
+    parts: [header, page],
+    size: header.length + page.length,
+    uncompressed: header.length + body.length,
+    codec: compress ? CODEC_ZSTD : CODEC_NONE,
+  };
 }
 
 /**
  * A Parquet file of one row group: the parts to write in order (magic, chunks, footer), their
  * total length, and the row group's metadata (offsets in this file).
  */
-export function encodeParquet(columns: readonly ParquetColumn[], data: readonly ColumnChunkData[], rows: number, level = 1): { parts: Uint8Array[]; length: number; rowGroup: RowGroupMeta } {
+export function encodeParquet(
+  columns: readonly ParquetColumn[],
+  data: readonly ColumnChunkData[],
+  rows: number,
+  level = 1,
+): { parts: Uint8Array[]; length: number; rowGroup: RowGroupMeta } {
   const parts: Uint8Array[] = [PARQUET_MAGIC];
   let at = PARQUET_MAGIC.length;
   const chunks: ChunkMeta[] = [];
@@ -153,7 +168,16 @@ export function encodeParquet(columns: readonly ParquetColumn[], data: readonly 
     const d = data[i]!;
     const c = chunk(col, d, rows, level);
     parts.push(...c.parts);
-    chunks.push({ offset: at, size: c.size, uncompressed: c.uncompressed, numValues: rows, nullCount: d.nullCount, min: d.min, max: d.max, codec: c.codec });
+    chunks.push({
+      offset: at,
+      size: c.size,
+      uncompressed: c.uncompressed,
+      numValues: rows,
+      nullCount: d.nullCount,
+      min: d.min,
+      max: d.max,
+      codec: c.codec,
+    });
     at += c.size;
   });
   const rowGroup = { rows, chunks };

@@ -11,7 +11,16 @@ export type ClientFrame =
   | { type: "takeback_request" | "takeback_accept" | "takeback_decline" }
   | { type: "chat"; text: string };
 
-export type GameOverReason = "checkmate" | "stalemate" | "resignation" | "agreement" | "flag" | "insufficient_material" | "fifty_move" | "threefold_repetition" | "opponent_disconnect";
+export type GameOverReason =
+  | "checkmate"
+  | "stalemate"
+  | "resignation"
+  | "agreement"
+  | "flag"
+  | "insufficient_material"
+  | "fifty_move"
+  | "threefold_repetition"
+  | "opponent_disconnect";
 
 export interface Clocks {
   white_ms: number;
@@ -25,8 +34,26 @@ export interface Position extends Clocks {
 }
 
 export type ServerFrame =
-  | { type: "waiting"; room: string; color: Color | "random"; initial_ms: number; increment_ms: number; timeout_ms: number }
-  | { type: "matched"; you: string; opponent: string; color: Color | null; room: string; initial_ms: number; increment_ms: number; spectator?: true; white: string; black: string }
+  | {
+      type: "waiting";
+      room: string;
+      color: Color | "random";
+      initial_ms: number;
+      increment_ms: number;
+      timeout_ms: number;
+    }
+  | {
+      type: "matched";
+      you: string;
+      opponent: string;
+      color: Color | null;
+      room: string;
+      initial_ms: number;
+      increment_ms: number;
+      spectator?: true;
+      white: string;
+      black: string;
+    }
   | { type: "player_ready"; color: Color }
   | ({ type: "start" } & Position)
   | ({ type: "opponent_move"; uci: string; san: string; by: Color } & Position)
@@ -59,7 +86,17 @@ export function sanitizeText(raw: string, max: number): string {
   return [...cleaned].slice(0, max).join("").trim();
 }
 
-const BARE = new Set(["hello", "ready", "resign", "draw_offer", "draw_accept", "draw_decline", "takeback_request", "takeback_accept", "takeback_decline"]);
+const BARE = new Set([
+  "hello",
+  "ready",
+  "resign",
+  "draw_offer",
+  "draw_accept",
+  "draw_decline",
+  "takeback_request",
+  "takeback_accept",
+  "takeback_decline",
+]);
 export const UCI = /^[a-h][1-8][a-h][1-8][qrbn]?$/;
 
 /** A client frame, or the reason it is not one (sent back in an `error` frame). */
@@ -71,13 +108,15 @@ export function parseClientFrame(text: string): { ok: true; value: ClientFrame }
   } catch {
     return { ok: false, reason: "frame is not JSON" };
   }
-  if (!v || typeof v !== "object" || Array.isArray(v)) return { ok: false, reason: "frame must be a JSON object with a type" };
+  if (!v || typeof v !== "object" || Array.isArray(v))
+    return { ok: false, reason: "frame must be a JSON object with a type" };
   const o = v as Record<string, unknown>;
   const type = o.type;
   if (typeof type !== "string") return { ok: false, reason: "frame must be a JSON object with a type" };
   if (BARE.has(type)) return { ok: true, value: { type } as ClientFrame };
   if (type === "move") {
-    if (typeof o.uci !== "string" || !UCI.test(o.uci)) return { ok: false, reason: "move needs uci: a move in UCI notation such as e2e4 or e7e8q" };
+    if (typeof o.uci !== "string" || !UCI.test(o.uci))
+      return { ok: false, reason: "move needs uci: a move in UCI notation such as e2e4 or e7e8q" };
     return { ok: true, value: { type, uci: o.uci } };
   }
   if (type === "chat") {

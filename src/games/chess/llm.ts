@@ -63,7 +63,11 @@ export function greedyMove(game: Chess): Move | undefined {
 }
 
 /** The model's move, or the reason there is none. Never throws. */
-async function askModel(cfg: ChessLlmConfig, fen: string, legal: string[]): Promise<{ ok: true; uci: string } | { ok: false; reason: string }> {
+async function askModel(
+  cfg: ChessLlmConfig,
+  fen: string,
+  legal: string[],
+): Promise<{ ok: true; uci: string } | { ok: false; reason: string }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   // The credential goes out only when one is configured (docs/MCP.md "Language model").
   if (cfg.api_key) headers.authorization = `Bearer ${cfg.api_key}`;
@@ -85,7 +89,13 @@ async function askModel(cfg: ChessLlmConfig, fen: string, legal: string[]): Prom
       }),
     });
   } catch (e) {
-    return { ok: false, reason: e instanceof Error && e.name === "TimeoutError" ? `no answer within ${cfg.timeout_sec} s` : "the model provider could not be reached" };
+    return {
+      ok: false,
+      reason:
+        e instanceof Error && e.name === "TimeoutError"
+          ? `no answer within ${cfg.timeout_sec} s`
+          : "the model provider could not be reached",
+    };
   }
   if (!res.ok) return { ok: false, reason: `the model provider answered HTTP ${res.status}` };
   let content: unknown;
@@ -102,7 +112,8 @@ async function askModel(cfg: ChessLlmConfig, fen: string, legal: string[]): Prom
   } catch {
     return { ok: false, reason: "the model did not answer with a JSON object" };
   }
-  if (typeof move !== "string" || !UCI.test(move.trim().toLowerCase())) return { ok: false, reason: "the model's answer has no move in UCI notation" };
+  if (typeof move !== "string" || !UCI.test(move.trim().toLowerCase()))
+    return { ok: false, reason: "the model's answer has no move in UCI notation" };
   const uci = move.trim().toLowerCase();
   if (!legal.includes(uci)) return { ok: false, reason: `the model's move ${uci} is not legal in this position` };
   return { ok: true, uci };
@@ -115,7 +126,11 @@ export async function chooseMove(game: Chess, cfg: ChessLlmConfig | undefined): 
   if (cfg && llmEnabled(cfg)) {
     const r = await askModel(cfg, game.fen(), legal);
     if (r.ok) {
-      const m = game.move({ from: r.uci.slice(0, 2), to: r.uci.slice(2, 4), ...(r.uci.length === 5 ? { promotion: r.uci[4] } : {}) });
+      const m = game.move({
+        from: r.uci.slice(0, 2),
+        to: r.uci.slice(2, 4),
+        ...(r.uci.length === 5 ? { promotion: r.uci[4] } : {}),
+      });
       return { uci: r.uci, san: m.san, fen: game.fen(), source: "llm" };
     }
     reason = r.reason;
@@ -125,4 +140,5 @@ export async function chooseMove(game: Chess, cfg: ChessLlmConfig | undefined): 
   return { uci: uciOf(m), san: m.san, fen: game.fen(), source: "fallback", reason };
 }
 
-export const llmEnabled = (cfg: ChessLlmConfig): boolean => cfg.enable && cfg.base_url.trim() !== "" && cfg.model.trim() !== "";
+export const llmEnabled = (cfg: ChessLlmConfig): boolean =>
+  cfg.enable && cfg.base_url.trim() !== "" && cfg.model.trim() !== "";

@@ -19,12 +19,28 @@ describe('positionProblem (docs/GAMES.md "Chess vs the model")', () => {
     ["kings side by side", "8/8/8/3kK3/8/8/8/8 w - - 0 1", "the kings stand next to each other"],
     ["three checkers", "4k3/8/8/8/8/2b5/8/r3K2r w - - 0 1", "the white king is in check from 3 pieces"],
     ["nine pawns", "4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1", "black has 9 pawns: at most 8"],
-    ["more promotions than missing pawns", "4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 b - - 0 1", "white has 1 more queens, rooks, bishops or knights than at the start, but only 0 missing pawns to have promoted"],
-    ["a castling right without its rook", "4k3/8/8/8/8/8/8/4K3 w K - 0 1", "castling right K needs the white king on e1 and a white rook on h1"],
-    ["checkmate", "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3", "the game is over in this position (checkmate)"],
+    [
+      "more promotions than missing pawns",
+      "4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 b - - 0 1",
+      "white has 1 more queens, rooks, bishops or knights than at the start, but only 0 missing pawns to have promoted",
+    ],
+    [
+      "a castling right without its rook",
+      "4k3/8/8/8/8/8/8/4K3 w K - 0 1",
+      "castling right K needs the white king on e1 and a white rook on h1",
+    ],
+    [
+      "checkmate",
+      "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+      "the game is over in this position (checkmate)",
+    ],
     ["stalemate", "k7/8/1Q6/8/8/8/8/7K b - - 0 1", "the game is over in this position (stalemate)"],
     ["bare kings", "4k3/8/8/8/8/8/8/4K3 w - - 0 1", "the game is over in this position (insufficient material)"],
-    ["the fifty-move rule", "4k3/8/8/8/8/8/4R3/4K3 b - - 100 80", "the game is over in this position (fifty-move rule)"],
+    [
+      "the fifty-move rule",
+      "4k3/8/8/8/8/8/4R3/4K3 b - - 100 80",
+      "the game is over in this position (fifty-move rule)",
+    ],
   ])("refuses %s", (_name, fen, message) => {
     expect(positionProblem(fen)).toContain(message);
   });

@@ -25,9 +25,13 @@ function materialProblem(game: Chess, color: Color): string | undefined {
   for (const p of game.board().flat()) if (p?.color === color) count[p.type] = (count[p.type] ?? 0) + 1;
   const pawns = count.p ?? 0;
   if (pawns > 8) return `${NAME[color]} has ${pawns} pawns: at most 8`;
-  const promoted = Object.entries(START_COUNT).reduce((sum, [type, start]) => sum + Math.max(0, (count[type] ?? 0) - start), 0);
+  const promoted = Object.entries(START_COUNT).reduce(
+    (sum, [type, start]) => sum + Math.max(0, (count[type] ?? 0) - start),
+    0,
+  );
   const missing = 8 - pawns;
-  if (promoted > missing) return `${NAME[color]} has ${promoted} more queens, rooks, bishops or knights than at the start, but only ${missing} missing pawns to have promoted`;
+  if (promoted > missing)
+    return `${NAME[color]} has ${promoted} more queens, rooks, bishops or knights than at the start, but only ${missing} missing pawns to have promoted`;
   return undefined;
 }
 
@@ -42,10 +46,13 @@ export function positionProblem(fen: string): string | undefined {
   const kings = { w: kingOf(game, "w"), b: kingOf(game, "b") };
   const file = (s: Square) => SQUARES.indexOf(s[0]!);
   const rank = (s: Square) => Number(s[1]);
-  if (Math.abs(file(kings.w) - file(kings.b)) <= 1 && Math.abs(rank(kings.w) - rank(kings.b)) <= 1) return impossible("the kings stand next to each other");
-  if (game.isAttacked(kings[waiting], toMove)) return impossible(`${NAME[waiting]} is in check but it is ${NAME[toMove]}'s move`);
+  if (Math.abs(file(kings.w) - file(kings.b)) <= 1 && Math.abs(rank(kings.w) - rank(kings.b)) <= 1)
+    return impossible("the kings stand next to each other");
+  if (game.isAttacked(kings[waiting], toMove))
+    return impossible(`${NAME[waiting]} is in check but it is ${NAME[toMove]}'s move`);
   const checkers = game.attackers(kings[toMove], waiting).length;
-  if (checkers > 2) return impossible(`the ${NAME[toMove]} king is in check from ${checkers} pieces (at most 2 after one move)`);
+  if (checkers > 2)
+    return impossible(`the ${NAME[toMove]} king is in check from ${checkers} pieces (at most 2 after one move)`);
   for (const color of ["w", "b"] as const) {
     const problem = materialProblem(game, color);
     if (problem) return impossible(problem);
@@ -57,7 +64,9 @@ export function positionProblem(fen: string): string | undefined {
     const king = game.get(need.king);
     const rook = game.get(need.rook);
     if (king?.type !== "k" || king.color !== need.color || rook?.type !== "r" || rook.color !== need.color)
-      return impossible(`castling right ${right} needs the ${NAME[need.color]} king on ${need.king} and a ${NAME[need.color]} rook on ${need.rook}`);
+      return impossible(
+        `castling right ${right} needs the ${NAME[need.color]} king on ${need.king} and a ${NAME[need.color]} rook on ${need.rook}`,
+      );
   }
   if (game.isGameOver()) {
     const how = game.isCheckmate()

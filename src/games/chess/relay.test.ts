@@ -109,7 +109,10 @@ describe("NetChessRelay", () => {
     expect(e.frames[0]).toMatchObject({ type: "matched", room: room(a), opponent: "a" });
     const f = seat();
     relay.join({ ...req, mode: "room", room: room(a)! }, "f", f);
-    expect(f.frames[0]).toMatchObject({ type: "error", message: `room ${room(a)} is full; join with mode=spectate to watch` });
+    expect(f.frames[0]).toMatchObject({
+      type: "error",
+      message: `room ${room(a)} is full; join with mode=spectate to watch`,
+    });
     relay.closeAll();
   });
 });
@@ -121,7 +124,9 @@ test("chat is relayed to both players and limited to 10 lines per 10 s per playe
   const cw = relay.join(req, "w", w);
   relay.join(req, "b", b);
   for (let i = 0; i < 11; i++) cw.message(JSON.stringify({ type: "chat", text: `line ${i}` }));
-  expect(b.frames.filter((f) => f.type === "chat").map((f) => (f as { text: string }).text)).toEqual(Array.from({ length: 10 }, (_, i) => `line ${i}`));
+  expect(b.frames.filter((f) => f.type === "chat").map((f) => (f as { text: string }).text)).toEqual(
+    Array.from({ length: 10 }, (_, i) => `line ${i}`),
+  );
   expect(w.frames.at(-1)).toEqual({ type: "error", message: "chat: at most 10 lines per 10 s" });
   relay.closeAll();
 });
@@ -135,21 +140,37 @@ test("matchmaking is by username: quick never pairs you with yourself, a room re
   expect([a1.frames[0]?.type, a2.frames[0]?.type]).toEqual(["waiting", "waiting"]);
   relay.join(quick, "bob", b);
   // Bob gets alice's older waiting room.
-  expect(b.frames[0]).toMatchObject({ type: "matched", room: (a1.frames[0] as { room: string }).room, opponent: "alice" });
+  expect(b.frames[0]).toMatchObject({
+    type: "matched",
+    room: (a1.frames[0] as { room: string }).room,
+    opponent: "alice",
+  });
   const r = seat();
   relay.join({ ...quick, mode: "room", room: (a2.frames[0] as { room: string }).room }, "alice", r);
-  expect(r.frames[0]).toEqual({ type: "error", message: `you (alice) already play in room ${(a2.frames[0] as { room: string }).room}` });
+  expect(r.frames[0]).toEqual({
+    type: "error",
+    message: `you (alice) already play in room ${(a2.frames[0] as { room: string }).room}`,
+  });
   relay.join({ ...quick, mode: "room", room: "third" }, "alice", seat());
   relay.join({ ...quick, mode: "room", room: "fourth" }, "alice", seat());
   const fifth = seat();
   relay.join({ ...quick, mode: "room", room: "fifth" }, "alice", fifth);
-  expect(fifth.frames[0]).toEqual({ type: "error", message: "you (alice) already have 4 NetChess games open: at most 4" });
+  expect(fifth.frames[0]).toEqual({
+    type: "error",
+    message: "you (alice) already have 4 NetChess games open: at most 4",
+  });
   expect(fifth.closed?.code).toBe(1008);
   relay.closeAll();
 });
 
 describe('NetChess limits against one user\'s flood (docs/GAMES.md "NetChess")', () => {
-  const room = (code: string) => ({ mode: "room" as const, room: code, color: "white" as const, initialMs: 60_000, incrementMs: 0 });
+  const room = (code: string) => ({
+    mode: "room" as const,
+    room: code,
+    color: "white" as const,
+    initialMs: 60_000,
+    incrementMs: 0,
+  });
   const hello = JSON.stringify({ type: "hello" });
 
   test("hello: 5 per 10 s on one connection; one error, the rest dropped; answered again once the window has passed", () => {
@@ -161,8 +182,14 @@ describe('NetChess limits against one user\'s flood (docs/GAMES.md "NetChess")',
     const before = w.frames.length;
     for (let i = 0; i < 9; i++) cw.message(hello);
     const answered = w.frames.slice(before);
-    expect(answered.map((f): string => f.type)).toEqual([...Array.from({ length: 5 }, () => ["matched", "clock_sync"]).flat(), "error"]);
-    expect(answered.at(-1)).toEqual({ type: "error", message: "hello: at most 5 per 10 s on one connection; more are ignored for now" });
+    expect(answered.map((f): string => f.type)).toEqual([
+      ...Array.from({ length: 5 }, () => ["matched", "clock_sync"]).flat(),
+      "error",
+    ]);
+    expect(answered.at(-1)).toEqual({
+      type: "error",
+      message: "hello: at most 5 per 10 s on one connection; more are ignored for now",
+    });
     expect(w.closed).toBeUndefined();
     now += 10_000;
     cw.message(hello);
@@ -186,7 +213,9 @@ describe('NetChess limits against one user\'s flood (docs/GAMES.md "NetChess")',
     const answered = conns.reduce((n, { s }) => n + s.frames.filter((f) => f.type === "clock_sync").length, 0);
     // Each spectator got one clock_sync on joining; 20 hellos were answered, the other 4 refused.
     expect(answered - conns.length).toBe(20);
-    expect(errors).toEqual([{ type: "error", message: "hello: at most 20 per 10 s over all connections of fan; more are ignored for now" }]);
+    expect(errors).toEqual([
+      { type: "error", message: "hello: at most 20 per 10 s over all connections of fan; more are ignored for now" },
+    ]);
     relay.closeAll();
   });
 
@@ -200,7 +229,10 @@ describe('NetChess limits against one user\'s flood (docs/GAMES.md "NetChess")',
     relay.join(spectate, "mallory", s2);
     relay.join(spectate, "mallory", s3);
     expect([s1.closed, s2.closed]).toEqual([undefined, undefined]);
-    expect(s3.frames[0]).toEqual({ type: "error", message: "you (mallory) already watch room watch from 2 connections: at most 2" });
+    expect(s3.frames[0]).toEqual({
+      type: "error",
+      message: "you (mallory) already watch room watch from 2 connections: at most 2",
+    });
     expect(s3.closed?.code).toBe(1008);
     const others = Array.from({ length: 6 }, (_, i) => {
       const s = seat();

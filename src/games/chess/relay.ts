@@ -26,15 +26,20 @@ export const INCREMENT_SEC = { min: 0, max: 180, default: 0 };
 /** The join query of `/games/netchess`, or what is wrong with it (a 400 before the upgrade). */
 export function parseJoin(q: URLSearchParams): { ok: true; value: JoinRequest } | { ok: false; reason: string } {
   const known = new Set(["mode", "room", "color", "initial_sec", "increment_sec", "fen", "display", "access_token"]);
-  for (const k of q.keys()) if (!known.has(k)) return { ok: false, reason: `unknown query parameter ${k}; expected ${[...known].join(", ")}` };
+  for (const k of q.keys())
+    if (!known.has(k)) return { ok: false, reason: `unknown query parameter ${k}; expected ${[...known].join(", ")}` };
   const room = q.get("room") ?? undefined;
   const mode = q.get("mode") ?? (room ? "room" : "quick");
-  if (mode !== "quick" && mode !== "room" && mode !== "spectate") return { ok: false, reason: "mode must be quick, room or spectate" };
-  if (room !== undefined && !ROOM_CODE.test(room)) return { ok: false, reason: "room must be 1-64 characters of letters, digits, _ and -" };
+  if (mode !== "quick" && mode !== "room" && mode !== "spectate")
+    return { ok: false, reason: "mode must be quick, room or spectate" };
+  if (room !== undefined && !ROOM_CODE.test(room))
+    return { ok: false, reason: "room must be 1-64 characters of letters, digits, _ and -" };
   if (mode === "spectate" && room === undefined) return { ok: false, reason: "spectate needs room=<code>" };
-  if (mode === "quick" && room !== undefined) return { ok: false, reason: "quick pairing takes no room; use mode=room to join a named room" };
+  if (mode === "quick" && room !== undefined)
+    return { ok: false, reason: "quick pairing takes no room; use mode=room to join a named room" };
   const color = q.get("color") ?? "random";
-  if (color !== "white" && color !== "black" && color !== "random") return { ok: false, reason: "color must be white, black or random" };
+  if (color !== "white" && color !== "black" && color !== "random")
+    return { ok: false, reason: "color must be white, black or random" };
   const int = (name: string, r: { min: number; max: number; default: number }): number | string => {
     const raw = q.get(name);
     if (raw === null) return r.default;
@@ -147,7 +152,11 @@ export class NetChessRelay {
 
   /** Seats (or refuses with an `error` frame and a close) a freshly opened socket. */
   join(req: JoinRequest, username: string, seat: Seat): Connection {
-    const member: Member = { seat, username, display: sanitizeText(req.display ?? "", DISPLAY_MAX) || sanitizeText(username, DISPLAY_MAX) || "player" };
+    const member: Member = {
+      seat,
+      username,
+      display: sanitizeText(req.display ?? "", DISPLAY_MAX) || sanitizeText(username, DISPLAY_MAX) || "player",
+    };
     const refuse = (message: string, code: number): Connection => {
       seat.send({ type: "error", message });
       seat.close(code, message.slice(0, 100));
@@ -155,13 +164,18 @@ export class NetChessRelay {
     };
     let room: ChessRoom;
     const held = this.seatsOf.get(username) ?? 0;
-    if (req.mode !== "spectate" && held >= MAX_SEATS_PER_USER) return refuse(`you (${username}) already have ${held} NetChess games open: at most ${MAX_SEATS_PER_USER}`, 1008);
+    if (req.mode !== "spectate" && held >= MAX_SEATS_PER_USER)
+      return refuse(`you (${username}) already have ${held} NetChess games open: at most ${MAX_SEATS_PER_USER}`, 1008);
     const seatedIn = (r: ChessRoom) => [r.seats.white, r.seats.black].some((m) => m?.username === username);
     if (req.mode === "spectate") {
       const r = this.rooms.get(req.room!);
       if (!r) return refuse(`no room ${req.room} to watch`, 1008);
       const watching = [...r.spectators].filter((s) => s.username === username).length;
-      if (watching >= MAX_SPECTATOR_SEATS_PER_USER) return refuse(`you (${username}) already watch room ${r.code} from ${watching} connections: at most ${MAX_SPECTATOR_SEATS_PER_USER}`, 1008);
+      if (watching >= MAX_SPECTATOR_SEATS_PER_USER)
+        return refuse(
+          `you (${username}) already watch room ${r.code} from ${watching} connections: at most ${MAX_SPECTATOR_SEATS_PER_USER}`,
+          1008,
+        );
       if (!r.addSpectator(member)) return refuse(`room ${r.code} already has ${MAX_SPECTATORS} spectators`, 1013);
       room = r;
     } else if (req.mode === "quick") {
@@ -180,9 +194,12 @@ export class NetChessRelay {
       room.addPlayer(member, req.color);
     } else {
       const existing = req.room !== undefined ? this.rooms.get(req.room) : undefined;
-      if (existing && existing.players >= 2) return refuse(`room ${existing.code} is full; join with mode=spectate to watch`, 1008);
-      if (existing && existing.state !== "waiting") return refuse(`room ${existing.code} is not open for players`, 1008);
-      if (existing && seatedIn(existing)) return refuse(`you (${username}) already play in room ${existing.code}`, 1008);
+      if (existing && existing.players >= 2)
+        return refuse(`room ${existing.code} is full; join with mode=spectate to watch`, 1008);
+      if (existing && existing.state !== "waiting")
+        return refuse(`room ${existing.code} is not open for players`, 1008);
+      if (existing && seatedIn(existing))
+        return refuse(`you (${username}) already play in room ${existing.code}`, 1008);
       room = existing ?? this.createRoom(req.room ?? this.randomCode(), req);
       room.addPlayer(member, req.color);
     }

@@ -4,7 +4,15 @@
  * knows no transport; the relay (relay.ts) creates rooms and routes frames here.
  */
 import { Chess, type Move } from "chess.js";
-import { CHAT_MAX, sanitizeText, type ClientFrame, type Color, type GameOverReason, type Position, type ServerFrame } from "./frames.ts";
+import {
+  CHAT_MAX,
+  sanitizeText,
+  type ClientFrame,
+  type Color,
+  type GameOverReason,
+  type Position,
+  type ServerFrame,
+} from "./frames.ts";
 
 export interface Seat {
   send(frame: ServerFrame): void;
@@ -86,7 +94,14 @@ export class ChessRoom {
     this.seats[color] = m;
     if (this.players === 1) {
       this.state = "waiting";
-      m.seat.send({ type: "waiting", room: this.code, color, initial_ms: this.opts.initialMs, increment_ms: this.opts.incrementMs, timeout_ms: this.opts.waitingTimeoutMs });
+      m.seat.send({
+        type: "waiting",
+        room: this.code,
+        color,
+        initial_ms: this.opts.initialMs,
+        increment_ms: this.opts.incrementMs,
+        timeout_ms: this.opts.waitingTimeoutMs,
+      });
       this.waitTimer = setTimeout(() => this.waitingTimedOut(), this.opts.waitingTimeoutMs);
       return;
     }
@@ -141,7 +156,12 @@ export class ChessRoom {
 
   /** The position and both clocks as of `now` (one instant for both, so a frame adds up). */
   position(now = Date.now()): Position {
-    return { fen: this.game.fen(), legal_moves: this.legalMoves(), white_ms: this.remaining("white", now), black_ms: this.remaining("black", now) };
+    return {
+      fen: this.game.fen(),
+      legal_moves: this.legalMoves(),
+      white_ms: this.remaining("white", now),
+      black_ms: this.remaining("black", now),
+    };
   }
 
   broadcast(frame: ServerFrame): void {
@@ -166,13 +186,15 @@ export class ChessRoom {
       return this.broadcast({ type: "chat", from: m.display, color, text });
     }
     if (f.type === "ready") {
-      if (this.state !== "matched") return fail(this.state === "waiting" ? "wait for an opponent before ready" : "the game has already started");
+      if (this.state !== "matched")
+        return fail(this.state === "waiting" ? "wait for an opponent before ready" : "the game has already started");
       this.ready.add(color);
       this.broadcast({ type: "player_ready", color });
       if (this.ready.size === 2) this.start();
       return;
     }
-    if (this.state !== "playing") return fail(this.state === "over" ? "the game is over" : "the game has not started: both players send ready");
+    if (this.state !== "playing")
+      return fail(this.state === "over" ? "the game is over" : "the game has not started: both players send ready");
     switch (f.type) {
       case "move":
         return this.move(color, f.uci, fail);
@@ -214,7 +236,10 @@ export class ChessRoom {
     this.state = "playing";
     this.turnStartedAt = Date.now();
     this.armFlag();
-    this.syncTimer = setInterval(() => this.broadcast({ type: "clock_sync", started: true, ...this.position() }), this.opts.syncIntervalMs);
+    this.syncTimer = setInterval(
+      () => this.broadcast({ type: "clock_sync", started: true, ...this.position() }),
+      this.opts.syncIntervalMs,
+    );
     this.broadcast({ type: "start", ...this.position(this.turnStartedAt) });
   }
 
@@ -223,7 +248,11 @@ export class ChessRoom {
     if (this.remaining(color) <= 0) return this.flag(color);
     if (!this.legalMoves().includes(uci)) return fail(`illegal move ${uci} in this position`);
     const left = this.remaining(color);
-    const done = this.game.move({ from: uci.slice(0, 2), to: uci.slice(2, 4), ...(uci.length === 5 ? { promotion: uci[4] } : {}) });
+    const done = this.game.move({
+      from: uci.slice(0, 2),
+      to: uci.slice(2, 4),
+      ...(uci.length === 5 ? { promotion: uci[4] } : {}),
+    });
     this.clocks[color] = left + this.opts.incrementMs;
     this.turnStartedAt = Date.now();
     this.drawOffer = undefined;

@@ -4,7 +4,15 @@
  * The rest of the relay is played over real sockets in test/integration/netris.test.ts.
  */
 import { expect, test } from "bun:test";
-import { MAX_FRAMES_PER_SEC, MAX_SEATS_PER_USER, NetrisHub, WAITING_TIMEOUT_MS, type Clock, type NetrisPeer, type NetrisServerFrame } from "./hub.ts";
+import {
+  MAX_FRAMES_PER_SEC,
+  MAX_SEATS_PER_USER,
+  NetrisHub,
+  WAITING_TIMEOUT_MS,
+  type Clock,
+  type NetrisPeer,
+  type NetrisServerFrame,
+} from "./hub.ts";
 
 class FakeClock implements Clock {
   at = 0;
@@ -94,11 +102,15 @@ test("a waiting player who leaves deletes the room and its timer", () => {
 
 test("one user holds at most 4 connections; a closed one frees its place", () => {
   const hub = new NetrisHub(new FakeClock());
-  const seats = Array.from({ length: MAX_SEATS_PER_USER }, (_, i) => hub.join({ username: "alice", display: "alice", room: `r${i}` }, peer().p));
+  const seats = Array.from({ length: MAX_SEATS_PER_USER }, (_, i) =>
+    hub.join({ username: "alice", display: "alice", room: `r${i}` }, peer().p),
+  );
   expect(seats.every((s) => s !== undefined)).toBe(true);
   const fifth = peer();
   expect(hub.join({ username: "alice", display: "alice", room: "r9" }, fifth.p)).toBeUndefined();
-  expect(fifth.frames).toEqual([{ type: "error", message: "you (alice) already have 4 Netris connections open: at most 4" }]);
+  expect(fifth.frames).toEqual([
+    { type: "error", message: "you (alice) already have 4 Netris connections open: at most 4" },
+  ]);
   expect(fifth.closes[0]?.code).toBe(1008);
   expect(hub.join({ username: "bob", display: "bob", room: "r9" }, peer().p)).toBeDefined();
   seats[0]!.leave();
@@ -120,7 +132,9 @@ test("a player sending more than 30 frames a second gets one error and the rest 
   const rows = Array.from({ length: 20 }, () => "..........");
   for (let i = 0; i < 100; i++) sa.message(JSON.stringify({ type: "board", rows }));
   expect(b.frames.filter((f) => f.type === "opponent_board").length).toBe(MAX_FRAMES_PER_SEC);
-  expect(a.frames.filter((f) => f.type === "error")).toEqual([{ type: "error", message: "too many frames: at most 30 a second; the rest of this second is dropped" }]);
+  expect(a.frames.filter((f) => f.type === "error")).toEqual([
+    { type: "error", message: "too many frames: at most 30 a second; the rest of this second is dropped" },
+  ]);
   clock.advance(1000);
   sa.message(JSON.stringify({ type: "line_clear", lines: 2 }));
   expect(b.frames.at(-1)).toEqual({ type: "garbage_in", lines: 1, hole: 5 });

@@ -114,7 +114,11 @@ export class NetrisHub {
 
   join(req: JoinRequest, peer: NetrisPeer): NetrisSeat | undefined {
     const held = this.seatsOf.get(req.username) ?? 0;
-    if (held >= MAX_SEATS_PER_USER) return this.refuse(peer, `you (${req.username}) already have ${held} Netris connections open: at most ${MAX_SEATS_PER_USER}`);
+    if (held >= MAX_SEATS_PER_USER)
+      return this.refuse(
+        peer,
+        `you (${req.username}) already have ${held} Netris connections open: at most ${MAX_SEATS_PER_USER}`,
+      );
     const seat: Seat = { username: req.username, display: req.display, peer, ready: false, windowAt: 0, frames: 0 };
     let room: Room;
     if (req.room === undefined) {
@@ -128,8 +132,10 @@ export class NetrisHub {
       }
     } else {
       const existing = this.named.get(req.room);
-      if (existing && existing.seats.length >= 2) return this.refuse(peer, `room "${req.room}" is full: a Netris room holds 2 players`);
-      if (existing?.seats.some((s) => s.username === req.username)) return this.refuse(peer, `you (${req.username}) are already in room "${req.room}"`);
+      if (existing && existing.seats.length >= 2)
+        return this.refuse(peer, `room "${req.room}" is full: a Netris room holds 2 players`);
+      if (existing?.seats.some((s) => s.username === req.username))
+        return this.refuse(peer, `you (${req.username}) are already in room "${req.room}"`);
       room = existing ?? { code: req.room, quick: false, state: "waiting", seats: [] };
       this.named.set(room.code, room);
     }
@@ -185,7 +191,8 @@ export class NetrisHub {
     seat.frames += 1;
     if (seat.frames > MAX_FRAMES_PER_SEC) {
       // One error per window, so a flood is not answered by a flood.
-      if (seat.frames === MAX_FRAMES_PER_SEC + 1) this.error(seat, `too many frames: at most ${MAX_FRAMES_PER_SEC} a second; the rest of this second is dropped`);
+      if (seat.frames === MAX_FRAMES_PER_SEC + 1)
+        this.error(seat, `too many frames: at most ${MAX_FRAMES_PER_SEC} a second; the rest of this second is dropped`);
       return;
     }
     if (text.length > MAX_FRAME_BYTES) return this.error(seat, `frame too long: at most ${MAX_FRAME_BYTES} bytes`);
@@ -200,7 +207,11 @@ export class NetrisHub {
     const other = room.seats.find((s) => s !== seat);
     switch (f.type) {
       case "ready":
-        if (room.state !== "matched" || !other) return this.error(seat, room.state === "waiting" ? "no opponent yet: wait for matched" : "the game has started");
+        if (room.state !== "matched" || !other)
+          return this.error(
+            seat,
+            room.state === "waiting" ? "no opponent yet: wait for matched" : "the game has started",
+          );
         if (seat.ready) return;
         seat.ready = true;
         seat.peer.send({ type: "ready", from: "you" });
@@ -214,17 +225,30 @@ export class NetrisHub {
       case "line_clear": {
         if (room.state !== "playing" || !other) return this.error(seat, "line_clear is sent while playing");
         const lines = f.lines;
-        if (typeof lines !== "number" || !Number.isInteger(lines) || lines < 1 || lines > 4) return this.error(seat, "line_clear.lines is a whole number 1-4");
+        if (typeof lines !== "number" || !Number.isInteger(lines) || lines < 1 || lines > 4)
+          return this.error(seat, "line_clear.lines is a whole number 1-4");
         const garbage = GARBAGE[lines]!;
         seat.peer.send({ type: "line_clear", lines, garbage });
-        if (garbage > 0) other.peer.send({ type: "garbage_in", lines: garbage, hole: Math.min(BOARD_COLS - 1, Math.floor(this.random() * BOARD_COLS)) });
+        if (garbage > 0)
+          other.peer.send({
+            type: "garbage_in",
+            lines: garbage,
+            hole: Math.min(BOARD_COLS - 1, Math.floor(this.random() * BOARD_COLS)),
+          });
         return;
       }
       case "board": {
         if (room.state !== "playing" || !other) return this.error(seat, "board is sent while playing");
         const rows = f.rows;
-        if (!Array.isArray(rows) || rows.length !== BOARD_ROWS || !rows.every((r) => typeof r === "string" && ROW.test(r))) {
-          return this.error(seat, `board.rows is ${BOARD_ROWS} strings of ${BOARD_COLS} characters "." (empty) or "#" (filled), top row first`);
+        if (
+          !Array.isArray(rows) ||
+          rows.length !== BOARD_ROWS ||
+          !rows.every((r) => typeof r === "string" && ROW.test(r))
+        ) {
+          return this.error(
+            seat,
+            `board.rows is ${BOARD_ROWS} strings of ${BOARD_COLS} characters "." (empty) or "#" (filled), top row first`,
+          );
         }
         other.peer.send({ type: "opponent_board", rows: rows as string[] });
         return;
@@ -234,7 +258,10 @@ export class NetrisHub {
         this.finish(room, other, seat, "opponent_top_out");
         return;
       default:
-        return this.error(seat, `unknown frame type ${JSON.stringify(f.type)}: a client sends ready, line_clear, board or top_out`);
+        return this.error(
+          seat,
+          `unknown frame type ${JSON.stringify(f.type)}: a client sends ready, line_clear, board or top_out`,
+        );
     }
   }
 
@@ -257,7 +284,12 @@ export class NetrisHub {
     other.peer.close(CLOSE.normal, "opponent left before the start");
   }
 
-  private finish(room: Room, winner: Seat, loser: Seat | undefined, reason: "opponent_top_out" | "opponent_left"): void {
+  private finish(
+    room: Room,
+    winner: Seat,
+    loser: Seat | undefined,
+    reason: "opponent_top_out" | "opponent_left",
+  ): void {
     this.remove(room);
     winner.peer.send({ type: "game_over", result: "win", reason });
     winner.peer.close(CLOSE.normal, "game over");

@@ -13,18 +13,34 @@ import type { OtlpIngest, OtlpSignal } from "../otlp/index.ts";
 import { decodeLpRecord, decodeOtlpRecord } from "./records.ts";
 
 /** `taken` (stored, or refused for good: acknowledged), `unavailable` (the buffer is full: sent again), or a record that does not decode. */
-export type RecordOutcome = { kind: "taken"; written: number; problem?: string } | { kind: "unavailable" } | { kind: "malformed" };
+export type RecordOutcome =
+  | { kind: "taken"; written: number; problem?: string }
+  | { kind: "unavailable" }
+  | { kind: "malformed" };
 
 export interface ForwardDecoders {
   lineProtocol(record: Uint8Array): Promise<RecordOutcome>;
   otlp(record: Uint8Array): Promise<RecordOutcome>;
 }
 
-export function createForwardDecoders(cfg: Config["ingest"], sink: LpTableSink, logger: Logger, metrics: MetricsRegistry, maxBufferedRows: number): ForwardDecoders {
+export function createForwardDecoders(
+  cfg: Config["ingest"],
+  sink: LpTableSink,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  maxBufferedRows: number,
+): ForwardDecoders {
   const lp = cfg.line_protocol;
   const lpIngest = new LpIngest(
     sink,
-    { defaultDb: lp.default_db, tablePrefix: lp.table_prefix, allowHepSipCall: lp.allow_hep_sip_call, maxTables: lp.max_tables, maxColumns: lp.max_columns, maxBufferedRows },
+    {
+      defaultDb: lp.default_db,
+      tablePrefix: lp.table_prefix,
+      allowHepSipCall: lp.allow_hep_sip_call,
+      maxTables: lp.max_tables,
+      maxColumns: lp.max_columns,
+      maxBufferedRows,
+    },
     lpReceiverMetrics(metrics),
     logger,
   );
@@ -40,7 +56,12 @@ export function createForwardDecoders(cfg: Config["ingest"], sink: LpTableSink, 
     async lineProtocol(record) {
       const r = decodeLpRecord(record);
       if (!r) return { kind: "malformed" };
-      const w = await lpIngest.write({ body: r.body, database: r.database, precision: r.precision as LpPrecision, nowNs: r.nowNs });
+      const w = await lpIngest.write({
+        body: r.body,
+        database: r.database,
+        precision: r.precision as LpPrecision,
+        nowNs: r.nowNs,
+      });
       if (w.outcome === "unavailable" && w.written === 0) return { kind: "unavailable" };
       return { kind: "taken", written: w.written, ...(w.outcome === "ok" ? {} : { problem: w.outcome }) };
     },

@@ -11,7 +11,8 @@ const record = (text: string) => {
   out.set(body, 4);
   return out;
 };
-const open = (dir: string) => new ForwardLog({ dir, maxBacklogBytes: 1 << 20, segmentBytes: 1 << 16, onDrop: () => {} });
+const open = (dir: string) =>
+  new ForwardLog({ dir, maxBacklogBytes: 1 << 20, segmentBytes: 1 << 16, onDrop: () => {} });
 
 test('a log reopened with every packet acknowledged sends what is appended next (docs/DEPLOY.md "Forward log")', () => {
   const dir = mkdtempSync(join(tmpdir(), "svc-fwd-log-"));
@@ -43,9 +44,16 @@ test("one hand-over larger than the cap is split into segments: the cap holds an
   const dir = mkdtempSync(join(tmpdir(), "svc-fwd-log-"));
   try {
     let dropped = 0;
-    const log = new ForwardLog({ dir, maxBacklogBytes: 1 << 20, segmentBytes: 1 << 16, onDrop: (n) => void (dropped += n) });
+    const log = new ForwardLog({
+      dir,
+      maxBacklogBytes: 1 << 20,
+      segmentBytes: 1 << 16,
+      onDrop: (n) => void (dropped += n),
+    });
     // 3 MiB in one chunk (a slow main thread takes several hand-overs at once): 3 072 records of 1 KiB.
-    const packets = Array.from({ length: 3072 }, (_, i) => record(`${String(i).padStart(8, "0")}${"x".repeat(1016 - 8)}`));
+    const packets = Array.from({ length: 3072 }, (_, i) =>
+      record(`${String(i).padStart(8, "0")}${"x".repeat(1016 - 8)}`),
+    );
     const chunk = new Uint8Array(packets.reduce((a, p) => a + p.length, 0));
     packets.reduce((at, p) => (chunk.set(p, at), at + p.length), 0);
     log.append(chunk, packets.length);

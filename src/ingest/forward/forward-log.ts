@@ -8,7 +8,21 @@
  * dropped. Independent of the lake spool: a flush never waits for it, nor it for a flush.
  * Reads and appends are synchronous on the main thread: nothing else touches the files.
  */
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { eachRecord } from "./raw-batch.ts";
 
@@ -102,7 +116,8 @@ export class ForwardLog {
     // Past every packet in the log (all acknowledged): the next append continues the last segment
     // when it continues its seqs, so the cursor waits at that segment's end; else at a new one.
     const tail = this.segs.at(-1);
-    if (tail && tail.first + tail.count === this.nextSeq && tail.bytes < this.opts.segmentBytes) this.cursor = { seg: tail.first, offset: tail.bytes, seq: this.nextSeq };
+    if (tail && tail.first + tail.count === this.nextSeq && tail.bytes < this.opts.segmentBytes)
+      this.cursor = { seg: tail.first, offset: tail.bytes, seq: this.nextSeq };
     else this.cursor = { seg: this.nextSeq, offset: 0, seq: this.nextSeq };
   }
 
@@ -114,7 +129,8 @@ export class ForwardLog {
   append(bytes: Uint8Array, count: number, nowMs = Date.now()): void {
     if (count === 0) return;
     // One time per hand-over (10 a second), bounded: past the bound the lag reads a little high.
-    if (this.cursor.seq === this.nextSeq || this.times.length < 100_000) this.times.push({ seq: this.nextSeq, atMs: nowMs });
+    if (this.cursor.seq === this.nextSeq || this.times.length < 100_000)
+      this.times.push({ seq: this.nextSeq, atMs: nowMs });
     let start = 0;
     let at = 0;
     let n = 0;
@@ -242,7 +258,13 @@ export class ForwardLog {
     const used = end;
     if (count === 0) return undefined;
     const first = this.cursor.seq;
-    return { first, last: first + count - 1, body: bytes.subarray(0, used), count, end: { seg: seg.first, offset: offset + used } };
+    return {
+      first,
+      last: first + count - 1,
+      body: bytes.subarray(0, used),
+      count,
+      end: { seg: seg.first, offset: offset + used },
+    };
   }
 
   /**
@@ -290,7 +312,11 @@ export class ForwardLog {
 
   /** Deletes segments whose packets are all acknowledged (the one being written stays). */
   private dropAcked(): void {
-    while (this.segs.length > 1 && this.segs[0]!.first + this.segs[0]!.count - 1 <= this.ackedSeq && this.segs[0]!.first < this.cursor.seg) {
+    while (
+      this.segs.length > 1 &&
+      this.segs[0]!.first + this.segs[0]!.count - 1 <= this.ackedSeq &&
+      this.segs[0]!.first < this.cursor.seg
+    ) {
       unlinkSync(this.path(this.segs.shift()!.first));
     }
   }

@@ -106,7 +106,13 @@ export class ForwardStream {
         this.m.retries.inc();
         this.m.up.set(0);
         if (this.failures === 1 || this.failures % 20 === 0)
-          this.logger.warn("forward batch failed; retrying", { kind: this.kind, failures: this.failures, error: this.lastError, first: b.first, last: b.last });
+          this.logger.warn("forward batch failed; retrying", {
+            kind: this.kind,
+            failures: this.failures,
+            error: this.lastError,
+            first: b.first,
+            last: b.last,
+          });
         const backoff = Math.min(10_000, 250 * 2 ** Math.min(this.failures - 1, 6)) * (0.5 + Math.random() / 2);
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, backoff);

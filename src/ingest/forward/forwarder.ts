@@ -58,19 +58,39 @@ export class HepRelay implements Module, RawSink {
         "svc_forward_lag_seconds",
         "Age of the oldest record (HEP packet, line-protocol or OTLP request) not yet acknowledged by the central (ingest.forward), seconds; 0 when none waits.",
       ),
-      backlogBytes: metrics.gauge("svc_forward_backlog_bytes", "Bytes of the forward logs on disk (ingest.forward.max_backlog_bytes caps each)."),
-      backlogPackets: metrics.gauge("svc_forward_backlog_packets", "Records (HEP packets, line-protocol and OTLP requests) in the forward logs not yet acknowledged by the central."),
+      backlogBytes: metrics.gauge(
+        "svc_forward_backlog_bytes",
+        "Bytes of the forward logs on disk (ingest.forward.max_backlog_bytes caps each).",
+      ),
+      backlogPackets: metrics.gauge(
+        "svc_forward_backlog_packets",
+        "Records (HEP packets, line-protocol and OTLP requests) in the forward logs not yet acknowledged by the central.",
+      ),
       dropped: metrics.counter(
         "svc_forward_dropped_packets_total",
         "Records never forwarded, per reason: backlog_cap (the oldest segment deleted at ingest.forward.max_backlog_bytes), handover_full (over 64 MiB in one hand-over).",
         ["reason"],
       ),
-      sent: metrics.counter("svc_forward_sent_packets_total", "Records (HEP packets, line-protocol and OTLP requests) the central acknowledged."),
+      sent: metrics.counter(
+        "svc_forward_sent_packets_total",
+        "Records (HEP packets, line-protocol and OTLP requests) the central acknowledged.",
+      ),
       sentBytes: metrics.counter("svc_forward_sent_bytes_total", "Compressed bytes of acknowledged forward batches."),
-      retries: metrics.counter("svc_forward_retries_total", "Forward batches that failed (connection, time-out, non-200) and are sent again after a back-off."),
+      retries: metrics.counter(
+        "svc_forward_retries_total",
+        "Forward batches that failed (connection, time-out, non-200) and are sent again after a back-off.",
+      ),
       up: metrics.gauge("svc_forward_up", "1 while the last forward attempt reached the central, else 0."),
-      mirrorSent: metrics.counter("svc_mirror_sent_total", "HEP packets copied to a mirror destination (ingest.mirror.destinations).", ["destination"]),
-      mirrorDropped: metrics.counter("svc_mirror_dropped_total", "HEP packets not copied to a mirror destination (socket full, queue_bytes reached, not connected).", ["destination"]),
+      mirrorSent: metrics.counter(
+        "svc_mirror_sent_total",
+        "HEP packets copied to a mirror destination (ingest.mirror.destinations).",
+        ["destination"],
+      ),
+      mirrorDropped: metrics.counter(
+        "svc_mirror_dropped_total",
+        "HEP packets not copied to a mirror destination (socket full, queue_bytes reached, not connected).",
+        ["destination"],
+      ),
     };
     this.m.dropped.inc({ reason: "backlog_cap" }, 0);
     this.m.dropped.inc({ reason: "handover_full" }, 0);
@@ -106,7 +126,9 @@ export class HepRelay implements Module, RawSink {
             this.m.dropped.inc({ reason: "backlog_cap" }, n);
           },
         });
-        const stream = new ForwardStream(kind, log, f, this.sender!, this.tls, this.m, this.logger, () => this.publish());
+        const stream = new ForwardStream(kind, log, f, this.sender!, this.tls, this.m, this.logger, () =>
+          this.publish(),
+        );
         this.streams.set(kind, stream);
         stream.start();
       }
@@ -119,7 +141,12 @@ export class HepRelay implements Module, RawSink {
       });
     }
     if (this.cfg.mirror.destinations.length > 0) {
-      this.mirror = new HepMirror(this.cfg.mirror.destinations, this.cfg.mirror.queue_bytes, { sent: this.m.mirrorSent, dropped: this.m.mirrorDropped }, this.logger);
+      this.mirror = new HepMirror(
+        this.cfg.mirror.destinations,
+        this.cfg.mirror.queue_bytes,
+        { sent: this.m.mirrorSent, dropped: this.m.mirrorDropped },
+        this.logger,
+      );
       await this.mirror.start();
     }
     this.timer = setInterval(() => {

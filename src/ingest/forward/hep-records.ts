@@ -23,7 +23,12 @@ export interface ForwardDecoded extends HepRecordsResult {
 }
 
 /** Runs synchronously (no await): nothing else writes into the pipeline's sink meanwhile. */
-export function decodeHepRecords(pipeline: HepPipeline, body: Uint8Array, skip: number, remoteIp: string | undefined): HepRecordsResult {
+export function decodeHepRecords(
+  pipeline: HepPipeline,
+  body: Uint8Array,
+  skip: number,
+  remoteIp: string | undefined,
+): HepRecordsResult {
   const rejected: Record<string, number> = {};
   let accepted = 0;
   let done = 0;

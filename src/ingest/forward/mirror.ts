@@ -33,7 +33,10 @@ export class HepMirror {
       if (!m) continue; // refused at start (src/config/effects.ts)
       const hostname = m[2]!;
       const port = Number(m[3]);
-      const d = m[1] === "udp" ? await udpDestination(hostname, port) : tcpDestination(hostname, port, this.queueBytes, this.logger.child({ mirror: name }));
+      const d =
+        m[1] === "udp"
+          ? await udpDestination(hostname, port)
+          : tcpDestination(hostname, port, this.queueBytes, this.logger.child({ mirror: name }));
       this.metrics.sent.inc({ destination: name }, 0);
       this.metrics.dropped.inc({ destination: name }, 0);
       this.dests.push({ name, d });

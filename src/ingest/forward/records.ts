@@ -41,13 +41,17 @@ function split(record: Uint8Array): { words: string[]; body: Uint8Array } | unde
 }
 
 export function encodeLpRecord(r: LpRecord): Uint8Array {
-  return withHeader(`lp1 ${r.precision} ${r.nowNs} ${r.database === undefined ? "-" : encodeURIComponent(r.database)}`, r.body);
+  return withHeader(
+    `lp1 ${r.precision} ${r.nowNs} ${r.database === undefined ? "-" : encodeURIComponent(r.database)}`,
+    r.body,
+  );
 }
 
 export function decodeLpRecord(record: Uint8Array): LpRecord | undefined {
   const s = split(record);
   const w = s?.words;
-  if (!s || !w || w.length !== 4 || w[0] !== "lp1" || !/^(ns|us|ms|s)$/.test(w[1]!) || !/^\d{1,20}$/.test(w[2]!)) return undefined;
+  if (!s || !w || w.length !== 4 || w[0] !== "lp1" || !/^(ns|us|ms|s)$/.test(w[1]!) || !/^\d{1,20}$/.test(w[2]!))
+    return undefined;
   let database: string | undefined;
   try {
     database = w[3] === "-" ? undefined : decodeURIComponent(w[3]!);
@@ -64,6 +68,15 @@ export function encodeOtlpRecord(r: OtlpRecord): Uint8Array {
 export function decodeOtlpRecord(record: Uint8Array): OtlpRecord | undefined {
   const s = split(record);
   const w = s?.words;
-  if (!s || !w || w.length !== 4 || w[0] !== "otlp1" || !/^(traces|metrics|logs)$/.test(w[1]!) || !/^(protobuf|json)$/.test(w[2]!) || !/^\d{1,17}$/.test(w[3]!)) return undefined;
+  if (
+    !s ||
+    !w ||
+    w.length !== 4 ||
+    w[0] !== "otlp1" ||
+    !/^(traces|metrics|logs)$/.test(w[1]!) ||
+    !/^(protobuf|json)$/.test(w[2]!) ||
+    !/^\d{1,17}$/.test(w[3]!)
+  )
+    return undefined;
   return { signal: w[1]!, encoding: w[2]!, nowUs: Number(w[3]), body: s.body };
 }

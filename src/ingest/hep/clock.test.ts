@@ -7,11 +7,27 @@ import { createClockTableBuffer } from "./clock-table.ts";
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 const Y2012 = Date.UTC(2012, 0, 15, 8, 30, 0) * 1000;
-const OPTS: SourceClockOptions = { maxAgeMs: 3650 * DAY, maxSkewMs: DAY, shift: true, maxAheadMs: 3_600_000, reanchorGapMs: 300_000, maxSources: 2 };
+const OPTS: SourceClockOptions = {
+  maxAgeMs: 3650 * DAY,
+  maxSkewMs: DAY,
+  shift: true,
+  maxAheadMs: 3_600_000,
+  reanchorGapMs: 300_000,
+  maxSources: 2,
+};
 
 /** A decoded packet with agent time `us` (unbounded window, as the pipeline decodes), or none. */
 function packet(us: number | undefined): ClockedPacket {
-  const buf = encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, protoType: 1, captureId: 1, payload: "x", ...(us === undefined ? {} : { timestampUs: us }) });
+  const buf = encodeHep3({
+    srcIp: "10.0.0.1",
+    dstIp: "10.0.0.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    protoType: 1,
+    captureId: 1,
+    payload: "x",
+    ...(us === undefined ? {} : { timestampUs: us }),
+  });
   const r = decodeHep(buf, { nowMs: NOW, maxAgeMs: Number.POSITIVE_INFINITY, maxSkewMs: Number.POSITIVE_INFINITY });
   if (!r.ok) throw new Error(r.reason);
   return r.value;

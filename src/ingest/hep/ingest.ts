@@ -25,17 +25,36 @@ export interface HepIngest {
     worker(i?: number): Worker | undefined;
     /** Epoch ms of the oldest last message over the threads (every seal interval); undefined while one is not running. */
     lastHeardMs(): number | undefined;
-    states(): Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }>;
+    states(): Array<{
+      index: number;
+      lastHeardMs: number | undefined;
+      cpuShare: number | undefined;
+      kernelDropsLastMinute: number;
+    }>;
   };
   /** HEP over HTTP on the ingest threads (the in-process pipeline without them). */
-  http?: (body: Uint8Array, remoteIp: string | undefined) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
+  http?: (
+    body: Uint8Array,
+    remoteIp: string | undefined,
+  ) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
   /** A central's forward batch decoded on the ingest threads (host.ts decodeForward); undefined result: no thread runs. */
-  forward?: (body: Uint8Array, skip: number, room: number, remoteIp: string | undefined) => Promise<ForwardDecoded> | undefined;
+  forward?: (
+    body: Uint8Array,
+    skip: number,
+    room: number,
+    remoteIp: string | undefined,
+  ) => Promise<ForwardDecoded> | undefined;
 }
 
 /** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */
 /** `clockTable`: the agents' clock offsets shared by several ingest threads (clock-table.ts). */
-export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry, opts: { clockTable?: SharedArrayBuffer } = {}): HepPipeline {
+export function createHepPipeline(
+  cfg: Config["ingest"],
+  sink: Sink,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  opts: { clockTable?: SharedArrayBuffer } = {},
+): HepPipeline {
   return new HepPipeline(
     sink,
     {
@@ -60,8 +79,14 @@ export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Log
 /** Counters of the stream listeners (registered on every thread that reports them). */
 export function listenerMetrics(metrics: MetricsRegistry) {
   return {
-    connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", ["transport"]),
-    resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
+    connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", [
+      "transport",
+    ]),
+    resync: metrics.counter(
+      "svc_hep_stream_resync_total",
+      "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.",
+      ["transport"],
+    ),
     closed: metrics.counter(
       "svc_hep_connections_closed_total",
       "HEP stream connections svc refused or closed, per transport and reason: max_connections, per_ip_limit and reserved_for_known (refused at accept), evicted_for_known (a connection that never sent a valid frame, closed to let in an address that has), idle_timeout (no valid HEP frame completed for ingest.hep.tcp.idle_timeout_sec), frame_timeout (a frame not complete within ingest.hep.tcp.frame_timeout_sec), frame_too_large (over max_buffer_bytes). Closes by the agent are not counted.",
@@ -121,7 +146,10 @@ export function createStreamSlotBuffers(cfg: Config["ingest"], threads: number):
   return {
     ...(cfg.hep.tcp.enable ? { tcp: createSharedSlots(slotLimits(cfg), { threads }) } : {}),
     ...(cfg.hep.tls.cert && cfg.hep.tls.key ? { tls: createSharedSlots(slotLimits(cfg), { threads }) } : {}),
-    known: createSharedKnown({ knownAddresses: cfg.hep.tcp.known_addresses, ttlMs: cfg.hep.tcp.known_address_ttl_sec * 1000 }),
+    known: createSharedKnown({
+      knownAddresses: cfg.hep.tcp.known_addresses,
+      ttlMs: cfg.hep.tcp.known_address_ttl_sec * 1000,
+    }),
   };
 }
 
@@ -139,16 +167,26 @@ const atPort = (listen: string, key: string, port: number | undefined): string =
 };
 
 /** The UDP, TCP and TLS listeners the config enables, feeding `pipeline`. */
-export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline, logger: Logger, metrics: MetricsRegistry, place?: ThreadPlace): Pick<HepIngest, "modules" | "listeners"> {
+export function createHepListeners(
+  cfg: Config["ingest"],
+  pipeline: HepPipeline,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  place?: ThreadPlace,
+): Pick<HepIngest, "modules" | "listeners"> {
   const modules: Module[] = [];
   const listeners: HepIngest["listeners"] = {};
   if (!cfg.hep.enable) return { modules, listeners };
   const shared = place !== undefined && place.count > 1;
   // Stream listeners share a port only with the shared slot state; without it, thread 0 alone listens.
   const streams = !shared || place.index === 0 || place.slots !== undefined;
-  const sharedStream = (b: SharedArrayBuffer | undefined) => (shared && b ? { shared: b, threadIndex: place.index, reusePort: true } : {});
+  const sharedStream = (b: SharedArrayBuffer | undefined) =>
+    shared && b ? { shared: b, threadIndex: place.index, reusePort: true } : {};
   const counters = listenerMetrics(metrics);
-  const known: KnownAddressBook = shared && place.slots ? new SharedKnownAddresses(place.slots.known) : new KnownAddresses(cfg.hep.tcp.known_addresses, cfg.hep.tcp.known_address_ttl_sec * 1000);
+  const known: KnownAddressBook =
+    shared && place.slots
+      ? new SharedKnownAddresses(place.slots.known)
+      : new KnownAddresses(cfg.hep.tcp.known_addresses, cfg.hep.tcp.known_address_ttl_sec * 1000);
   if (cfg.hep.udp.enable) {
     listeners.udp = createUdpListener(
       pipeline,
@@ -166,7 +204,11 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   if (cfg.hep.tcp.enable && streams) {
     listeners.tcp = createTcpListener(
       pipeline,
-      { listen: atPort(cfg.hep.tcp.listen, "ingest.hep.tcp.listen", place?.ports?.tcp), ...streamLimits(cfg, known), ...sharedStream(place?.slots?.tcp) },
+      {
+        listen: atPort(cfg.hep.tcp.listen, "ingest.hep.tcp.listen", place?.ports?.tcp),
+        ...streamLimits(cfg, known),
+        ...sharedStream(place?.slots?.tcp),
+      },
       logger,
       counters,
     );
@@ -190,10 +232,17 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
 }
 
 /** Pipeline and listeners on this thread. */
-export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepIngest {
+export function createHepIngest(
+  cfg: Config["ingest"],
+  sink: Sink,
+  logger: Logger,
+  metrics: MetricsRegistry,
+): HepIngest {
   const log = logger.child({ module: "ingest" });
   const pipeline = createHepPipeline(cfg, sink, log, metrics);
-  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }];
+  const modules: Module[] = [
+    { name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() },
+  ];
   const l = createHepListeners(cfg, pipeline, log, metrics);
   return { pipeline, modules: [...modules, ...l.modules], listeners: l.listeners };
 }

@@ -77,8 +77,13 @@ export function otherSocketsOnPort(fd: number, kind: "udp" | "tcp"): number | un
   const rows = procSockets(kind === "udp" ? ["/proc/net/udp", "/proc/net/udp6"] : ["/proc/net/tcp", "/proc/net/tcp6"]);
   const own = rows.find((r) => r.inode === inode);
   if (!own) return undefined;
-  return rows.filter((r) => r.inode !== inode && r.port === own.port && (kind === "udp" || r.state === TCP_LISTEN) && (r.address === own.address || anyAddress(r.address) || anyAddress(own.address)))
-    .length;
+  return rows.filter(
+    (r) =>
+      r.inode !== inode &&
+      r.port === own.port &&
+      (kind === "udp" || r.state === TCP_LISTEN) &&
+      (r.address === own.address || anyAddress(r.address) || anyAddress(own.address)),
+  ).length;
 }
 
 /**
@@ -87,7 +92,9 @@ export function otherSocketsOnPort(fd: number, kind: "udp" | "tcp"): number | un
  * the only one of ours on the port.
  */
 export function sharedListenPort(port: number): boolean {
-  const rows = procSockets(["/proc/net/tcp", "/proc/net/tcp6"]).filter((r) => r.port === port && r.state === TCP_LISTEN);
+  const rows = procSockets(["/proc/net/tcp", "/proc/net/tcp6"]).filter(
+    (r) => r.port === port && r.state === TCP_LISTEN,
+  );
   for (let i = 0; i < rows.length; i++) {
     for (let j = i + 1; j < rows.length; j++) {
       const a = rows[i]!.address;

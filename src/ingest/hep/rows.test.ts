@@ -23,7 +23,18 @@ function recorder(): RowWriter & { values: unknown[] } {
 
 function packet(payload: string, extra: Partial<Parameters<typeof encodeHep3>[0]> = {}): HepPacket {
   const r = decodeHep(
-    encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: 1_700_000_000_000_000, protoType: 1, captureId: 9, nodeName: 'edge "1"\\ü', payload, ...extra }),
+    encodeHep3({
+      srcIp: "10.0.0.1",
+      dstIp: "10.0.0.2",
+      srcPort: 5060,
+      dstPort: 5060,
+      timestampUs: 1_700_000_000_000_000,
+      protoType: 1,
+      captureId: 9,
+      nodeName: 'edge "1"\\ü',
+      payload,
+      ...extra,
+    }),
   );
   if (!r.ok) throw new Error(r.reason);
   return r.value;
@@ -38,12 +49,22 @@ describe("data_extra JSON", () => {
     writeSipRow(w, p, sip.value, false);
     const text = String(w.values[w.values.length - 1]);
     const obj = JSON.parse(text) as Record<string, unknown>;
-    expect(obj).toMatchObject({ node_name: 'edge "1"\\ü', capture_id: 9, correlation_id: "corr-1", from_tag: 'f"t', user_agent: sip.value.userAgent, cseq: sip.value.cseq });
+    expect(obj).toMatchObject({
+      node_name: 'edge "1"\\ü',
+      capture_id: 9,
+      correlation_id: "corr-1",
+      from_tag: 'f"t',
+      user_agent: sip.value.userAgent,
+      cseq: sip.value.cseq,
+    });
     expect(text).toBe(JSON.stringify(obj));
   });
 
   test("written into a real CsvBatch, data_extra is the same text as JSON.stringify gives", () => {
-    const p = packet(invite({ callId: "x@y", from: "1001", to: "2002", fromTag: 'f"t\u0001', extraHeaders: ['X-Tenant: ünï "c"'] }), { correlationId: "corr-1" });
+    const p = packet(
+      invite({ callId: "x@y", from: "1001", to: "2002", fromTag: 'f"t\u0001', extraHeaders: ['X-Tenant: ünï "c"'] }),
+      { correlationId: "corr-1" },
+    );
     const sip = parseSip(p.payload, { customHeaders: ["X-Tenant"], correlationHeaders: [] });
     if (!sip.ok) throw new Error(sip.reason);
     const rec = recorder();

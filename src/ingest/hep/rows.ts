@@ -79,7 +79,17 @@ function commonExtra(p: HepPacket): Extra {
 function writeBase(
   w: RowWriter,
   p: HepPacket,
-  f: { sessionId: string | undefined; caller?: string; callee?: string; event: string; method?: string; responseCode?: number; cseqMethod?: string; protocol: string; cid: string | undefined },
+  f: {
+    sessionId: string | undefined;
+    caller?: string;
+    callee?: string;
+    event: string;
+    method?: string;
+    responseCode?: number;
+    cseqMethod?: string;
+    protocol: string;
+    cid: string | undefined;
+  },
 ): void {
   w.time(p.timestampUs)
     .str(f.sessionId)

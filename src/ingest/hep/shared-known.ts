@@ -29,7 +29,8 @@ export interface SharedKnownOptions {
 }
 
 /** Entries per hash table for `knownAddresses` addresses: 8 each, a power of two, at least 1 024. */
-export const knownBuckets = (knownAddresses: number): number => 2 ** Math.ceil(Math.log2(Math.max(1024, knownAddresses * 8)));
+export const knownBuckets = (knownAddresses: number): number =>
+  2 ** Math.ceil(Math.log2(Math.max(1024, knownAddresses * 8)));
 
 /**
  * The shared known-address table of every thread's TCP and TLS listeners: plain data that can be
@@ -37,7 +38,8 @@ export const knownBuckets = (knownAddresses: number): number => 2 ** Math.ceil(M
  */
 export function createSharedKnown(opts: SharedKnownOptions): SharedArrayBuffer {
   const buckets = opts.buckets ?? knownBuckets(opts.knownAddresses);
-  if (!Number.isInteger(buckets) || buckets <= 0 || (buckets & (buckets - 1)) !== 0) throw new AppError("INTERNAL", `shared known addresses: buckets must be a power of two, got ${buckets}`);
+  if (!Number.isInteger(buckets) || buckets <= 0 || (buckets & (buckets - 1)) !== 0)
+    throw new AppError("INTERNAL", `shared known addresses: buckets must be a power of two, got ${buckets}`);
   const buf = new SharedArrayBuffer((HEADER + 2 * buckets) * 8);
   const w = new BigInt64Array(buf);
   const seeds = crypto.getRandomValues(new Uint32Array(2));
@@ -59,7 +61,8 @@ export class SharedKnownAddresses implements KnownAddressBook {
 
   constructor(buffer: SharedArrayBuffer) {
     this.words = new BigInt64Array(buffer);
-    if (this.words.length < HEADER || Atomics.load(this.words, H_MAGIC) !== MAGIC) throw new AppError("INTERNAL", "shared known addresses: the buffer was not made by createSharedKnown");
+    if (this.words.length < HEADER || Atomics.load(this.words, H_MAGIC) !== MAGIC)
+      throw new AppError("INTERNAL", "shared known addresses: the buffer was not made by createSharedKnown");
     this.buckets = Number(this.words[H_BUCKETS]);
     this.seeds = [Number(this.words[H_SEED0]), Number(this.words[H_SEED1])];
     this.ttlMs = this.words[H_TTL]!;
@@ -98,7 +101,10 @@ export class SharedKnownAddresses implements KnownAddressBook {
 
 function entriesOf(ip: string, buckets: number, seeds: [number, number]): [number, number] {
   const mask = buckets - 1;
-  return [HEADER + (Bun.hash.murmur32v3(ip, seeds[0]) & mask), HEADER + buckets + (Bun.hash.murmur32v3(ip, seeds[1]) & mask)];
+  return [
+    HEADER + (Bun.hash.murmur32v3(ip, seeds[0]) & mask),
+    HEADER + buckets + (Bun.hash.murmur32v3(ip, seeds[1]) & mask),
+  ];
 }
 
 /** The entries (table 0 index, table 1 index) of `ip` (for tests of collisions). */

@@ -1,6 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { createSharedKnown, knownBuckets, knownEntries, SharedKnownAddresses } from "./shared-known.ts";
-import { addressBuckets, createSharedSlots, releaseThread, SharedConnectionSlots, sharedSlotsUsage } from "./shared-slots.ts";
+import {
+  addressBuckets,
+  createSharedSlots,
+  releaseThread,
+  SharedConnectionSlots,
+  sharedSlotsUsage,
+} from "./shared-slots.ts";
 import { reservedSlots, type SlotLimits } from "./slots.ts";
 
 /** `threads` handles on one shared state, as `threads` listener threads would hold them. */
@@ -32,7 +38,10 @@ function collidingIn(buffer: SharedArrayBuffer, ip: string, table: 0 | 1): strin
 
 describe("SharedConnectionSlots over several threads", () => {
   test("max_connections holds over all threads; the reserved share too", () => {
-    const { buffer, t } = threadsOver({ maxConnections: 4, maxConnectionsPerIp: 4, reservedForKnown: reservedSlots(4, 50) }, 2);
+    const { buffer, t } = threadsOver(
+      { maxConnections: 4, maxConnectionsPerIp: 4, reservedForKnown: reservedSlots(4, 50) },
+      2,
+    );
     expect(accept(t[0]!, "a", "10.0.0.1")).toEqual({ ok: true });
     expect(accept(t[1]!, "b", "10.0.0.2")).toEqual({ ok: true });
     // Two slots left, both reserved: thread 0 refuses an unknown address although it holds only one.
@@ -134,9 +143,17 @@ describe("SharedConnectionSlots over several threads", () => {
 
   test("a buffer not made by createSharedSlots, and a thread index outside it, are refused", () => {
     expect(() => new SharedConnectionSlots<string>(new SharedArrayBuffer(64), 0)).toThrow(/createSharedSlots/);
-    const buffer = createSharedSlots({ maxConnections: 1, maxConnectionsPerIp: 1, reservedForKnown: 0 }, { threads: 2 });
+    const buffer = createSharedSlots(
+      { maxConnections: 1, maxConnectionsPerIp: 1, reservedForKnown: 0 },
+      { threads: 2 },
+    );
     expect(() => new SharedConnectionSlots<string>(buffer, 2)).toThrow(/outside 0..1/);
-    expect(() => createSharedSlots({ maxConnections: 1, maxConnectionsPerIp: 1, reservedForKnown: 0 }, { threads: 1, buckets: 1000 })).toThrow(/power of two/);
+    expect(() =>
+      createSharedSlots(
+        { maxConnections: 1, maxConnectionsPerIp: 1, reservedForKnown: 0 },
+        { threads: 1, buckets: 1000 },
+      ),
+    ).toThrow(/power of two/);
   });
 });
 

@@ -56,8 +56,10 @@ const rowWords = (buckets: number) => R_TABLES + 2 * buckets;
  */
 export function createSharedSlots(limits: SlotLimits, opts: SharedSlotsOptions): SharedArrayBuffer {
   const buckets = opts.buckets ?? DEFAULT_SLOT_BUCKETS;
-  if (!isPowerOfTwo(buckets)) throw new AppError("INTERNAL", `shared slots: buckets must be a power of two, got ${buckets}`);
-  if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new AppError("INTERNAL", `shared slots: threads must be a positive integer, got ${opts.threads}`);
+  if (!isPowerOfTwo(buckets))
+    throw new AppError("INTERNAL", `shared slots: buckets must be a power of two, got ${buckets}`);
+  if (!Number.isInteger(opts.threads) || opts.threads < 1)
+    throw new AppError("INTERNAL", `shared slots: threads must be a positive integer, got ${opts.threads}`);
   const buf = new SharedArrayBuffer((HEADER + opts.threads * rowWords(buckets)) * 4);
   const w = new Int32Array(buf);
   const [s0, s1] = randomSeeds();
@@ -82,20 +84,28 @@ interface Layout {
 
 function layout(buffer: SharedArrayBuffer): Layout {
   const words = new Int32Array(buffer);
-  if (words.length < HEADER || Atomics.load(words, H_MAGIC) !== MAGIC) throw new AppError("INTERNAL", "shared slots: the buffer was not made by createSharedSlots");
+  if (words.length < HEADER || Atomics.load(words, H_MAGIC) !== MAGIC)
+    throw new AppError("INTERNAL", "shared slots: the buffer was not made by createSharedSlots");
   return {
     words,
     threads: words[H_THREADS]!,
     buckets: words[H_BUCKETS]!,
     seeds: [words[H_SEED0]!, words[H_SEED1]!],
-    limits: { maxConnections: words[H_MAX]!, maxConnectionsPerIp: words[H_PER_IP]!, reservedForKnown: words[H_RESERVED]! },
+    limits: {
+      maxConnections: words[H_MAX]!,
+      maxConnectionsPerIp: words[H_PER_IP]!,
+      reservedForKnown: words[H_RESERVED]!,
+    },
   };
 }
 
 /** Offsets (within a row) of the two counters of `ip`. */
 function bucketsOf(l: Layout, ip: string): [number, number] {
   const mask = l.buckets - 1;
-  return [R_TABLES + (Bun.hash.murmur32v3(ip, l.seeds[0] >>> 0) & mask), R_TABLES + l.buckets + (Bun.hash.murmur32v3(ip, l.seeds[1] >>> 0) & mask)];
+  return [
+    R_TABLES + (Bun.hash.murmur32v3(ip, l.seeds[0] >>> 0) & mask),
+    R_TABLES + l.buckets + (Bun.hash.murmur32v3(ip, l.seeds[1] >>> 0) & mask),
+  ];
 }
 
 const rowBase = (l: Layout, thread: number) => HEADER + thread * rowWords(l.buckets);
@@ -117,7 +127,8 @@ function decrement(words: Int32Array, i: number): void {
 }
 
 function checkThread(l: Layout, thread: number): void {
-  if (!Number.isInteger(thread) || thread < 0 || thread >= l.threads) throw new AppError("INTERNAL", `shared slots: thread index ${thread} outside 0..${l.threads - 1}`);
+  if (!Number.isInteger(thread) || thread < 0 || thread >= l.threads)
+    throw new AppError("INTERNAL", `shared slots: thread index ${thread} outside 0..${l.threads - 1}`);
 }
 
 /**
@@ -179,7 +190,10 @@ export class SharedConnectionSlots<T> implements SlotTable<T> {
     this.base = rowBase(this.l, thread);
     // One owner per row: two owners would undo each other's counts and releaseThread would be wrong.
     if (Atomics.compareExchange(this.l.words, this.base + R_OWNER, 0, 1) !== 0) {
-      throw new AppError("INTERNAL", `shared slots: thread index ${thread} is in use (releaseThread frees it once its thread has exited)`);
+      throw new AppError(
+        "INTERNAL",
+        `shared slots: thread index ${thread} is in use (releaseThread frees it once its thread has exited)`,
+      );
     }
   }
 

@@ -4,7 +4,11 @@ import { ConnectionSlots, reservedSlots } from "./slots.ts";
 
 describe("ConnectionSlots", () => {
   test("an unknown address cannot take the reserved share; a known one can", () => {
-    const slots = new ConnectionSlots<string>({ maxConnections: 4, maxConnectionsPerIp: 4, reservedForKnown: reservedSlots(4, 50) });
+    const slots = new ConnectionSlots<string>({
+      maxConnections: 4,
+      maxConnectionsPerIp: 4,
+      reservedForKnown: reservedSlots(4, 50),
+    });
     slots.add("a", "10.0.0.1");
     slots.add("b", "10.0.0.2");
     expect(slots.admit("10.0.0.3", false)).toEqual({ ok: false, reason: "reserved_for_known" });

@@ -21,7 +21,8 @@ export type RefusalReason = "per_ip_limit" | "max_connections" | "reserved_for_k
 export type Admission<T> = { ok: true; evict?: T } | { ok: false; reason: RefusalReason };
 
 /** Slots held by `maxConnections · percent / 100`, rounded down: the share unknown addresses cannot take. */
-export const reservedSlots = (maxConnections: number, percent: number): number => Math.floor((maxConnections * percent) / 100);
+export const reservedSlots = (maxConnections: number, percent: number): number =>
+  Math.floor((maxConnections * percent) / 100);
 
 /** What the listener (tcp.ts) needs of a slot table: this file's, or shared-slots.ts's over several threads. */
 export interface SlotTable<T> {

@@ -57,5 +57,10 @@ export function hepTableDef(proto: number, kind: SipTableKind = "default"): Tabl
 
 /** Every HEP table defined at start. */
 export function seededHepTables(): TableDef[] {
-  return [hepTableDef(1, "call"), hepTableDef(1, "registration"), hepTableDef(1, "default"), ...SEEDED_PROTOS.map((p) => hepTableDef(p))];
+  return [
+    hepTableDef(1, "call"),
+    hepTableDef(1, "registration"),
+    hepTableDef(1, "default"),
+    ...SEEDED_PROTOS.map((p) => hepTableDef(p)),
+  ];
 }

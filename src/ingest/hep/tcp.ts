@@ -55,13 +55,19 @@ interface Conn {
  * Why svc closed or refused a HEP stream connection (label `reason` of
  * svc_hep_connections_closed_total). Closes by the agent are not counted there.
  */
-export type ConnectionCloseReason = RefusalReason | "evicted_for_known" | "idle_timeout" | "frame_timeout" | "frame_too_large";
+export type ConnectionCloseReason =
+  | RefusalReason
+  | "evicted_for_known"
+  | "idle_timeout"
+  | "frame_timeout"
+  | "frame_too_large";
 
 /** Drop reasons of a frame that is not valid HEP for us: it neither resets the idle time nor makes its address known. */
 const NOT_VALID = new Set<string>([...HEP_DECODE_REASONS, AUTH_FAILED]);
 
 /** An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`: one host, one count. */
-const sourceIp = (remote: string): string => (remote.startsWith("::ffff:") && remote.includes(".") ? remote.slice(7) : remote);
+const sourceIp = (remote: string): string =>
+  remote.startsWith("::ffff:") && remote.includes(".") ? remote.slice(7) : remote;
 
 /** How often the time-outs are checked: a quarter of the shorter one, between 100 ms and 5 s. */
 const sweepIntervalMs = (timeoutMs: number) => Math.min(5000, Math.max(100, Math.floor(timeoutMs / 4)));
@@ -82,8 +88,15 @@ function findMagic(buf: Uint8Array, from: number): number {
 /** This thread's handle on the shared slots, whose limits must be the listener's (both come from `ingest.hep.tcp`). */
 function sharedSlotTable<T>(buffer: SharedArrayBuffer, threadIndex: number, limits: SlotLimits): SlotTable<T> {
   const l = sharedSlotLimits(buffer);
-  if (l.maxConnections !== limits.maxConnections || l.maxConnectionsPerIp !== limits.maxConnectionsPerIp || l.reservedForKnown !== limits.reservedForKnown) {
-    throw new AppError("INTERNAL", `shared HEP stream slots were made for other limits (${JSON.stringify(l)}) than the listener's (${JSON.stringify(limits)})`);
+  if (
+    l.maxConnections !== limits.maxConnections ||
+    l.maxConnectionsPerIp !== limits.maxConnectionsPerIp ||
+    l.reservedForKnown !== limits.reservedForKnown
+  ) {
+    throw new AppError(
+      "INTERNAL",
+      `shared HEP stream slots were made for other limits (${JSON.stringify(l)}) than the listener's (${JSON.stringify(limits)})`,
+    );
   }
   return new SharedConnectionSlots<T>(buffer, threadIndex);
 }
@@ -105,7 +118,11 @@ export function createTcpListener(
   pipeline: HepPipeline,
   opts: TcpListenerOptions,
   logger: Logger,
-  counters: { connections: Counter<"transport">; resync: Counter<"transport">; closed: Counter<"transport" | "reason"> },
+  counters: {
+    connections: Counter<"transport">;
+    resync: Counter<"transport">;
+    closed: Counter<"transport" | "reason">;
+  },
 ): BoundListener {
   const transport: Transport = opts.tls ? "tls" : "tcp";
   let server: TCPSocketListener<Conn> | undefined;
@@ -114,7 +131,9 @@ export function createTcpListener(
     maxConnectionsPerIp: opts.maxConnectionsPerIp,
     reservedForKnown: reservedSlots(opts.maxConnections, opts.reservedForKnownPercent),
   };
-  const slots: SlotTable<Socket<Conn>> = opts.shared ? sharedSlotTable(opts.shared, opts.threadIndex ?? 0, limits) : new ConnectionSlots<Socket<Conn>>(limits);
+  const slots: SlotTable<Socket<Conn>> = opts.shared
+    ? sharedSlotTable(opts.shared, opts.threadIndex ?? 0, limits)
+    : new ConnectionSlots<Socket<Conn>>(limits);
   let sweeper: ReturnType<typeof setInterval> | undefined;
   /** Refusals and evictions not logged yet, per reason (logged together once per LOG_EVERY_MS). */
   const unlogged = new Map<ConnectionCloseReason, number>();

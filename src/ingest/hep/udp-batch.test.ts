@@ -29,7 +29,8 @@ const pattern = (len: number, seed: number) => Uint8Array.from({ length: len }, 
 test("batch receive is available on 64-bit Linux (elsewhere the listener uses Bun's socket)", () => {
   const expected = process.platform === "linux" && (process.arch === "x64" || process.arch === "arm64");
   expect(linux).toBe(expected);
-  if (!linux) console.log(`skip: no recvmmsg batch receive on ${process.platform}/${process.arch}; the tests below did not run`);
+  if (!linux)
+    console.log(`skip: no recvmmsg batch receive on ${process.platform}/${process.arch}; the tests below did not run`);
 });
 
 describe.skipIf(!linux)("UDP batch receive (recvmmsg)", () => {
@@ -65,7 +66,9 @@ describe.skipIf(!linux)("UDP batch receive (recvmmsg)", () => {
         client.send(d, s.port, "127.0.0.1");
       }
       const got = await drain(s, total);
-      expect(got.map((g) => new DataView(g.bytes.buffer).getUint32(0))).toEqual(Array.from({ length: total }, (_, i) => i));
+      expect(got.map((g) => new DataView(g.bytes.buffer).getUint32(0))).toEqual(
+        Array.from({ length: total }, (_, i) => i),
+      );
       client.close();
     } finally {
       s.close();
@@ -118,7 +121,9 @@ describe.skipIf(!linux)("UDP batch receive (recvmmsg)", () => {
 
   test("a port in use is a clear error; host names are left to Bun's socket; a closed socket frees its port", () => {
     const s = openBatchSocket("127.0.0.1", 0)!;
-    expect(() => openBatchSocket("127.0.0.1", s.port)).toThrow(/cannot bind UDP 127\.0\.0\.1:\d+: address already in use/);
+    expect(() => openBatchSocket("127.0.0.1", s.port)).toThrow(
+      /cannot bind UDP 127\.0\.0\.1:\d+: address already in use/,
+    );
     expect(openBatchSocket("localhost", 0)).toBeUndefined();
     const port = s.port;
     s.close();

@@ -148,7 +148,10 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
   if (shared) {
     if (group.first && (otherSocketsOnPort(fd, "udp") ?? 0) > 0) {
       l.close(fd);
-      throw Object.assign(new Error(`cannot bind UDP ${host}:${port}: address already in use (another socket shares the port)`), { code: "EADDRINUSE", errno: 98 });
+      throw Object.assign(
+        new Error(`cannot bind UDP ${host}:${port}: address already in use (another socket shares the port)`),
+        { code: "EADDRINUSE", errno: 98 },
+      );
     }
     if (!attachRandomSpread(l, fd, group.size)) fail("cannot spread UDP over the ingest threads on");
   }

@@ -42,7 +42,13 @@ export function procSockets(files: readonly string[]): ProcSocket[] {
       const [address, port] = f[1]!.split(":");
       const p = Number.parseInt(port ?? "", 16);
       if (Number.isNaN(p)) continue;
-      out.push({ address: address!, port: p, state: f[3]!, inode: Number(f[9]), drops: f.length >= 13 ? Number(f[12]) : undefined });
+      out.push({
+        address: address!,
+        port: p,
+        state: f[3]!,
+        inode: Number(f[9]),
+        drops: f.length >= 13 ? Number(f[12]) : undefined,
+      });
     }
   }
   return out;

@@ -22,7 +22,11 @@ test.skipIf(!batchReceiveAvailable())(
         while (performance.now() < until);
       },
     } as unknown as HepPipeline;
-    const listener = createUdpListener(slow, { listen: "127.0.0.1:0", socketBufferBytes: 1 << 20, batchReceive: true }, createLogger());
+    const listener = createUdpListener(
+      slow,
+      { listen: "127.0.0.1:0", socketBufferBytes: 1 << 20, batchReceive: true },
+      createLogger(),
+    );
     await listener.start();
     const flood = Bun.spawn(
       [
@@ -41,7 +45,12 @@ test.skipIf(!batchReceiveAvailable())(
       const atTimer = await new Promise<number>((resolve) => setTimeout(() => resolve(handled), 10));
       expect(flood.exitCode).toBeNull();
       // And the reader went on reading after the timer's turn.
-      await waitFor("more packets read after the timer's turn", () => handled >= atTimer + 2000 || undefined, 10_000, 5);
+      await waitFor(
+        "more packets read after the timer's turn",
+        () => handled >= atTimer + 2000 || undefined,
+        10_000,
+        5,
+      );
     } finally {
       flood.kill();
       await flood.exited;
@@ -57,14 +66,23 @@ for (const batchReceive of [true, false]) {
     const counting = { handlePacket: () => void handled++ } as unknown as HepPipeline;
     const kernelDrops = new MetricsRegistry().counter("svc_hep_udp_kernel_drops_total", "x");
     // A tiny receive buffer, and every datagram sent before this thread can read any of them.
-    const listener = createUdpListener(counting, { listen: "127.0.0.1:0", socketBufferBytes: 8192, batchReceive, kernelDrops }, createLogger());
+    const listener = createUdpListener(
+      counting,
+      { listen: "127.0.0.1:0", socketBufferBytes: 8192, batchReceive, kernelDrops },
+      createLogger(),
+    );
     await listener.start();
     try {
       const client = await Bun.udpSocket({ hostname: "127.0.0.1" });
       const sent = 3000;
       for (let i = 0; i < sent; i++) client.send(new Uint8Array(200), listener.port(), "127.0.0.1");
       client.close();
-      await waitFor("every datagram read or counted as dropped", () => handled + kernelDrops.total() >= sent || undefined, 10_000, 50).catch(() => {});
+      await waitFor(
+        "every datagram read or counted as dropped",
+        () => handled + kernelDrops.total() >= sent || undefined,
+        10_000,
+        50,
+      ).catch(() => {});
       expect(kernelDrops.total()).toBeGreaterThan(0);
       expect(handled + kernelDrops.total()).toBe(sent);
     } finally {

@@ -137,7 +137,10 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
       try {
         b = opts.batchReceive ? startBatch(addr.hostname, addr.port) : undefined;
         if (!b && opts.group && opts.group.index > 0) {
-          logger.info("UDP stays on ingest thread 0: only the batch reader can share a port (an IP literal in listen, batch_receive on)", { module: "hep-udp" });
+          logger.info(
+            "UDP stays on ingest thread 0: only the batch reader can share a port (an IP literal in listen, batch_receive on)",
+            { module: "hep-udp" },
+          );
           return;
         }
         // `fd` exists at run time on Bun's socket but is not in bun-types (checked with Bun 1.4.5).
@@ -145,7 +148,8 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
       } catch (e) {
         throw listenError("hep-udp", opts.listen, key, e);
       }
-      const effective = opts.socketBufferBytes > 0 && fd !== undefined ? setReceiveBuffer(fd, opts.socketBufferBytes) : undefined;
+      const effective =
+        opts.socketBufferBytes > 0 && fd !== undefined ? setReceiveBuffer(fd, opts.socketBufferBytes) : undefined;
       const inode = fd !== undefined && opts.kernelDrops ? socketInode(fd) : undefined;
       if (inode !== undefined) {
         watched = { inode, seen: socketDrops(inode) ?? 0 };
@@ -153,10 +157,13 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
         dropsTimer.unref?.();
       }
       if (effective !== undefined && effective < opts.socketBufferBytes) {
-        logger.warn("UDP receive buffer smaller than requested: bursts may be lost; raise net.core.rmem_max or grant CAP_NET_ADMIN", {
-          requested: opts.socketBufferBytes,
-          effective,
-        });
+        logger.warn(
+          "UDP receive buffer smaller than requested: bursts may be lost; raise net.core.rmem_max or grant CAP_NET_ADMIN",
+          {
+            requested: opts.socketBufferBytes,
+            effective,
+          },
+        );
       }
       // One line per port, not one per thread sharing it.
       logger[(opts.group?.index ?? 0) === 0 ? "info" : "debug"]("listening", {

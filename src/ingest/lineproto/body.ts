@@ -14,7 +14,8 @@ export type BodyFailure = "too_large" | "unsupported_encoding" | "bad_gzip" | "r
 export async function readWriteBody(req: Request, maxBytes: number): Promise<Result<Uint8Array, BodyFailure>> {
   const encoding = (req.headers.get("content-encoding") ?? "").trim().toLowerCase();
   const gzip = encoding === "gzip" || encoding === "x-gzip";
-  if (!gzip && encoding !== "" && encoding !== "identity") return fail("unsupported_encoding", `Content-Encoding "${encoding}" is not supported (use gzip or none)`);
+  if (!gzip && encoding !== "" && encoding !== "identity")
+    return fail("unsupported_encoding", `Content-Encoding "${encoding}" is not supported (use gzip or none)`);
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (declared > maxBytes) return fail("too_large", `body of ${declared} bytes exceeds max_body_bytes ${maxBytes}`);
   let raw: Uint8Array;
@@ -32,7 +33,8 @@ export async function readWriteBody(req: Request, maxBytes: number): Promise<Res
     return ok(new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    if (code === "ERR_BUFFER_TOO_LARGE") return fail("too_large", `gzip body inflates beyond max_body_bytes ${maxBytes}`);
+    if (code === "ERR_BUFFER_TOO_LARGE")
+      return fail("too_large", `gzip body inflates beyond max_body_bytes ${maxBytes}`);
     return fail("bad_gzip", `gzip body could not be decompressed: ${(e as Error).message}`);
   }
 }

@@ -56,16 +56,42 @@ describe("structured HEP table mode (docs/LINE-PROTOCOL.md rules 1-6)", () => {
   });
 
   test.each([
-    ["line timestamp wins", `hep_proto_1_call session_id="x",timestamp="2020-01-01T00:00:00Z" 1700000000`, "s", 1_700_000_000_000_000],
-    ["RFC 3339 with offset and nanoseconds", `hep_proto_1_call session_id="x",timestamp="2023-11-14T17:13:20.123456789-05:00"`, "s", 1_700_000_000_123_456],
-    ["SQL style is UTC", `hep_proto_1_call,timestamp=2023-11-14\\ 22:13:20.5 session_id="x"`, "s", 1_700_000_000_500_000],
-    ["epoch integer in the request precision", `hep_proto_1_call session_id="x",timestamp=1700000000123i`, "ms", 1_700_000_000_123_000],
+    [
+      "line timestamp wins",
+      `hep_proto_1_call session_id="x",timestamp="2020-01-01T00:00:00Z" 1700000000`,
+      "s",
+      1_700_000_000_000_000,
+    ],
+    [
+      "RFC 3339 with offset and nanoseconds",
+      `hep_proto_1_call session_id="x",timestamp="2023-11-14T17:13:20.123456789-05:00"`,
+      "s",
+      1_700_000_000_123_456,
+    ],
+    [
+      "SQL style is UTC",
+      `hep_proto_1_call,timestamp=2023-11-14\\ 22:13:20.5 session_id="x"`,
+      "s",
+      1_700_000_000_500_000,
+    ],
+    [
+      "epoch integer in the request precision",
+      `hep_proto_1_call session_id="x",timestamp=1700000000123i`,
+      "ms",
+      1_700_000_000_123_000,
+    ],
     ["epoch digits as a tag", `hep_proto_1_call,timestamp=1700000000 session_id="x"`, "s", 1_700_000_000_000_000],
     ["no timestamp: the receive time", `hep_proto_1_call session_id="x"`, "s", 42_000_000],
   ] as const)("rule 4: %s", async (_what, body, precision, wantUs) => {
     const { sink, rows } = memorySink();
     const lines: LineIssue[] = [];
-    const r = await writeHepTable(sink, hepTableDef(1, "call"), points(body, precision), { precision, nowNs: 42_000_000_000n }, lines);
+    const r = await writeHepTable(
+      sink,
+      hepTableDef(1, "call"),
+      points(body, precision),
+      { precision, nowNs: 42_000_000_000n },
+      lines,
+    );
     expect(lines).toEqual([]);
     expect(r.written).toBe(1);
     expect(rows[0]!.timestamp).toBe(wantUs);
@@ -89,7 +115,13 @@ describe("structured HEP table mode (docs/LINE-PROTOCOL.md rules 1-6)", () => {
   ])("a line with %s is refused (%s: %s)", async (fields, key, reason) => {
     const { sink, rows } = memorySink();
     const lines: LineIssue[] = [];
-    const r = await writeHepTable(sink, hepTableDef(1, "call"), points(`hep_proto_1_call ${fields}`), { precision: "s", nowNs: 0n }, lines);
+    const r = await writeHepTable(
+      sink,
+      hepTableDef(1, "call"),
+      points(`hep_proto_1_call ${fields}`),
+      { precision: "s", nowNs: 0n },
+      lines,
+    );
     expect(r.written).toBe(0);
     expect(rows).toEqual([]);
     expect(lines.map((l) => [l.line, l.key, l.reason])).toEqual([[1, key, reason]]);
@@ -108,7 +140,13 @@ describe("structured HEP table mode (docs/LINE-PROTOCOL.md rules 1-6)", () => {
   ])("rule 3: %s is stored as protocol %j", async (field, want) => {
     const { sink, rows } = memorySink();
     const lines: LineIssue[] = [];
-    const r = await writeHepTable(sink, hepTableDef(1, "call"), points(`hep_proto_1_call session_id="x",src_port=5060i,${field} 1700000000`), { precision: "s", nowNs: 0n }, lines);
+    const r = await writeHepTable(
+      sink,
+      hepTableDef(1, "call"),
+      points(`hep_proto_1_call session_id="x",src_port=5060i,${field} 1700000000`),
+      { precision: "s", nowNs: 0n },
+      lines,
+    );
     expect(lines).toEqual([]);
     expect(r.written).toBe(1);
     expect(rows[0]).toMatchObject({ protocol: want, src_port: 5060n });
@@ -128,7 +166,18 @@ describe("structured HEP table mode (docs/LINE-PROTOCOL.md rules 1-6)", () => {
   test("rule 3: tags and fields merged, integers from fields or digit tags, proto_type from the table name, data_extra {} by default", async () => {
     const { sink, rows } = memorySink();
     const body = `hep_proto_34_default,src_ip=10.1.1.1,src_port=1234,node_id=9 dst_port=5060u,payload="{\\"mos\\":4.1}",src_ip="10.2.2.2" 1700000000`;
-    expect((await writeHepTable(sink, hepTableDef(34), points(body), { precision: "s", nowNs: 0n }, [])).written).toBe(1);
-    expect(rows[0]).toMatchObject({ src_ip: "10.2.2.2", src_port: 1234n, dst_port: 5060n, node_id: 9n, proto_type: 34n, payload: `{"mos":4.1}`, data_extra: "{}", session_id: null });
+    expect((await writeHepTable(sink, hepTableDef(34), points(body), { precision: "s", nowNs: 0n }, [])).written).toBe(
+      1,
+    );
+    expect(rows[0]).toMatchObject({
+      src_ip: "10.2.2.2",
+      src_port: 1234n,
+      dst_port: 5060n,
+      node_id: 9n,
+      proto_type: 34n,
+      payload: `{"mos":4.1}`,
+      data_extra: "{}",
+      session_id: null,
+    });
   });
 });

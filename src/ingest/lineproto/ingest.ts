@@ -87,11 +87,21 @@ export class LpIngest {
 
   async write(req: LpWriteRequest): Promise<LpWriteResult> {
     const parsed = parseLineProtocol(req.body, { precision: req.precision });
-    const lines: LineIssue[] = parsed.errors.map((e) => ({ line: e.line, column: e.column, reason: e.reason, message: e.message }));
+    const lines: LineIssue[] = parsed.errors.map((e) => ({
+      line: e.line,
+      column: e.column,
+      reason: e.reason,
+      message: e.message,
+    }));
     if (parsed.errors.length > 0) this.metrics.errors.inc({ stage: "parse" }, parsed.errors.length);
     const nowNs = nowAtPrecision(req.nowNs, req.precision);
     if (parsed.points.length === 0) {
-      return finish(lines.length > 0 ? "parse_error" : "bad_request", lines.length > 0 ? "no point could be parsed" : "the body holds no points", 0, lines);
+      return finish(
+        lines.length > 0 ? "parse_error" : "bad_request",
+        lines.length > 0 ? "no point could be parsed" : "the body holds no points",
+        0,
+        lines,
+      );
     }
     const full = this.wouldOverflow(parsed.points.length, req.body.length);
     if (full) return finish("unavailable", full, 0, lines);
@@ -107,16 +117,29 @@ export class LpIngest {
         }
         if (r.written > 0) this.metrics.points.inc({ database: "main" }, r.written);
         if (r.failure) this.metrics.errors.inc({ stage: r.failure.stage }, r.failure.points);
-        if (r.failure) return finish(r.failure.stage === "insert" ? "unavailable" : "server_error", r.failure.message, r.written, lines);
+        if (r.failure)
+          return finish(
+            r.failure.stage === "insert" ? "unavailable" : "server_error",
+            r.failure.message,
+            r.written,
+            lines,
+          );
         return finish(outcomeOf(parsed.errors.length, lines), "", r.written, lines);
       }
     }
     return await this.writeTables(parsed.points, req, nowNs, lines, parsed.errors.length);
   }
 
-  private async writeTables(points: LpPoint[], req: LpWriteRequest, nowNs: bigint, lines: LineIssue[], parseErrors: number): Promise<LpWriteResult> {
+  private async writeTables(
+    points: LpPoint[],
+    req: LpWriteRequest,
+    nowNs: bigint,
+    lines: LineIssue[],
+    parseErrors: number,
+  ): Promise<LpWriteResult> {
     const schema = schemaFor(req.database, this.opts.defaultDb);
-    if (schema.length > MAX_NAME_LENGTH) return finish("bad_request", `database name of ${schema.length} characters exceeds ${MAX_NAME_LENGTH}`, 0, lines);
+    if (schema.length > MAX_NAME_LENGTH)
+      return finish("bad_request", `database name of ${schema.length} characters exceeds ${MAX_NAME_LENGTH}`, 0, lines);
     // information_schema, pg_catalog, …: DuckDB cannot hold our views there (docs/ARCHITECTURE.md "Reserved names").
     const reservedSchema = this.sink.nameProblem(schema);
     if (reservedSchema) return finish("bad_request", reservedSchema, 0, lines);
@@ -137,7 +160,12 @@ export class LpIngest {
         continue;
       }
       if (g.name.length > MAX_NAME_LENGTH) {
-        for (const p of g.points) lines.push({ line: p.line, reason: "name_too_long", message: `table name of ${g.name.length} characters exceeds ${MAX_NAME_LENGTH}` });
+        for (const p of g.points)
+          lines.push({
+            line: p.line,
+            reason: "name_too_long",
+            message: `table name of ${g.name.length} characters exceeds ${MAX_NAME_LENGTH}`,
+          });
         continue;
       }
       const wishes = planColumns(g.points, lines);
@@ -175,7 +203,11 @@ export class LpIngest {
     }
     const tooLarge = counts.tooLarge ?? [];
     for (const line of tooLarge)
-      lines.push({ line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
+      lines.push({
+        line,
+        reason: "point_too_large",
+        message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points`,
+      });
     if (tooLarge.length > 0) this.metrics.errors.inc({ stage: "parse" }, tooLarge.length);
     if (counts.written > 0) this.metrics.points.inc({ database: schema }, counts.written);
     if (counts.typeMismatch > 0) this.metrics.errors.inc({ stage: "type_mismatch" }, counts.typeMismatch);
@@ -225,13 +257,15 @@ export class LpIngest {
     if (lower.startsWith("hep_proto_")) {
       return `measurement maps to table "${name}": hep_proto_* tables take writes only in structured HEP table mode (ingest.line_protocol.allow_hep_sip_call)`;
     }
-    if (lower.startsWith("mem_hep_proto_")) return `table "${name}" is reserved: mem_hep_proto_* names the buffer views of HEP tables; use another measurement or a table_prefix`;
+    if (lower.startsWith("mem_hep_proto_"))
+      return `table "${name}" is reserved: mem_hep_proto_* names the buffer views of HEP tables; use another measurement or a table_prefix`;
     return this.sink.nameProblem(schema, name);
   }
 }
 
 /** A spool write failed (disk full, I/O error): the rows are counted as lost by the lake; the client retries. */
-const LOST_ON_THE_WAY = "the lake could not write the points to disk (see the appliance log and /health); points of this request may be missing, retry later";
+const LOST_ON_THE_WAY =
+  "the lake could not write the points to disk (see the appliance log and /health); points of this request may be missing, retry later";
 
 function outcomeOf(parseErrors: number, lines: readonly LineIssue[]): LpOutcome {
   if (parseErrors > 0) return "parse_error";

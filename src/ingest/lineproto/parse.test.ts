@@ -28,7 +28,8 @@ function render(r: LpParseResult): string[] {
   const errors = r.errors.map((e) => `E${e.line}:${e.column} ${e.reason}`);
   return [...points, ...errors];
 }
-const parse = (body: string | Uint8Array, precision: LpPrecision = "ns") => render(parseLineProtocol(body, { precision }));
+const parse = (body: string | Uint8Array, precision: LpPrecision = "ns") =>
+  render(parseLineProtocol(body, { precision }));
 
 describe("parseLineProtocol: escaping", () => {
   test.each([
@@ -38,7 +39,11 @@ describe("parseLineProtocol: escaping", () => {
     ["tag key escapes space, comma, equals", String.raw`m,a\ b\,c\=d=x v=1`, [`L1 m,"a b,c=d"=x v=1`]],
     ["tag value escapes space, comma, equals", String.raw`m,k=a\ b\,c\=d v=1`, [`L1 m,k="a b,c=d" v=1`]],
     ["escaped backslash is not an escape in tags", String.raw`m,k=x\\\ y v=1`, [String.raw`L1 m,k="x\\\\ y" v=1`]],
-    ["double backslash before a space ends the tag value", String.raw`m,k=east\\  v=1`, [String.raw`L1 m,k="east\\ " v=1`]],
+    [
+      "double backslash before a space ends the tag value",
+      String.raw`m,k=east\\  v=1`,
+      [String.raw`L1 m,k="east\\ " v=1`],
+    ],
     ["field key escapes", String.raw`m a\ b\,c\=d=1`, [`L1 m "a b,c=d"=1`]],
     ["string escapes only quote and backslash", String.raw`m s="a\"b\\c"`, [`L1 m s="a\\"b\\\\c"`]],
     ["other string backslashes stay literal", String.raw`m s="a\nb\tc\,d"`, [String.raw`L1 m s="a\\nb\\tc\\,d"`]],
@@ -56,15 +61,27 @@ describe("parseLineProtocol: escaping", () => {
 
 describe("parseLineProtocol: field types", () => {
   test.each([
-    ["float spellings", "m a=1,b=-1.5,c=.5,d=1.,e=1e3,f=1E-2,g=-0,h=1_000,i=0x1p-2", ["L1 m a=1,b=-1.5,c=0.5,d=1,e=1000,f=0.01,g=-0,h=1000,i=0.25"]],
-    ["integer range and leading zeros", "m a=1i,b=-9223372036854775808i,c=9223372036854775807i,d=007i", ["L1 m a=1i,b=-9223372036854775808i,c=9223372036854775807i,d=7i"]],
+    [
+      "float spellings",
+      "m a=1,b=-1.5,c=.5,d=1.,e=1e3,f=1E-2,g=-0,h=1_000,i=0x1p-2",
+      ["L1 m a=1,b=-1.5,c=0.5,d=1,e=1000,f=0.01,g=-0,h=1000,i=0.25"],
+    ],
+    [
+      "integer range and leading zeros",
+      "m a=1i,b=-9223372036854775808i,c=9223372036854775807i,d=007i",
+      ["L1 m a=1i,b=-9223372036854775808i,c=9223372036854775807i,d=7i"],
+    ],
     ["integer above int64", "m a=9223372036854775808i", ["E1:5 value_out_of_range"]],
     ["integer below int64", "m a=-9223372036854775809i", ["E1:5 value_out_of_range"]],
     ["unsigned full uint64 range", "m a=0u,b=18446744073709551615u", ["L1 m a=0u,b=18446744073709551615u"]],
     ["unsigned above uint64", "m a=18446744073709551616u", ["E1:5 value_out_of_range"]],
     ["unsigned above int64 is a point", "m a=9223372036854775808u", ["L1 m a=9223372036854775808u"]],
     ["unsigned with a sign", "m a=-1u", ["E1:5 bad_field_value"]],
-    ["all boolean spellings", "m a=t,b=T,c=true,d=True,e=TRUE,f=f,g=F,h=false,i=False,j=FALSE", ["L1 m a=true,b=true,c=true,d=true,e=true,f=false,g=false,h=false,i=false,j=false"]],
+    [
+      "all boolean spellings",
+      "m a=t,b=T,c=true,d=True,e=TRUE,f=f,g=F,h=false,i=False,j=FALSE",
+      ["L1 m a=true,b=true,c=true,d=true,e=true,f=false,g=false,h=false,i=false,j=false"],
+    ],
     ["mixed-case boolean", "m a=tRUE", ["E1:5 bad_field_value"]],
     ["bare word", "m a=yes", ["E1:5 bad_field_value"]],
     ["NaN", "m a=NaN", ["E1:5 bad_field_value"]],
@@ -89,7 +106,11 @@ describe("parseLineProtocol: structure and line numbers", () => {
   test.each([
     ["repeated spaces between sections", "m   v=1    5", ["L1 m v=1 @5"]],
     ["trailing spaces after timestamp", "m v=1 5   ", ["L1 m v=1 @5"]],
-    ["a tag and a field named time are ordinary keys to the parser", "m,time=x time=1i,v=1 5", ["L1 m,time=x time=1i,v=1 @5"]],
+    [
+      "a tag and a field named time are ordinary keys to the parser",
+      "m,time=x time=1i,v=1 5",
+      ["L1 m,time=x time=1i,v=1 @5"],
+    ],
     ["trailing spaces without timestamp", "m v=1   ", ["L1 m v=1"]],
     ["leading spaces before measurement", "   m v=1", ["L1 m v=1"]],
     ["tab is not white space at line start", "\tm v=1", ["E1:1 bad_measurement"]],
@@ -120,7 +141,11 @@ describe("parseLineProtocol: structure and line numbers", () => {
     ["int64 timestamp overflow", "m v=1 9223372036854775808", ["E1:7 timestamp_out_of_range"]],
     ["text after timestamp", "m v=1 1 2", ["E1:9 unexpected_text"]],
     ["bad line between good ones", "a v=1\nb v=oops\nc v=3\n", ["L1 a v=1", "L3 c v=3", "E2:5 bad_field_value"]],
-    ["line numbers after a multi-line string", 'a s="x\ny"\nb v=bad\nc v=1', [`L1 a s="x\\ny"`, "L4 c v=1", "E3:5 bad_field_value"]],
+    [
+      "line numbers after a multi-line string",
+      'a s="x\ny"\nb v=bad\nc v=1',
+      [`L1 a s="x\\ny"`, "L4 c v=1", "E3:5 bad_field_value"],
+    ],
     ["every bad line is reported", "x\ny v=1\nz,", ["L2 y v=1", "E1:2 missing_fields", "E3:3 bad_tag"]],
     ["empty body", "", []],
   ])("%s", (_name, body, expected) => {
@@ -148,7 +173,8 @@ describe("parseLineProtocol: timestamps and precision", () => {
 });
 
 describe("parseLineProtocol: bytes", () => {
-  const bytes = (...parts: Array<string | number[]>) => Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
+  const bytes = (...parts: Array<string | number[]>) =>
+    Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
 
   test.each([
     ["invalid UTF-8 in a tag value", bytes("m,k=a", [0xff], " v=1\nm v=2"), ["L2 m v=2", "E1:5 invalid_utf8"]],
@@ -183,8 +209,16 @@ type CorpusCase = {
   expect: "ok" | "error";
   points?: CorpusPoint[];
 };
-const corpus: CorpusCase[] = existsSync(CORPUS) ? (JSON.parse(readFileSync(CORPUS, "utf8")) as { cases: CorpusCase[] }).cases : [];
-const CORPUS_TYPE: Record<string, LpField["type"]> = { float: "float", int: "integer", uint: "unsigned", bool: "boolean", string: "string" };
+const corpus: CorpusCase[] = existsSync(CORPUS)
+  ? (JSON.parse(readFileSync(CORPUS, "utf8")) as { cases: CorpusCase[] }).cases
+  : [];
+const CORPUS_TYPE: Record<string, LpField["type"]> = {
+  float: "float",
+  int: "integer",
+  uint: "unsigned",
+  bool: "boolean",
+  string: "string",
+};
 
 describe("reference corpus", () => {
   if (corpus.length === 0) {
@@ -193,7 +227,8 @@ describe("reference corpus", () => {
     return;
   }
   test.each(corpus.map((c) => [c.id, c] as const))("%s", (_id, c) => {
-    const body = c.text_b64 === undefined ? (c.text ?? "") : Uint8Array.from(atob(c.text_b64), (ch) => ch.charCodeAt(0));
+    const body =
+      c.text_b64 === undefined ? (c.text ?? "") : Uint8Array.from(atob(c.text_b64), (ch) => ch.charCodeAt(0));
     const r = parseLineProtocol(body, { precision: c.precision });
     if (c.expect === "error") {
       expect(r.errors.length).toBeGreaterThan(0);
@@ -205,7 +240,11 @@ describe("reference corpus", () => {
     const got = r.points.map((p) => ({
       measurement: p.measurement,
       tags: [...p.tags].sort(byKey),
-      fields: p.fields.map((f) => ({ key: f.key, type: f.type, value: typeof f.value === "bigint" ? f.value.toString() : f.value })),
+      fields: p.fields.map((f) => ({
+        key: f.key,
+        type: f.type,
+        value: typeof f.value === "bigint" ? f.value.toString() : f.value,
+      })),
       time: p.timeNs === null ? null : p.timeNs.toString(),
     }));
     const want = (c.points ?? []).map((p) => ({

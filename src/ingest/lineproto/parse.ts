@@ -29,7 +29,17 @@
 import { LineScanner } from "./scanner.ts";
 import { decodeBody } from "./utf8.ts";
 
-export type { LpError, LpErrorReason, LpField, LpFieldType, LpFieldValue, LpParseOptions, LpParseResult, LpPoint, LpPrecision } from "./types.ts";
+export type {
+  LpError,
+  LpErrorReason,
+  LpField,
+  LpFieldType,
+  LpFieldValue,
+  LpParseOptions,
+  LpParseResult,
+  LpPoint,
+  LpPrecision,
+} from "./types.ts";
 import type { LpParseOptions, LpParseResult, LpPrecision } from "./types.ts";
 
 /** Nanoseconds per unit of each write precision. */

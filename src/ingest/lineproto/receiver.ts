@@ -5,7 +5,19 @@
  * port with network controls or mutual TLS (`cert` + `key` + `cacert`).
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, formatAddress, listenError, loadServerTls, parseListen, VERSION, type ColumnDef, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import {
+  AppError,
+  formatAddress,
+  listenError,
+  loadServerTls,
+  parseListen,
+  VERSION,
+  type ColumnDef,
+  type Counter,
+  type Logger,
+  type MetricsRegistry,
+  type Module,
+} from "../../core/index.ts";
 import { readWriteBody } from "./body.ts";
 import { LpIngest, type LpIngestOptions, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
@@ -16,7 +28,13 @@ export type LineProtocolConfig = Config["ingest"]["line_protocol"];
 
 export type LpEndpoint = "v1_write" | "v2_write" | "v3_write_lp" | "ping" | "health";
 /** `outcome` label values: the spec's five, plus `server_error` for a 500 or 503 (table DDL or insert failed). */
-export type LpRequestOutcome = "ok" | "parse_error" | "body_too_large" | "bad_request" | "method_not_allowed" | "server_error";
+export type LpRequestOutcome =
+  | "ok"
+  | "parse_error"
+  | "body_too_large"
+  | "bad_request"
+  | "method_not_allowed"
+  | "server_error";
 
 const ROUTES: Record<string, LpEndpoint> = {
   "/write": "v1_write",
@@ -45,18 +63,37 @@ export interface LpReceiverMetrics {
 /** The metrics of docs/LINE-PROTOCOL.md "Errors" (registered once per registry). */
 export function lpReceiverMetrics(reg: MetricsRegistry): LpReceiverMetrics {
   const m: LpReceiverMetrics = {
-    requests: reg.counter("svc_lp_requests_received_total", "Line-protocol receiver requests, per endpoint and outcome.", ["endpoint", "outcome"]),
-    points: reg.counter("svc_lp_points_ingested_total", "Line-protocol points written, per database (schema).", ["database"]),
-    errors: reg.counter("svc_lp_write_errors_total", "Line-protocol write failures, per stage (parse: bad lines; type_mismatch: dropped values; ddl, insert: points lost).", ["stage"]),
+    requests: reg.counter(
+      "svc_lp_requests_received_total",
+      "Line-protocol receiver requests, per endpoint and outcome.",
+      ["endpoint", "outcome"],
+    ),
+    points: reg.counter("svc_lp_points_ingested_total", "Line-protocol points written, per database (schema).", [
+      "database",
+    ]),
+    errors: reg.counter(
+      "svc_lp_write_errors_total",
+      "Line-protocol write failures, per stage (parse: bad lines; type_mismatch: dropped values; ddl, insert: points lost).",
+      ["stage"],
+    ),
   };
   for (const stage of ["parse", "ddl", "insert", "type_mismatch"]) m.errors.inc({ stage }, 0);
   return m;
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
 
-const STATUS: Record<LpOutcome, number> = { ok: 204, parse_error: 400, bad_request: 400, server_error: 500, unavailable: 503 };
+const STATUS: Record<LpOutcome, number> = {
+  ok: 204,
+  parse_error: 400,
+  bad_request: 400,
+  server_error: 500,
+  unavailable: 503,
+};
 
 /** Lines listed in a 400 body at most (the summary counts them all). */
 const MAX_LISTED_LINES = 1000;
@@ -77,14 +114,24 @@ export function createLineProtocolReceiver(
   const log = logger.child({ module: "lineproto" });
   const addr = parseListen(cfg.listen, "ingest.line_protocol.listen");
   if (!VALID_PREFIX.test(cfg.table_prefix)) {
-    throw new AppError("CONFIG_INVALID", `ingest.line_protocol.table_prefix: "${cfg.table_prefix}" may hold only ASCII letters, digits and _`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `ingest.line_protocol.table_prefix: "${cfg.table_prefix}" may hold only ASCII letters, digits and _`,
+    );
   }
   // Both or neither, readable, the key the certificate's: refused now naming the key (src/core/tls-files.ts).
   loadServerTls(cfg, "ingest.line_protocol");
   const m = lpReceiverMetrics(metrics);
   const ingest = new LpIngest(
     sink,
-    { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, maxTables: cfg.max_tables, maxColumns: cfg.max_columns, ...opts },
+    {
+      defaultDb: cfg.default_db,
+      tablePrefix: cfg.table_prefix,
+      allowHepSipCall: cfg.allow_hep_sip_call,
+      maxTables: cfg.max_tables,
+      maxColumns: cfg.max_columns,
+      ...opts,
+    },
     m,
     log,
   );
@@ -104,22 +151,38 @@ export function createLineProtocolReceiver(
       );
     }
     const precision = q.get("precision") || cfg.default_precision;
-    if (!PRECISIONS.has(precision)) return bad("bad_request", 400, `invalid precision "${precision}": use ns, us, ms or s`);
+    if (!PRECISIONS.has(precision))
+      return bad("bad_request", 400, `invalid precision "${precision}": use ns, us, ms or s`);
     const body = await readWriteBody(req, cfg.max_body_bytes);
-    if (!body.ok) return body.reason === "too_large" ? bad("body_too_large", 413, body.detail ?? body.reason) : bad("bad_request", 400, body.detail ?? body.reason);
+    if (!body.ok)
+      return body.reason === "too_large"
+        ? bad("body_too_large", 413, body.detail ?? body.reason)
+        : bad("bad_request", 400, body.detail ?? body.reason);
     const database = endpoint === "v2_write" ? (q.get("bucket") ?? q.get("db")) : (q.get("db") ?? q.get("bucket"));
-    const r = await ingest.write({ body: body.value, database: database ?? undefined, precision: precision as LpPrecision, nowNs: nowNs() });
+    const r = await ingest.write({
+      body: body.value,
+      database: database ?? undefined,
+      precision: precision as LpPrecision,
+      nowNs: nowNs(),
+    });
     count(endpoint, r.outcome === "unavailable" ? "server_error" : r.outcome);
     if (r.outcome === "ok") return new Response(null, { status: 204 });
     const extra = r.lines.length > 0 ? { lines: r.lines.slice(0, MAX_LISTED_LINES) } : {};
     // InfluxDB clients honour Retry-After on 503; the lake drains its buffer within a flush.
-    return json(STATUS[r.outcome], { error: r.message, written: r.written, ...extra }, r.outcome === "unavailable" ? { "retry-after": "1" } : {});
+    return json(
+      STATUS[r.outcome],
+      { error: r.message, written: r.written, ...extra },
+      r.outcome === "unavailable" ? { "retry-after": "1" } : {},
+    );
   }
 
   async function route(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const endpoint = ROUTES[url.pathname];
-    if (!endpoint) return json(404, { error: `no such endpoint ${url.pathname}; writes go to /write, /api/v2/write or /api/v3/write_lp` });
+    if (!endpoint)
+      return json(404, {
+        error: `no such endpoint ${url.pathname}; writes go to /write, /api/v2/write or /api/v3/write_lp`,
+      });
     const read = req.method === "GET" || req.method === "HEAD";
     if (endpoint === "ping" || endpoint === "health") {
       if (!read) {
@@ -127,11 +190,22 @@ export function createLineProtocolReceiver(
         return json(405, { error: `${req.method} is not allowed on ${url.pathname}` }, { allow: "GET, HEAD" });
       }
       count(endpoint, "ok");
-      if (endpoint === "ping") return new Response(null, { status: 204, headers: { "X-Tsdb-Version": VERSION, "X-Influxdb-Version": VERSION } });
+      if (endpoint === "ping")
+        return new Response(null, {
+          status: 204,
+          headers: { "X-Tsdb-Version": VERSION, "X-Influxdb-Version": VERSION },
+        });
       // InfluxDB's /health knows only pass (200) and fail (503); a degraded appliance (warn) still
       // stores every row, so it passes with the reason in the message (docs/ARCHITECTURE.md "Health").
       const h = opts.health?.();
-      if (h?.status === "fail") return json(503, { name: SERVICE_NAME, status: "fail", message: h.output ?? "the appliance is failing", version: VERSION, checks: [] });
+      if (h?.status === "fail")
+        return json(503, {
+          name: SERVICE_NAME,
+          status: "fail",
+          message: h.output ?? "the appliance is failing",
+          version: VERSION,
+          checks: [],
+        });
       const message = h?.status === "warn" ? `ready for writes, degraded: ${h.output ?? "warn"}` : "ready for writes";
       return json(200, { name: SERVICE_NAME, status: "pass", message, version: VERSION, checks: [] });
     }
@@ -158,7 +232,8 @@ export function createLineProtocolReceiver(
       if (snap === lastSnapshot) return;
       const adopted = await adoptStoredTables(sink, log, grow);
       lastSnapshot = snap;
-      if (adopted > 0) log.info("line-protocol tables of other writers adopted from the catalog", { tables: adopted, snapshot: snap });
+      if (adopted > 0)
+        log.info("line-protocol tables of other writers adopted from the catalog", { tables: adopted, snapshot: snap });
     } catch (e) {
       // The catalog may be down for a while (docs/DUCKLAKE.md "When the catalog is down"): next tick.
       log.debug("checking the catalog for new line-protocol tables failed", { error: e });
@@ -198,14 +273,26 @@ export function createLineProtocolReceiver(
               // "Errors and request ids"); the client learns only that it was our fault.
               const requestId = crypto.randomUUID();
               log.error("line-protocol request failed", { request_id: requestId, error: e });
-              return json(500, { error: `internal error (request_id ${requestId}; details are in the appliance log)`, request_id: requestId }, { "x-request-id": requestId });
+              return json(
+                500,
+                {
+                  error: `internal error (request_id ${requestId}; details are in the appliance log)`,
+                  request_id: requestId,
+                },
+                { "x-request-id": requestId },
+              );
             }
           },
         });
       } catch (e) {
         throw listenError("line-protocol receiver", cfg.listen, "ingest.line_protocol.listen", e);
       }
-      log.info("listening", { module: "lineproto-receiver", address: formatAddress(addr.hostname, server.port ?? addr.port), tls: Boolean(tls), client_certs: Boolean(tls && cfg.cacert) });
+      log.info("listening", {
+        module: "lineproto-receiver",
+        address: formatAddress(addr.hostname, server.port ?? addr.port),
+        tls: Boolean(tls),
+        client_certs: Boolean(tls && cfg.cacert),
+      });
     },
     async stop() {
       if (watch) clearInterval(watch);
@@ -218,7 +305,14 @@ export function createLineProtocolReceiver(
     },
     port: () => server?.port ?? addr.port,
     url: () => {
-      const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname === "::" ? "[::1]" : addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+      const host =
+        addr.hostname === "0.0.0.0"
+          ? "127.0.0.1"
+          : addr.hostname === "::"
+            ? "[::1]"
+            : addr.hostname.includes(":")
+              ? `[${addr.hostname}]`
+              : addr.hostname;
       return `${tls ? "https" : "http"}://${host}:${server?.port ?? addr.port}`;
     },
   };

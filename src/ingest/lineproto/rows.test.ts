@@ -28,7 +28,12 @@ const counts = (): WriteCounts => ({ written: 0, typeMismatch: 0, emptied: 0, re
 describe("line-protocol rows (docs/LINE-PROTOCOL.md rules 3-6)", () => {
   test("planColumns: first sight types the column, names fold case, refused keys are listed", () => {
     const issues: LineIssue[] = [];
-    const wishes = planColumns(points(`m,host=a,Host=b v=1i,V=2.5,s="x",b=t 1\nm,time=x,TIME=y time=1i,u=18446744073709551615u,w=1u,${"k".repeat(256)}=1 2`), issues);
+    const wishes = planColumns(
+      points(
+        `m,host=a,Host=b v=1i,V=2.5,s="x",b=t 1\nm,time=x,TIME=y time=1i,u=18446744073709551615u,w=1u,${"k".repeat(256)}=1 2`,
+      ),
+      issues,
+    );
     expect(wishes).toEqual([
       { name: "host", type: "varchar" },
       { name: "v", type: "int64" },
@@ -121,7 +126,16 @@ describe("line-protocol rows (docs/LINE-PROTOCOL.md rules 3-6)", () => {
     };
     const r = recorder();
     const c = counts();
-    writePoints(r.row, def, "s.m", points(`m,HOST=a v=1i,f=1.5,v=2i 10\nm,v=x f=2.5,b=f,host="field" 11\nm v="str" 12\nm f=3 \nm,host=tag v=5i,host="field" 13`), 7_000_000_000n, c);
+    writePoints(
+      r.row,
+      def,
+      "s.m",
+      points(
+        `m,HOST=a v=1i,f=1.5,v=2i 10\nm,v=x f=2.5,b=f,host="field" 11\nm v="str" 12\nm f=3 \nm,host=tag v=5i,host="field" 13`,
+      ),
+      7_000_000_000n,
+      c,
+    );
     expect(r.rows).toEqual([
       [10_000_000, "a", 2n, 1.5, null],
       [11_000_000, "field", null, 2.5, false],
@@ -146,7 +160,14 @@ describe("line-protocol rows (docs/LINE-PROTOCOL.md rules 3-6)", () => {
     const r = recorder();
     let left = 2;
     const c = counts();
-    writePoints(() => (left-- > 0 ? r.row() : undefined), def, "s.m", points("m v=1 1\nm v=2 2\nm v=3 3\nm v=4 4"), 0n, c);
+    writePoints(
+      () => (left-- > 0 ? r.row() : undefined),
+      def,
+      "s.m",
+      points("m v=1 1\nm v=2 2\nm v=3 3\nm v=4 4"),
+      0n,
+      c,
+    );
     expect(r.rows.length).toBe(2);
     expect(c).toMatchObject({ written: 2, refused: 2 });
   });

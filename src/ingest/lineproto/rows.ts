@@ -44,7 +44,11 @@ const isTimeColumn = (key: string) => key.length === LP_TIME_COLUMN.length && ke
 
 /** Why a key cannot be stored at all (whatever the table): the catalog refuses names over 255 characters. */
 function refusal(key: string): { reason: string; message: string } | undefined {
-  if (key.length > MAX_NAME_LENGTH) return { reason: "key_too_long", message: `key of ${key.length} characters exceeds ${MAX_NAME_LENGTH}; not stored` };
+  if (key.length > MAX_NAME_LENGTH)
+    return {
+      reason: "key_too_long",
+      message: `key of ${key.length} characters exceeds ${MAX_NAME_LENGTH}; not stored`,
+    };
   return undefined;
 }
 
@@ -105,7 +109,11 @@ function fits(type: ColumnType, f: LpField): boolean {
     case "uint64":
       return f.type === "unsigned" || (f.type === "integer" && (f.value as bigint) >= 0n);
     case "int32":
-      return (f.type === "integer" || f.type === "unsigned") && (f.value as bigint) >= -(2n ** 31n) && (f.value as bigint) < 2n ** 31n;
+      return (
+        (f.type === "integer" || f.type === "unsigned") &&
+        (f.value as bigint) >= -(2n ** 31n) &&
+        (f.value as bigint) < 2n ** 31n
+      );
     case "float64":
       return f.type === "float";
     case "boolean":
@@ -145,7 +153,14 @@ const SET_BY_FIELD = 2;
  * (rule 3) holds the line's timestamp, never a tag or field value; a tag and a field naming the
  * same column: the tag wins.
  */
-export function writePoints(row: (key: string) => RowWriter | undefined, def: TableDef, key: string, points: readonly LpPoint[], nowNs: bigint, counts: WriteCounts): void {
+export function writePoints(
+  row: (key: string) => RowWriter | undefined,
+  def: TableDef,
+  key: string,
+  points: readonly LpPoint[],
+  nowNs: bigint,
+  counts: WriteCounts,
+): void {
   const l = layoutOf(def);
   const n = l.types.length;
   const vals: unknown[] = new Array(n);

@@ -6,7 +6,26 @@
  * field set, timestamp, their escapes and errors); each production reads the shared cursor, and
  * the grammar is easiest to check against the reference when it reads as one piece.
  */
-import { BACKSLASH, CLASS, COMMA, COMMENT, CR, EQUALS, ESC_KEY, ESC_MEASUREMENT, ESCAPE, FIELD_VALUE, isSeparator, KEY, LF, MEASUREMENT, QUOTE, show, SPACE, TAG_VALUE } from "./charset.ts";
+import {
+  BACKSLASH,
+  CLASS,
+  COMMA,
+  COMMENT,
+  CR,
+  EQUALS,
+  ESC_KEY,
+  ESC_MEASUREMENT,
+  ESCAPE,
+  FIELD_VALUE,
+  isSeparator,
+  KEY,
+  LF,
+  MEASUREMENT,
+  QUOTE,
+  show,
+  SPACE,
+  TAG_VALUE,
+} from "./charset.ts";
 import type { LpError, LpErrorReason, LpField, LpParseResult, LpPoint } from "./types.ts";
 import { hasOffsetIn } from "./utf8.ts";
 import { INT64_MAX, INT64_MIN, parseGoFloat, parseInt64, parseLpBoolean, parseUint64 } from "./values.ts";
@@ -58,9 +77,11 @@ export class LineScanner {
     const at = this.pos;
     const measurement = this.takeEscaped(MEASUREMENT, ESC_MEASUREMENT);
     if (measurement === null) return null;
-    if (measurement.length === 0) return this.failNull("bad_measurement", `invalid character ${show(this.s[at])} at start of measurement`, at);
+    if (measurement.length === 0)
+      return this.failNull("bad_measurement", `invalid character ${show(this.s[at])} at start of measurement`, at);
     // A comment with a control character in it is not skipped and lands here (reference behaviour).
-    if (this.s.charCodeAt(at) === 35) return this.failNull("bad_comment", "comment line contains a control character", at);
+    if (this.s.charCodeAt(at) === 35)
+      return this.failNull("bad_comment", "comment line contains a control character", at);
     return measurement;
   }
 
@@ -106,12 +127,18 @@ export class LineScanner {
       if (key.length === 0) {
         const next = s[this.pos];
         if (next === undefined || next === "\n" || next === "\r") {
-          return fields.length === 0 ? this.failNull("missing_fields", "missing field set", at) : this.failNull("bad_field_key", "expected field key after ','", at);
+          return fields.length === 0
+            ? this.failNull("missing_fields", "missing field set", at)
+            : this.failNull("bad_field_key", "expected field key after ','", at);
         }
         return this.failNull("bad_field_key", `invalid character ${show(next)} at start of field key`, at);
       }
       if (this.pos >= n || s.charCodeAt(this.pos) !== EQUALS) {
-        return this.failNull("bad_field_key", `expected '=' after field key ${show(key)}, found ${show(s[this.pos])}`, this.pos);
+        return this.failNull(
+          "bad_field_key",
+          `expected '=' after field key ${show(key)}, found ${show(s[this.pos])}`,
+          this.pos,
+        );
       }
       this.pos++;
       const field = this.fieldValue(key);
@@ -123,7 +150,12 @@ export class LineScanner {
         this.pos++;
         continue;
       }
-      if (!isSeparator(c)) return this.failNull("bad_field_value", `unexpected character ${show(s[this.pos])} after field ${show(key)}`, this.pos);
+      if (!isSeparator(c))
+        return this.failNull(
+          "bad_field_value",
+          `unexpected character ${show(s[this.pos])} after field ${show(key)}`,
+          this.pos,
+        );
       this.skipSpaces();
       return !this.atLineEnd();
     }
@@ -145,7 +177,12 @@ export class LineScanner {
         return this.fail("bad_timestamp", `invalid timestamp ${show(s.slice(at, lineEndIndex(s, at)))}`, at);
       }
       this.skipSpaces();
-      if (!this.atLineEnd()) return this.fail("unexpected_text", `unexpected text after timestamp: ${show(s.slice(this.pos, lineEndIndex(s, this.pos)))}`, this.pos);
+      if (!this.atLineEnd())
+        return this.fail(
+          "unexpected_text",
+          `unexpected text after timestamp: ${show(s.slice(this.pos, lineEndIndex(s, this.pos)))}`,
+          this.pos,
+        );
     }
     if (end === at) return null;
     const t = parseInt64(s, at, end);
@@ -153,13 +190,23 @@ export class LineScanner {
     const ns = t === "range" ? null : this.factor === 1n ? t : t * this.factor;
     // parseInt64 already bounds the raw value; only a precision multiplier can leave int64.
     if (ns === null || (this.factor !== 1n && (ns < INT64_MIN || ns > INT64_MAX))) {
-      return this.fail("timestamp_out_of_range", `timestamp ${s.slice(at, end)} is out of the int64 nanosecond range`, at);
+      return this.fail(
+        "timestamp_out_of_range",
+        `timestamp ${s.slice(at, end)} is out of the int64 nanosecond range`,
+        at,
+      );
     }
     return ns;
   }
 
   /** The entry parsed; the read point is at its line end (not yet consumed). */
-  private finish(measurement: string, tags: Array<[string, string]>, fields: LpField[], timeNs: bigint | null, startLine: number): boolean {
+  private finish(
+    measurement: string,
+    tags: Array<[string, string]>,
+    fields: LpField[],
+    timeNs: bigint | null,
+    startLine: number,
+  ): boolean {
     const dup = duplicateKey(tags);
     if (dup !== null) return this.failAt("duplicate_tag", `duplicate tag key ${show(dup)}`, startLine, 1);
     this.consumeLineEnd();
@@ -177,7 +224,8 @@ export class LineScanner {
       this.pos++;
       const value = this.takeString();
       if (value === null) return null;
-      if (this.pos >= n) return this.failNull("unterminated_string", `string value of field ${show(key)} has no closing quote`, at);
+      if (this.pos >= n)
+        return this.failNull("unterminated_string", `string value of field ${show(key)} has no closing quote`, at);
       this.pos++;
       return { key, type: "string", value };
     }
@@ -185,7 +233,11 @@ export class LineScanner {
     const isNumber = c0 === 45 || c0 === 46 || (c0 >= 48 && c0 <= 57); // - . 0-9
     if (!isBool && !isNumber) {
       const missing = at >= n || c0 === SPACE || c0 === COMMA || c0 === LF || c0 === CR;
-      return this.failNull("bad_field_value", missing ? `missing value for field ${show(key)}` : `value of field ${show(key)} has an unrecognized type`, at);
+      return this.failNull(
+        "bad_field_value",
+        missing ? `missing value for field ${show(key)}` : `value of field ${show(key)} has an unrecognized type`,
+        at,
+      );
     }
     const p = this.endOfClass(at + 1, FIELD_VALUE);
     this.pos = p;
@@ -212,9 +264,14 @@ export class LineScanner {
     }
     const token = s.slice(at, p);
     const kind = suffix === 105 ? "integer" : suffix === 117 ? "unsigned integer" : "float";
-    if (outcome === "syntax") return this.failNull("bad_field_value", `invalid ${kind} value ${show(token)} for field ${show(key)}`, at);
+    if (outcome === "syntax")
+      return this.failNull("bad_field_value", `invalid ${kind} value ${show(token)} for field ${show(key)}`, at);
     const limit = suffix === 105 ? "int64" : suffix === 117 ? "uint64" : "float64";
-    return this.failNull("value_out_of_range", `${kind} value ${token} of field ${show(key)} is out of the ${limit} range`, at);
+    return this.failNull(
+      "value_out_of_range",
+      `${kind} value ${token} of field ${show(key)} is out of the ${limit} range`,
+      at,
+    );
   }
 
   /** Token of the given class, with the class's escapes removed; null (error recorded) when not UTF-8. */
@@ -287,8 +344,10 @@ export class LineScanner {
   /** After a comma that follows the measurement or a tag value: a tag key must follow. */
   private tagComma(): boolean {
     this.pos++;
-    if (this.pos >= this.s.length) return this.fail("bad_tag", "expected tag key after ',', found end of input", this.pos);
-    if (isSeparator(this.s.charCodeAt(this.pos))) return this.fail("bad_tag", "expected tag key after ',', found white space", this.pos);
+    if (this.pos >= this.s.length)
+      return this.fail("bad_tag", "expected tag key after ',', found end of input", this.pos);
+    if (isSeparator(this.s.charCodeAt(this.pos)))
+      return this.fail("bad_tag", "expected tag key after ',', found white space", this.pos);
     return true;
   }
 

@@ -4,7 +4,17 @@
  * because the catalog and DuckDB resolve identifiers that way: `CPU` and `cpu` are one table, and a
  * tag `Host` lands in an existing column `host`.
  */
-import { errorMessage, fail, ok, type ColumnDef, type ColumnType, type Logger, type Result, type RowWriter, type TableDef } from "../../core/index.ts";
+import {
+  errorMessage,
+  fail,
+  ok,
+  type ColumnDef,
+  type ColumnType,
+  type Logger,
+  type Result,
+  type RowWriter,
+  type TableDef,
+} from "../../core/index.ts";
 import { isLineProtocolLayout, lineProtocolTableDef, LP_TIME_COLUMN } from "./names.ts";
 
 /**
@@ -90,7 +100,10 @@ export async function adoptStoredTables(sink: LpSink, logger: Logger, grow?: Gro
       const key = keyOf(mine.schema, mine.name);
       try {
         await grow(key, fresh);
-        logger.info("line-protocol columns of other writers adopted from the catalog", { table: key, columns: fresh.map((c) => c.name) });
+        logger.info("line-protocol columns of other writers adopted from the catalog", {
+          table: key,
+          columns: fresh.map((c) => c.name),
+        });
       } catch (e) {
         logger.warn("stored line-protocol columns not adopted", { table: key, error: errorMessage(e) });
       }
@@ -192,24 +205,34 @@ export class LpTables {
     return run;
   }
 
-  private async prepareLocked(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+  private async prepareLocked(
+    schema: string,
+    name: string,
+    wishes: readonly ColumnWish[],
+  ): Promise<Result<string, PrepareFailure>> {
     let key = this.resolve(schema, name);
     try {
       if (key === undefined) {
         const wanted = 1 + newColumns([LP_TIME_COLUMN], wishes).length;
-        if (wanted > this.maxColumns && (await this.sink.storedTable(schema, name)) === undefined) return this.columnLimit(keyOf(schema, name), wanted);
+        if (wanted > this.maxColumns && (await this.sink.storedTable(schema, name)) === undefined)
+          return this.columnLimit(keyOf(schema, name), wanted);
         const created = await this.createWithinCap(schema, name, wishes);
         if (!created.ok) return created;
         key = created.value;
       }
       const def = this.sink.table(key);
       if (!def) return fail("ddl_failed", `table ${key} vanished`);
-      if (!isLineProtocolLayout(def.columns)) return fail("not_line_protocol_table", `table ${key} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
+      if (!isLineProtocolLayout(def.columns))
+        return fail(
+          "not_line_protocol_table",
+          `table ${key} is not a line-protocol table (its first column is not "time" TIMESTAMP)`,
+        );
       const fresh = newColumns(
         def.columns.map((c) => c.name),
         wishes,
       );
-      if (def.columns.length + fresh.length > this.maxColumns) return this.columnLimit(key, def.columns.length + fresh.length);
+      if (def.columns.length + fresh.length > this.maxColumns)
+        return this.columnLimit(key, def.columns.length + fresh.length);
       if (fresh.length > 0) {
         await this.sink.extendTable(key, fresh);
         this.logger.debug("line-protocol columns added", { table: key, columns: fresh.map((c) => c.name) });
@@ -217,7 +240,10 @@ export class LpTables {
       return ok(key);
     } catch (e) {
       // The reason stays in the log: the client learns which table failed, never the engine's text.
-      this.logger.error("line-protocol table DDL failed", { table: key ?? keyOf(schema, name), error: errorMessage(e) });
+      this.logger.error("line-protocol table DDL failed", {
+        table: key ?? keyOf(schema, name),
+        error: errorMessage(e),
+      });
       return fail("ddl_failed", "see the appliance log");
     }
   }
@@ -229,11 +255,18 @@ export class LpTables {
     );
   }
 
-  private async createWithinCap(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+  private async createWithinCap(
+    schema: string,
+    name: string,
+    wishes: readonly ColumnWish[],
+  ): Promise<Result<string, PrepareFailure>> {
     this.count ??= this.sink.tables().filter((d) => isLineProtocolLayout(d.columns)).length;
     // A table stored before a restart but not adopted (another producer's layout) is refused in create().
     if (this.count >= this.maxTables && (await this.sink.storedTable(schema, name)) === undefined) {
-      return fail("table_limit", `table ${keyOf(schema, name)} would exceed ingest.line_protocol.max_tables (${this.maxTables} line-protocol tables); writes to existing tables are still accepted`);
+      return fail(
+        "table_limit",
+        `table ${keyOf(schema, name)} would exceed ingest.line_protocol.max_tables (${this.maxTables} line-protocol tables); writes to existing tables are still accepted`,
+      );
     }
     this.count++;
     let created: Result<string, PrepareFailure> | undefined;
@@ -249,17 +282,26 @@ export class LpTables {
    * A table this process does not know yet. The catalog is asked first: a stored table of another
    * producer (HEP, OTLP) with the same name must never be grown into a line-protocol table.
    */
-  private async create(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+  private async create(
+    schema: string,
+    name: string,
+    wishes: readonly ColumnWish[],
+  ): Promise<Result<string, PrepareFailure>> {
     const k = lower(keyOf(schema, name));
     // Point lookups only: listing every table here made each creation cost O(tables) (docs/BENCHMARKS.md "Line protocol: many tables").
     const stored = await this.sink.storedTable(schema, name);
     if (stored && !isLineProtocolLayout(stored.columns)) {
-      return fail("not_line_protocol_table", `table ${keyOf(stored.schema, stored.name)} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
+      return fail(
+        "not_line_protocol_table",
+        `table ${keyOf(stored.schema, stored.name)} is not a line-protocol table (its first column is not "time" TIMESTAMP)`,
+      );
     }
     // Reuse the spelling the catalog (or another table of this process) already has for the schema.
     const sameSchema = stored?.schema ?? (await this.sink.schemaSpelling(schema)) ?? schema;
     const tableName = stored?.name ?? name;
-    const columns: ColumnDef[] = stored ? stored.columns.map((c) => ({ name: c.name, type: c.type })) : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...newColumns([LP_TIME_COLUMN], wishes)];
+    const columns: ColumnDef[] = stored
+      ? stored.columns.map((c) => ({ name: c.name, type: c.type }))
+      : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...newColumns([LP_TIME_COLUMN], wishes)];
     await this.sink.defineTable(lineProtocolTableDef(sameSchema, tableName, columns));
     const key = keyOf(sameSchema, tableName);
     this.canonical.set(k, key);

@@ -105,7 +105,11 @@ function install(): void {
  * Decodes `body` as `type` keeping at most `limit` attributes per owner: the message and how many
  * attributes were dropped. Throws what protobufjs throws for a body that does not decode.
  */
-export function decodeLimited(type: protobuf.Type, body: Uint8Array, limit: number): { message: protobuf.Message; dropped: number } {
+export function decodeLimited(
+  type: protobuf.Type,
+  body: Uint8Array,
+  limit: number,
+): { message: protobuf.Message; dropped: number } {
   install();
   Object.assign(state, { limit, inOwner: false, count: 0, ownerDropped: 0, dropped: 0 });
   try {

@@ -15,10 +15,15 @@ export type OtlpBodyFailure = "too_large" | "unsupported_encoding" | "bad_gzip" 
 
 const THROTTLED = "the receiver is decoding as many bytes as ingest.otlp.max_inflight_bytes allows; retry later";
 
-export async function readOtlpBody(req: Request, maxBytes: number, lease: BudgetLease): Promise<Result<Uint8Array, OtlpBodyFailure>> {
+export async function readOtlpBody(
+  req: Request,
+  maxBytes: number,
+  lease: BudgetLease,
+): Promise<Result<Uint8Array, OtlpBodyFailure>> {
   const encoding = (req.headers.get("content-encoding") ?? "").trim().toLowerCase();
   const gzip = encoding === "gzip" || encoding === "x-gzip";
-  if (!gzip && encoding !== "" && encoding !== "identity") return fail("unsupported_encoding", `Content-Encoding "${encoding}" is not supported (use gzip or none)`);
+  if (!gzip && encoding !== "" && encoding !== "identity")
+    return fail("unsupported_encoding", `Content-Encoding "${encoding}" is not supported (use gzip or none)`);
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (declared > maxBytes) return fail("too_large", `body of ${declared} bytes exceeds max_body_bytes ${maxBytes}`);
   // Refused before a byte is read: the client's retry costs us nothing.
@@ -34,7 +39,11 @@ export async function readOtlpBody(req: Request, maxBytes: number, lease: Budget
   return gzip ? inflate(raw, maxBytes, lease) : ok(raw);
 }
 
-async function readCapped(req: Request, maxBytes: number, lease: BudgetLease): Promise<Result<Uint8Array, "too_large" | "throttled">> {
+async function readCapped(
+  req: Request,
+  maxBytes: number,
+  lease: BudgetLease,
+): Promise<Result<Uint8Array, "too_large" | "throttled">> {
   if (!req.body) return ok(new Uint8Array(0));
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -43,7 +52,12 @@ async function readCapped(req: Request, maxBytes: number, lease: BudgetLease): P
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    const refuse = total > maxBytes ? fail("too_large", `body exceeds max_body_bytes ${maxBytes}`) : !lease.take(value.byteLength) ? fail("throttled", THROTTLED) : undefined;
+    const refuse =
+      total > maxBytes
+        ? fail("too_large", `body exceeds max_body_bytes ${maxBytes}`)
+        : !lease.take(value.byteLength)
+          ? fail("throttled", THROTTLED)
+          : undefined;
     if (refuse) {
       void reader.cancel().catch(() => undefined);
       return refuse;
@@ -61,7 +75,11 @@ async function readCapped(req: Request, maxBytes: number, lease: BudgetLease): P
 }
 
 /** gzip → bytes, at most `maxBytes`, each chunk taken from the budget (zlib inflates off the JS thread). */
-export function inflate(raw: Uint8Array, maxBytes: number, lease: BudgetLease): Promise<Result<Uint8Array, "too_large" | "bad_gzip" | "throttled">> {
+export function inflate(
+  raw: Uint8Array,
+  maxBytes: number,
+  lease: BudgetLease,
+): Promise<Result<Uint8Array, "too_large" | "bad_gzip" | "throttled">> {
   return new Promise((resolve) => {
     const z = createGunzip();
     const parts: Buffer[] = [];

@@ -35,7 +35,11 @@ function throttled(): Partial<grpc.StatusObject> {
   const metadata = new grpc.Metadata();
   const retry = RETRY_INFO.encode(RETRY_INFO.fromObject({ retryDelay: { seconds: 1 } })).finish();
   const details = RPC_STATUS.encode(
-    RPC_STATUS.fromObject({ code: grpc.status.RESOURCE_EXHAUSTED, message: THROTTLED, details: [{ typeUrl: "type.googleapis.com/google.rpc.RetryInfo", value: retry }] }),
+    RPC_STATUS.fromObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      message: THROTTLED,
+      details: [{ typeUrl: "type.googleapis.com/google.rpc.RetryInfo", value: retry }],
+    }),
   ).finish();
   metadata.set("grpc-status-details-bin", Buffer.from(details));
   return { code: grpc.status.RESOURCE_EXHAUSTED, details: THROTTLED, metadata };
@@ -58,12 +62,22 @@ function answerBadCompressionAsInvalidArgument(): void {
     const r = (orig as (m: Buffer, e: string) => unknown).call(this, message, encoding);
     if (!(r instanceof Promise)) return r;
     return r.catch((e: { code?: number }) => {
-      throw e?.code === grpc.status.INTERNAL ? { code: grpc.status.INVALID_ARGUMENT, details: `the ${encoding} message could not be decompressed; send valid ${encoding} or no compression` } : e;
+      throw e?.code === grpc.status.INTERNAL
+        ? {
+            code: grpc.status.INVALID_ARGUMENT,
+            details: `the ${encoding} message could not be decompressed; send valid ${encoding} or no compression`,
+          }
+        : e;
     });
   };
 }
 
-export function createOtlpGrpcServer(ingest: OtlpIngest, metrics: OtlpMetrics, opts: OtlpGrpcOptions, onError: (e: unknown, signal: OtlpSignal) => void): grpc.Server {
+export function createOtlpGrpcServer(
+  ingest: OtlpIngest,
+  metrics: OtlpMetrics,
+  opts: OtlpGrpcOptions,
+  onError: (e: unknown, signal: OtlpSignal) => void,
+): grpc.Server {
   answerBadCompressionAsInvalidArgument();
   // No SO_REUSEPORT: a second listener on the port must fail, not share it silently (docs/PLATFORM.md "Listening ports").
   const server = new grpc.Server({ "grpc.max_receive_message_length": opts.maxBodyBytes, "grpc.so_reuseport": 0 });
@@ -121,10 +135,16 @@ export function createOtlpGrpcServer(ingest: OtlpIngest, metrics: OtlpMetrics, o
 
 export function grpcCredentials(tls: OtlpGrpcOptions["tls"]): grpc.ServerCredentials {
   if (!tls) return grpc.ServerCredentials.createInsecure();
-  return grpc.ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], Boolean(tls.ca));
+  return grpc.ServerCredentials.createSsl(
+    tls.ca ?? null,
+    [{ private_key: tls.key, cert_chain: tls.cert }],
+    Boolean(tls.ca),
+  );
 }
 
 /** Binds `host:port` (port 0: a free one); resolves with the bound port. */
 export function bindGrpc(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
-  return new Promise((resolve, reject) => server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port))));
+  return new Promise((resolve, reject) =>
+    server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port))),
+  );
 }

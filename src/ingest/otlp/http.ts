@@ -13,7 +13,14 @@ import type { OtlpSignal } from "./tables.ts";
 const ROUTES: Record<string, OtlpSignal> = { "/v1/traces": "traces", "/v1/metrics": "metrics", "/v1/logs": "logs" };
 
 /** gRPC status codes used in google.rpc.Status bodies. */
-export const GRPC_CODE = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
+export const GRPC_CODE = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+} as const;
 
 function encodingOf(contentType: string | null): OtlpEncoding | undefined {
   const t = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
@@ -31,13 +38,22 @@ function reply(
 ): Response {
   if (encoding === "protobuf") {
     const bytes = type.encode(type.fromObject(message)).finish();
-    return new Response(bytes as Uint8Array<ArrayBuffer>, { status, headers: { "content-type": "application/x-protobuf", ...headers } });
+    return new Response(bytes as Uint8Array<ArrayBuffer>, {
+      status,
+      headers: { "content-type": "application/x-protobuf", ...headers },
+    });
   }
   return new Response(JSON.stringify(message), { status, headers: { "content-type": "application/json", ...headers } });
 }
 
 /** A google.rpc.Status body (OTLP/HTTP "Failures"). */
-export function statusReply(encoding: OtlpEncoding, status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+export function statusReply(
+  encoding: OtlpEncoding,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return reply(encoding, status, { code, message, details: [] }, RPC_STATUS, headers);
 }
 
@@ -48,25 +64,48 @@ export interface OtlpHttpOptions {
 
 /** The Export…ServiceResponse's content: partial_success when items were rejected or attributes dropped. */
 export function partialSuccess(signal: OtlpSignal, r: OtlpResult): Record<string, unknown> {
-  return r.rejected > 0 || r.message !== "" ? { partialSuccess: { [MESSAGES[signal].rejectedField]: r.rejected, errorMessage: r.message } } : {};
+  return r.rejected > 0 || r.message !== ""
+    ? { partialSuccess: { [MESSAGES[signal].rejectedField]: r.rejected, errorMessage: r.message } }
+    : {};
 }
 
-export function otlpHttpHandler(ingest: OtlpIngest, metrics: OtlpMetrics, opts: OtlpHttpOptions): (req: Request) => Promise<Response> {
+export function otlpHttpHandler(
+  ingest: OtlpIngest,
+  metrics: OtlpMetrics,
+  opts: OtlpHttpOptions,
+): (req: Request) => Promise<Response> {
   return async (req) => {
     const url = new URL(req.url);
     const signal = ROUTES[url.pathname];
     // Errors before the body's encoding is known are answered in JSON unless the client asked for protobuf.
     const asked = encodingOf(req.headers.get("content-type")) ?? "json";
-    if (!signal) return statusReply(asked, 404, GRPC_CODE.NOT_FOUND, `no such endpoint ${url.pathname}; OTLP/HTTP exports go to /v1/traces, /v1/metrics or /v1/logs`);
+    if (!signal)
+      return statusReply(
+        asked,
+        404,
+        GRPC_CODE.NOT_FOUND,
+        `no such endpoint ${url.pathname}; OTLP/HTTP exports go to /v1/traces, /v1/metrics or /v1/logs`,
+      );
     const count = (outcome: OtlpRequestOutcome) => metrics.requests.inc({ transport: "http", signal, outcome });
     if (req.method !== "POST") {
       count("unsupported");
-      return statusReply(asked, 405, GRPC_CODE.UNIMPLEMENTED, `${req.method} is not allowed on ${url.pathname}; use POST`, { allow: "POST" });
+      return statusReply(
+        asked,
+        405,
+        GRPC_CODE.UNIMPLEMENTED,
+        `${req.method} is not allowed on ${url.pathname}; use POST`,
+        { allow: "POST" },
+      );
     }
     const encoding = encodingOf(req.headers.get("content-type"));
     if (!encoding) {
       count("unsupported");
-      return statusReply("json", 415, GRPC_CODE.INVALID_ARGUMENT, `Content-Type "${req.headers.get("content-type") ?? ""}" is not supported: send application/x-protobuf or application/json`);
+      return statusReply(
+        "json",
+        415,
+        GRPC_CODE.INVALID_ARGUMENT,
+        `Content-Type "${req.headers.get("content-type") ?? ""}" is not supported: send application/x-protobuf or application/json`,
+      );
     }
     const lease = opts.budget.lease();
     try {
@@ -80,7 +119,12 @@ export function otlpHttpHandler(ingest: OtlpIngest, metrics: OtlpMetrics, opts: 
         }
         const tooLarge = body.reason === "too_large";
         count(tooLarge ? "too_large" : "bad_request");
-        return statusReply(encoding, tooLarge ? 413 : 400, tooLarge ? GRPC_CODE.RESOURCE_EXHAUSTED : GRPC_CODE.INVALID_ARGUMENT, detail);
+        return statusReply(
+          encoding,
+          tooLarge ? 413 : 400,
+          tooLarge ? GRPC_CODE.RESOURCE_EXHAUSTED : GRPC_CODE.INVALID_ARGUMENT,
+          detail,
+        );
       }
       const decoded = ingest.decode(signal, body.value, encoding);
       if ("error" in decoded) {

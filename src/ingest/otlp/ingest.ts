@@ -47,7 +47,15 @@ export interface OtlpDecoded {
 }
 
 /** `outcome` label values (docs/OTLP.md "Metrics"). */
-export type OtlpRequestOutcome = "ok" | "partial" | "bad_request" | "too_large" | "throttled" | "unsupported" | "unavailable" | "server_error";
+export type OtlpRequestOutcome =
+  | "ok"
+  | "partial"
+  | "bad_request"
+  | "too_large"
+  | "throttled"
+  | "unsupported"
+  | "unavailable"
+  | "server_error";
 
 export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
   const m: OtlpMetrics = {
@@ -56,7 +64,11 @@ export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
       "OTLP export requests, per transport (http, grpc), signal and outcome (ok, partial, bad_request, too_large, throttled, unsupported, unavailable, server_error).",
       ["transport", "signal", "outcome"],
     ),
-    items: reg.counter("svc_otlp_items_ingested_total", "OTLP spans, data points and log records written to the lake, per signal.", ["signal"]),
+    items: reg.counter(
+      "svc_otlp_items_ingested_total",
+      "OTLP spans, data points and log records written to the lake, per signal.",
+      ["signal"],
+    ),
     rejected: reg.counter(
       "svc_otlp_items_rejected_total",
       "OTLP items not stored, per signal and reason (invalid: reported to the client as partial success; unavailable: the lake was full or stopping, the client was told to retry; lost: the spool write failed).",
@@ -67,7 +79,10 @@ export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
       "OTLP attributes over ingest.otlp.max_attributes dropped from their item (resource, scope, span, event, link, log record, data point), per signal; the item is stored with the rest.",
       ["signal"],
     ),
-    inflight: reg.gauge("svc_otlp_inflight_bytes", "Bytes of OTLP requests (compressed and inflated) being read or decoded now, both transports; at most about ingest.otlp.max_inflight_bytes."),
+    inflight: reg.gauge(
+      "svc_otlp_inflight_bytes",
+      "Bytes of OTLP requests (compressed and inflated) being read or decoded now, both transports; at most about ingest.otlp.max_inflight_bytes.",
+    ),
   };
   m.inflight.set(0);
   for (const signal of ["traces", "metrics", "logs"]) {
@@ -121,17 +136,30 @@ export class OtlpIngest {
     } catch (e) {
       return { error: `the body is not valid JSON: ${errorMessage(e)}` };
     }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return { error: `the body must be a JSON object (an OTLP/JSON ${MESSAGES[signal].request.name})` };
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+      return { error: `the body must be a JSON object (an OTLP/JSON ${MESSAGES[signal].request.name})` };
     const list = (parsed as Record<string, unknown>)[MESSAGES[signal].resourceField];
-    if (list !== undefined && !Array.isArray(list)) return { error: `${MESSAGES[signal].resourceField} must be an array` };
-    return { request: parsed, droppedAttributes: Number.isFinite(this.maxAttributes) ? limitJsonAttributes(signal, parsed, this.maxAttributes) : 0 };
+    if (list !== undefined && !Array.isArray(list))
+      return { error: `${MESSAGES[signal].resourceField} must be an array` };
+    return {
+      request: parsed,
+      droppedAttributes: Number.isFinite(this.maxAttributes)
+        ? limitJsonAttributes(signal, parsed, this.maxAttributes)
+        : 0,
+    };
   }
 
   /**
    * `body`: the (inflated) body, its size close to what its rows take in the spool. `nowUs`: the
    * receive time (items without a time get it); a forwarded export brings the edge's.
    */
-  async export(signal: OtlpSignal, decoded: OtlpDecoded, encoding: OtlpEncoding, body: Uint8Array, nowUs = Date.now() * 1000): Promise<OtlpResult> {
+  async export(
+    signal: OtlpSignal,
+    decoded: OtlpDecoded,
+    encoding: OtlpEncoding,
+    body: Uint8Array,
+    nowUs = Date.now() * 1000,
+  ): Promise<OtlpResult> {
     const bytes = body.byteLength;
     const { request, droppedAttributes } = decoded;
     const items = countItems(signal, request);
@@ -152,27 +180,47 @@ export class OtlpIngest {
     if (counts.written > 0) this.onWritten?.(signal, body, encoding, nowUs);
     if (counts.written > 0 && this.sink.whenSpooled && !(await this.sink.whenSpooled(otlpTableKey(signal)))) {
       this.metrics.rejected.inc({ signal, reason: "lost" }, counts.written);
-      return { outcome: "unavailable", written: 0, rejected: 0, message: "the lake could not write the items to disk (see the appliance log and /health); retry later" };
+      return {
+        outcome: "unavailable",
+        written: 0,
+        rejected: 0,
+        message: "the lake could not write the items to disk (see the appliance log and /health); retry later",
+      };
     }
     this.metrics.items.inc({ signal }, counts.written);
     if (counts.rejected > 0) this.metrics.rejected.inc({ signal, reason: "invalid" }, counts.rejected);
     if (counts.refused > 0) {
       this.metrics.rejected.inc({ signal, reason: "unavailable" }, counts.refused);
       // Nothing written: the client may retry the whole request without duplicating a row.
-      if (counts.written === 0) return { outcome: "unavailable", written: 0, rejected: 0, message: "the lake is stopping or its write buffer is full; retry later" };
+      if (counts.written === 0)
+        return {
+          outcome: "unavailable",
+          written: 0,
+          rejected: 0,
+          message: "the lake is stopping or its write buffer is full; retry later",
+        };
     }
     const reasons = [...counts.reasons];
-    if (counts.refused > 0) reasons.push(`${counts.refused} item(s) refused by the lake (write buffer full or stopping)`);
+    if (counts.refused > 0)
+      reasons.push(`${counts.refused} item(s) refused by the lake (write buffer full or stopping)`);
     if (droppedAttributes > 0 && counts.written > 0) {
       // Stored items keep their first max_attributes attributes; dropped_attributes_count says how many went.
       this.metrics.droppedAttributes.inc({ signal }, droppedAttributes);
-      reasons.push(`${droppedAttributes} attribute(s) over ingest.otlp.max_attributes (${this.maxAttributes} per item) dropped; dropped_attributes_count counts them per item`);
+      reasons.push(
+        `${droppedAttributes} attribute(s) over ingest.otlp.max_attributes (${this.maxAttributes} per item) dropped; dropped_attributes_count counts them per item`,
+      );
     }
-    return { outcome: "ok", written: counts.written, rejected: counts.rejected + counts.refused, message: reasons.join("; ") };
+    return {
+      outcome: "ok",
+      written: counts.written,
+      rejected: counts.rejected + counts.refused,
+      message: reasons.join("; "),
+    };
   }
 
   private wouldOverflow(items: number, bytes: number): string | undefined {
-    if (bytes > (this.sink.spoolRoom?.() ?? Number.POSITIVE_INFINITY)) return "the lake's disk is nearly full (storage.lakehouse.reserve_free_bytes); nothing was written, retry later";
+    if (bytes > (this.sink.spoolRoom?.() ?? Number.POSITIVE_INFINITY))
+      return "the lake's disk is nearly full (storage.lakehouse.reserve_free_bytes); nothing was written, retry later";
     const max = this.maxBufferedRows;
     if (max === undefined) return undefined;
     const waiting = this.sink.backlog();

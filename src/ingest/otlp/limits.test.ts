@@ -10,7 +10,8 @@ import { MESSAGES } from "./proto.ts";
 import { checkWire } from "./wire.ts";
 
 const T = MESSAGES.traces.request;
-const attrs = (n: number, prefix = "k") => Array.from({ length: n }, (_v, i) => ({ key: `${prefix}${i}`, value: { intValue: i } }));
+const attrs = (n: number, prefix = "k") =>
+  Array.from({ length: n }, (_v, i) => ({ key: `${prefix}${i}`, value: { intValue: i } }));
 
 function request(spanAttrs: number) {
   return {
@@ -40,16 +41,37 @@ function request(spanAttrs: number) {
 describe("OTLP wire check", () => {
   test("a sound body passes; over-long, overflowing, truncated and group-encoded fields are refused", () => {
     expect(checkWire(T, T.encode(T.fromObject(request(3))).finish())).toBeUndefined();
-    expect(checkWire(T, new Uint8Array([0x98, 0x06, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]))).toContain("longer than 10 bytes");
+    expect(
+      checkWire(T, new Uint8Array([0x98, 0x06, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00])),
+    ).toContain("longer than 10 bytes");
     // A 10-byte varint is fine when its last byte holds bit 63 only (uint64 max), not when it holds more.
-    expect(checkWire(T, new Uint8Array([0x98, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBeUndefined();
-    expect(checkWire(T, new Uint8Array([0x98, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]))).toContain("overflows 64 bits");
+    expect(
+      checkWire(T, new Uint8Array([0x98, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])),
+    ).toBeUndefined();
+    expect(
+      checkWire(T, new Uint8Array([0x98, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02])),
+    ).toContain("overflows 64 bits");
     expect(checkWire(T, new Uint8Array([0x0a, 0x05, 0x00]))).toContain("runs past the end");
     expect(checkWire(T, new Uint8Array([0x0b, 0x0c]))).toContain("wire type 3");
     // Packed repeated varints are checked too (ExpBuckets.bucket_counts inside a metric).
     const M = MESSAGES.metrics.request;
     const good = M.encode(
-      M.fromObject({ resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "h", exponentialHistogram: { dataPoints: [{ positive: { offset: 1, bucketCounts: [1, 2, 3] } }] } }] }] }] }),
+      M.fromObject({
+        resourceMetrics: [
+          {
+            scopeMetrics: [
+              {
+                metrics: [
+                  {
+                    name: "h",
+                    exponentialHistogram: { dataPoints: [{ positive: { offset: 1, bucketCounts: [1, 2, 3] } }] },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
     ).finish();
     expect(checkWire(M, good)).toBeUndefined();
     const at = Buffer.from(good).indexOf(Buffer.from([0x01, 0x02, 0x03]));
@@ -65,7 +87,10 @@ describe("OTLP attribute limit", () => {
     const o = T.toObject(message, { longs: Number }) as ReturnType<typeof request>;
     const rs = o.resourceSpans[0]!;
     const [a, b] = rs.scopeSpans[0]!.spans as unknown as [
-      Record<string, unknown> & { attributes: { key: string }[]; events: { attributes: unknown[]; droppedAttributesCount?: number }[] },
+      Record<string, unknown> & {
+        attributes: { key: string }[];
+        events: { attributes: unknown[]; droppedAttributesCount?: number }[];
+      },
       { attributes: { value: { kvlistValue: { values: unknown[] } } }[] },
     ];
     expect(a.attributes.map((x) => x.key)).toEqual(["k0", "k1", "k2", "k3"]);
@@ -79,20 +104,43 @@ describe("OTLP attribute limit", () => {
     expect(dropped).toBe(5 + 2 + 1);
     // Without a limit nothing changes, and the state of one decode does not leak into the next.
     expect(decodeLimited(T, body, Number.POSITIVE_INFINITY).dropped).toBe(0);
-    expect((T.decode(body) as unknown as { resourceSpans: { scopeSpans: { spans: { attributes: unknown[] }[] }[] }[] }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes.length).toBe(9);
+    expect(
+      (T.decode(body) as unknown as { resourceSpans: { scopeSpans: { spans: { attributes: unknown[] }[] }[] }[] })
+        .resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes.length,
+    ).toBe(9);
   });
 
   test("OTLP/JSON: the same cut, snake_case names included", () => {
     const j = request(9);
     expect(limitJsonAttributes("traces", j, 4)).toBe(8);
-    const span = j.resourceSpans[0]!.scopeSpans[0]!.spans[0]! as unknown as { attributes: unknown[]; droppedAttributesCount: number };
+    const span = j.resourceSpans[0]!.scopeSpans[0]!.spans[0]! as unknown as {
+      attributes: unknown[];
+      droppedAttributesCount: number;
+    };
     expect(span.attributes.length).toBe(4);
     expect(span.droppedAttributesCount).toBe(5);
     expect(j.resourceSpans[0]!.resource.droppedAttributesCount).toBe(2);
-    const snake = { resource_logs: [{ scope_logs: [{ log_records: [{ attributes: attrs(3), dropped_attributes_count: 2 }] }] }] };
+    const snake = {
+      resource_logs: [{ scope_logs: [{ log_records: [{ attributes: attrs(3), dropped_attributes_count: 2 }] }] }],
+    };
     expect(limitJsonAttributes("logs", snake, 1)).toBe(2);
     expect(snake.resource_logs[0]!.scope_logs[0]!.log_records[0]).toMatchObject({ dropped_attributes_count: 4 });
-    const metrics = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "g", gauge: { dataPoints: [{ attributes: attrs(3), exemplars: [{ filteredAttributes: attrs(3) }] }] } }] }] }] };
+    const metrics = {
+      resourceMetrics: [
+        {
+          scopeMetrics: [
+            {
+              metrics: [
+                {
+                  name: "g",
+                  gauge: { dataPoints: [{ attributes: attrs(3), exemplars: [{ filteredAttributes: attrs(3) }] }] },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
     expect(limitJsonAttributes("metrics", metrics, 2)).toBe(2);
   });
 });

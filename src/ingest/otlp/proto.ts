@@ -172,9 +172,24 @@ export type OtlpSignalName = "traces" | "metrics" | "logs";
 
 /** Request and response message per signal, and what the partial success counts. */
 export const MESSAGES = {
-  traces: { request: t("ExportTraceServiceRequest"), response: t("ExportTraceServiceResponse"), rejectedField: "rejectedSpans", resourceField: "resourceSpans" },
-  metrics: { request: t("ExportMetricsServiceRequest"), response: t("ExportMetricsServiceResponse"), rejectedField: "rejectedDataPoints", resourceField: "resourceMetrics" },
-  logs: { request: t("ExportLogsServiceRequest"), response: t("ExportLogsServiceResponse"), rejectedField: "rejectedLogRecords", resourceField: "resourceLogs" },
+  traces: {
+    request: t("ExportTraceServiceRequest"),
+    response: t("ExportTraceServiceResponse"),
+    rejectedField: "rejectedSpans",
+    resourceField: "resourceSpans",
+  },
+  metrics: {
+    request: t("ExportMetricsServiceRequest"),
+    response: t("ExportMetricsServiceResponse"),
+    rejectedField: "rejectedDataPoints",
+    resourceField: "resourceMetrics",
+  },
+  logs: {
+    request: t("ExportLogsServiceRequest"),
+    response: t("ExportLogsServiceResponse"),
+    rejectedField: "rejectedLogRecords",
+    resourceField: "resourceLogs",
+  },
 } as const;
 
 export const RPC_STATUS = t("RpcStatus");

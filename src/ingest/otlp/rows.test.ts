@@ -87,17 +87,40 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
       service_name: "sbc\uFFFDa",
       scope_name: "kamailio",
     });
-    expect(JSON.parse(String(row.span_attrs))).toEqual({ big: "9007199254740993", small: 5060, ok: true, r: "NaN", list: ["a", 1], map: { k: "v" }, bin: "AQI=" });
+    expect(JSON.parse(String(row.span_attrs))).toEqual({
+      big: "9007199254740993",
+      small: 5060,
+      ok: true,
+      r: "NaN",
+      list: ["a", 1],
+      map: { k: "v" },
+      bin: "AQI=",
+    });
   });
 
   test("protobuf spans: ids as hex, raw in OTLP/JSON; bad ids rejected alone", () => {
     const T = MESSAGES.traces.request;
-    const span = (traceId: Buffer, name: string) => ({ traceId, spanId: Buffer.from("b7ad6b7169203331", "hex"), name, startTimeUnixNano: T_NS });
+    const span = (traceId: Buffer, name: string) => ({
+      traceId,
+      spanId: Buffer.from("b7ad6b7169203331", "hex"),
+      name,
+      startTimeUnixNano: T_NS,
+    });
     const msg = T.decode(
       T.encode(
         T.fromObject({
           resourceSpans: [
-            { scopeSpans: [{ spans: [span(Buffer.from("0af7651916cd43dd8448eb211c80319c", "hex"), "good"), span(Buffer.from("0af7", "hex"), "short"), span(Buffer.alloc(0), "none")] }] },
+            {
+              scopeSpans: [
+                {
+                  spans: [
+                    span(Buffer.from("0af7651916cd43dd8448eb211c80319c", "hex"), "good"),
+                    span(Buffer.from("0af7", "hex"), "short"),
+                    span(Buffer.alloc(0), "none"),
+                  ],
+                },
+              ],
+            },
           ],
         }),
       ).finish(),
@@ -108,12 +131,27 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
     expect(c.written).toBe(1);
     expect(c.rejected).toBe(2);
     expect(c.reasons).toEqual(["span with a missing or malformed trace_id (16 bytes) or span_id (8 bytes)"]);
-    expect(r.rows[0]).toMatchObject({ trace_id: "0af7651916cd43dd8448eb211c80319c", span_id: "b7ad6b7169203331", end_timestamp: null, duration_ns: null, service_name: "" });
-    expect(JSON.parse(String(r.rows[0]!.raw))).toEqual({ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "good", startTimeUnixNano: T_NS });
+    expect(r.rows[0]).toMatchObject({
+      trace_id: "0af7651916cd43dd8448eb211c80319c",
+      span_id: "b7ad6b7169203331",
+      end_timestamp: null,
+      duration_ns: null,
+      service_name: "",
+    });
+    expect(JSON.parse(String(r.rows[0]!.raw))).toEqual({
+      traceId: "0af7651916cd43dd8448eb211c80319c",
+      spanId: "b7ad6b7169203331",
+      name: "good",
+      startTimeUnixNano: T_NS,
+    });
   });
 
   test("metrics: Gauge/Sum by value kind, Histogram and Summary as sum and count, unnamed rejected, temporality in raw", () => {
-    const dp = (v: Record<string, unknown>) => ({ timeUnixNano: T_NS, attributes: [{ key: "trunk", value: { stringValue: "a" } }], ...v });
+    const dp = (v: Record<string, unknown>) => ({
+      timeUnixNano: T_NS,
+      attributes: [{ key: "trunk", value: { stringValue: "a" } }],
+      ...v,
+    });
     const req = {
       resourceMetrics: [
         {
@@ -123,9 +161,25 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
               scope: { name: "m" },
               metrics: [
                 { name: "g", gauge: { dataPoints: [dp({ asDouble: 1.5 })] } },
-                { name: "s", unit: "1", sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [dp({ asInt: "9223372036854775807" })] } },
-                { name: "h", histogram: { dataPoints: [dp({ count: "3", sum: 900, bucketCounts: ["1", "2"], explicitBounds: [250] })] } },
-                { name: "q", summary: { dataPoints: [dp({ count: 2, sum: 4, quantileValues: [{ quantile: 0.5, value: 2 }] })] } },
+                {
+                  name: "s",
+                  unit: "1",
+                  sum: {
+                    aggregationTemporality: 2,
+                    isMonotonic: true,
+                    dataPoints: [dp({ asInt: "9223372036854775807" })],
+                  },
+                },
+                {
+                  name: "h",
+                  histogram: {
+                    dataPoints: [dp({ count: "3", sum: 900, bucketCounts: ["1", "2"], explicitBounds: [250] })],
+                  },
+                },
+                {
+                  name: "q",
+                  summary: { dataPoints: [dp({ count: 2, sum: 4, quantileValues: [{ quantile: 0.5, value: 2 }] })] },
+                },
                 { name: "e", exponentialHistogram: { dataPoints: [dp({ count: 1, scale: 2 })] } },
                 { name: "", gauge: { dataPoints: [dp({ asDouble: 1 }), dp({ asDouble: 2 })] } },
                 { name: "nodata" },
@@ -158,8 +212,18 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
           scopeLogs: [
             {
               logRecords: [
-                rec({ timeUnixNano: T_NS, body: { stringValue: "text" }, severityNumber: 17, severityText: "ERROR", traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331" }),
-                rec({ observedTimeUnixNano: T_NS, body: { kvlistValue: { values: [{ key: "a", value: { intValue: 1 } }] } } }),
+                rec({
+                  timeUnixNano: T_NS,
+                  body: { stringValue: "text" },
+                  severityNumber: 17,
+                  severityText: "ERROR",
+                  traceId: "0af7651916cd43dd8448eb211c80319c",
+                  spanId: "b7ad6b7169203331",
+                }),
+                rec({
+                  observedTimeUnixNano: T_NS,
+                  body: { kvlistValue: { values: [{ key: "a", value: { intValue: 1 } }] } },
+                }),
                 rec({ body: { intValue: "42" } }),
                 rec({ body: { stringValue: "bad" }, traceId: "xyz" }),
               ],
@@ -172,7 +236,9 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
     const c = writeRows("logs", req, { row: r.row, nowUs: NOW_US, protobuf: false });
     expect(c.written).toBe(3);
     expect(c.rejected).toBe(1);
-    expect(r.rows.map((x) => [x.timestamp, x.observed_timestamp, x.body, x.body_json, x.trace_id, x.severity_number])).toEqual([
+    expect(
+      r.rows.map((x) => [x.timestamp, x.observed_timestamp, x.body, x.body_json, x.trace_id, x.severity_number]),
+    ).toEqual([
       [1795000000123456, null, "text", null, "0af7651916cd43dd8448eb211c80319c", 17],
       [1795000000123456, 1795000000123456, '{"a":1}', '{"a":1}', null, 0],
       [NOW_US, null, "42", "42", null, 0],
@@ -226,17 +292,45 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
   test("a row the lake cannot keep (over its line cap) is rejected; a lake that refuses rows counts them", () => {
     const req = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: "x" } }] }] }] };
     const full = recorder("logs", { full: true });
-    expect(writeRows("logs", req, { row: full.row, nowUs: NOW_US, protobuf: false })).toEqual({ written: 0, rejected: 1, refused: 0, reasons: ["log record over 1 MiB once stored; split it"] });
-    expect(writeRows("logs", req, { row: () => undefined, nowUs: NOW_US, protobuf: false })).toEqual({ written: 0, rejected: 0, refused: 1, reasons: [] });
+    expect(writeRows("logs", req, { row: full.row, nowUs: NOW_US, protobuf: false })).toEqual({
+      written: 0,
+      rejected: 1,
+      refused: 0,
+      reasons: ["log record over 1 MiB once stored; split it"],
+    });
+    expect(writeRows("logs", req, { row: () => undefined, nowUs: NOW_US, protobuf: false })).toEqual({
+      written: 0,
+      rejected: 0,
+      refused: 1,
+      reasons: [],
+    });
   });
 
   test("values nested deeper than 32 levels reject their item, never the request (nor the stack)", () => {
-    const nest = (n: number): Record<string, unknown> => (n === 0 ? { stringValue: "x" } : { arrayValue: { values: [nest(n - 1)] } });
-    const req = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: nest(32) }, { body: nest(33) }, { attributes: [{ key: "k", value: nest(5000) }] }] }] }] };
+    const nest = (n: number): Record<string, unknown> =>
+      n === 0 ? { stringValue: "x" } : { arrayValue: { values: [nest(n - 1)] } };
+    const req = {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            { logRecords: [{ body: nest(32) }, { body: nest(33) }, { attributes: [{ key: "k", value: nest(5000) }] }] },
+          ],
+        },
+      ],
+    };
     const r = recorder("logs");
     const c = writeRows("logs", req, { row: r.row, nowUs: NOW_US, protobuf: false });
-    expect(c).toEqual({ written: 1, rejected: 2, refused: 0, reasons: ["a value nests arrays or maps deeper than 32 levels"] });
-    const deepResource = { resourceSpans: [{ resource: { attributes: [{ key: "k", value: nest(40) }] }, scopeSpans: [{ spans: [{}, {}] }] }] };
-    expect(writeRows("traces", deepResource, { row: recorder("traces").row, nowUs: NOW_US, protobuf: false }).rejected).toBe(2);
+    expect(c).toEqual({
+      written: 1,
+      rejected: 2,
+      refused: 0,
+      reasons: ["a value nests arrays or maps deeper than 32 levels"],
+    });
+    const deepResource = {
+      resourceSpans: [{ resource: { attributes: [{ key: "k", value: nest(40) }] }, scopeSpans: [{ spans: [{}, {}] }] }],
+    };
+    expect(
+      writeRows("traces", deepResource, { row: recorder("traces").row, nowUs: NOW_US, protobuf: false }).rejected,
+    ).toBe(2);
   });
 });

@@ -7,7 +7,23 @@
 import type { RowWriter } from "../../core/index.ts";
 import { ITEM_TYPES } from "./proto.ts";
 import { otlpTableKey, type OtlpSignal } from "./tables.ts";
-import { anyValue, attributes, big, clean, enumNum, get, id, isObj, list, nanosToUs, num, text, toJson, TooDeep, type Obj } from "./values.ts";
+import {
+  anyValue,
+  attributes,
+  big,
+  clean,
+  enumNum,
+  get,
+  id,
+  isObj,
+  list,
+  nanosToUs,
+  num,
+  text,
+  toJson,
+  TooDeep,
+  type Obj,
+} from "./values.ts";
 
 export interface RowCounts {
   /** Items written (spans, data points, log records). */
@@ -28,7 +44,11 @@ export interface RowContext {
   protobuf: boolean;
 }
 
-const RESOURCE_FIELD: Record<OtlpSignal, string> = { traces: "resourceSpans", metrics: "resourceMetrics", logs: "resourceLogs" };
+const RESOURCE_FIELD: Record<OtlpSignal, string> = {
+  traces: "resourceSpans",
+  metrics: "resourceMetrics",
+  logs: "resourceLogs",
+};
 const SCOPE_FIELD: Record<OtlpSignal, string> = { traces: "scopeSpans", metrics: "scopeMetrics", logs: "scopeLogs" };
 const METRIC_TYPES = [
   ["gauge", "Gauge"],
@@ -62,7 +82,14 @@ function groups(signal: OtlpSignal, request: unknown): Group[] {
     }
     const svc = resourceAttrs["service.name"];
     const serviceName = typeof svc === "string" ? svc : "";
-    for (const ss of list(rs, SCOPE_FIELD[signal])) out.push({ ...(bad ? { bad } : {}), serviceName, resourceAttrs, scopeName: text(get(ss, "scope"), "name"), items: list(ss, itemField) });
+    for (const ss of list(rs, SCOPE_FIELD[signal]))
+      out.push({
+        ...(bad ? { bad } : {}),
+        serviceName,
+        resourceAttrs,
+        scopeName: text(get(ss, "scope"), "name"),
+        items: list(ss, itemField),
+      });
   }
   return out;
 }
@@ -103,13 +130,19 @@ export function writeRows(signal: OtlpSignal, request: unknown, ctx: RowContext)
   };
   for (const g of groups(signal, request)) {
     if (g.bad) {
-      reject(signal === "metrics" ? g.items.reduce((n: number, m) => n + (dataPoints(m)?.points.length ?? 0), 0) : g.items.length, g.bad);
+      reject(
+        signal === "metrics"
+          ? g.items.reduce((n: number, m) => n + (dataPoints(m)?.points.length ?? 0), 0)
+          : g.items.length,
+        g.bad,
+      );
       continue;
     }
     const resource = toJson(g.resourceAttrs);
     const service = clean(g.serviceName);
     const scope = clean(g.scopeName);
-    if (signal === "traces") for (const s of g.items) guard(1, () => writeSpan(s, ctx, key, resource, service, scope, take, reject));
+    if (signal === "traces")
+      for (const s of g.items) guard(1, () => writeSpan(s, ctx, key, resource, service, scope, take, reject));
     else if (signal === "logs") for (const r of g.items) guard(1, () => writeLog(r, ctx, key, service, take, reject));
     else for (const m of g.items) writeMetric(m, ctx, key, service, scope, take, reject, guard);
   }
@@ -128,11 +161,21 @@ function raw(item: unknown, ctx: RowContext, type: keyof typeof ITEM_TYPES, extr
   return toJson(extra ? { ...obj, ...extra } : obj);
 }
 
-function writeSpan(s: unknown, ctx: RowContext, key: string, resource: string, service: string, scope: string, take: Take, reject: Reject): void {
+function writeSpan(
+  s: unknown,
+  ctx: RowContext,
+  key: string,
+  resource: string,
+  service: string,
+  scope: string,
+  take: Take,
+  reject: Reject,
+): void {
   const traceId = id(s, "traceId", 16);
   const spanId = id(s, "spanId", 8);
   const parent = id(s, "parentSpanId", 8);
-  if (!traceId || !spanId) return reject(1, "span with a missing or malformed trace_id (16 bytes) or span_id (8 bytes)");
+  if (!traceId || !spanId)
+    return reject(1, "span with a missing or malformed trace_id (16 bytes) or span_id (8 bytes)");
   if (parent === undefined) return reject(1, "span with a malformed parent_span_id (8 bytes)");
   const start = big(get(s, "startTimeUnixNano")) ?? 0n;
   const end = big(get(s, "endTimeUnixNano")) ?? 0n;
@@ -166,11 +209,19 @@ function writeSpan(s: unknown, ctx: RowContext, key: string, resource: string, s
 function writeLog(r: unknown, ctx: RowContext, key: string, service: string, take: Take, reject: Reject): void {
   const traceId = id(r, "traceId", 16);
   const spanId = id(r, "spanId", 8);
-  if (traceId === undefined || spanId === undefined) return reject(1, "log record with a malformed trace_id (16 bytes) or span_id (8 bytes)");
+  if (traceId === undefined || spanId === undefined)
+    return reject(1, "log record with a malformed trace_id (16 bytes) or span_id (8 bytes)");
   const observed = nanosToUs(get(r, "observedTimeUnixNano"));
   const body = get(r, "body");
   const value = isObj(body) ? anyValue(body) : null;
-  const bodyText = value === null ? null : typeof value === "string" ? clean(value) : typeof value === "object" ? toJson(value) : String(value);
+  const bodyText =
+    value === null
+      ? null
+      : typeof value === "string"
+        ? clean(value)
+        : typeof value === "object"
+          ? toJson(value)
+          : String(value);
   const bodyJson = value === null || typeof value === "string" ? null : toJson(value);
   const attrs = toJson(attributes(list(r, "attributes")));
   const rawJson = raw(r, ctx, "logRecord");
@@ -202,7 +253,16 @@ function dataPoints(m: unknown): { type: string; field: string; data: unknown; p
   return undefined;
 }
 
-function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, scope: string, take: Take, reject: Reject, guard: (n: number, write: () => void) => void): void {
+function writeMetric(
+  m: unknown,
+  ctx: RowContext,
+  key: string,
+  service: string,
+  scope: string,
+  take: Take,
+  reject: Reject,
+  guard: (n: number, write: () => void) => void,
+): void {
   const dp = dataPoints(m);
   if (!dp) return;
   const name = text(m, "name");
@@ -212,10 +272,19 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
   // Temporality and monotonicity belong to the metric, not the point: raw keeps them beside it.
   const temporality = enumNum(dp.data, "aggregationTemporality");
   const monotonic = get(dp.data, "isMonotonic");
-  const extra: Obj = { ...(temporality ? { aggregationTemporality: temporality } : {}), ...(monotonic === true ? { isMonotonic: true } : {}) };
+  const extra: Obj = {
+    ...(temporality ? { aggregationTemporality: temporality } : {}),
+    ...(monotonic === true ? { isMonotonic: true } : {}),
+  };
   const { field, type } = dp;
   const pointType: PointType =
-    dp.field === "gauge" || dp.field === "sum" ? "NumberDataPoint" : dp.field === "summary" ? "SummaryDataPoint" : dp.field === "histogram" ? "HistogramDataPoint" : "ExponentialHistogramDataPoint";
+    dp.field === "gauge" || dp.field === "sum"
+      ? "NumberDataPoint"
+      : dp.field === "summary"
+        ? "SummaryDataPoint"
+        : dp.field === "histogram"
+          ? "HistogramDataPoint"
+          : "ExponentialHistogramDataPoint";
   for (const p of dp.points) guard(1, () => writePoint(p));
   function writePoint(p: unknown): void {
     let dbl: number | null = null;

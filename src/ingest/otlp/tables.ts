@@ -66,13 +66,24 @@ const SORT: Record<OtlpSignal, string[]> = {
   logs: ["service_name", "timestamp"],
 };
 
-export const OTLP_TABLES: Record<OtlpSignal, string> = { traces: "otlp_traces", metrics: "otlp_metrics", logs: "otlp_logs" };
+export const OTLP_TABLES: Record<OtlpSignal, string> = {
+  traces: "otlp_traces",
+  metrics: "otlp_metrics",
+  logs: "otlp_logs",
+};
 
 /** HEP-style protocol types of the OTLP tables (docs/API.md "Protocol types"). */
 export const OTLP_PROTO_TYPES: Record<OtlpSignal, number> = { traces: 200, metrics: 201, logs: 202 };
 
 export function otlpTableDef(signal: OtlpSignal): TableDef {
-  return { schema: "main", name: OTLP_TABLES[signal], columns: [...COLUMNS[signal]], timeColumn: "timestamp", partitionBy: "date", sortBy: SORT[signal] };
+  return {
+    schema: "main",
+    name: OTLP_TABLES[signal],
+    columns: [...COLUMNS[signal]],
+    timeColumn: "timestamp",
+    partitionBy: "date",
+    sortBy: SORT[signal],
+  };
 }
 
 export const otlpTableKey = (signal: OtlpSignal) => `main.${OTLP_TABLES[signal]}`;

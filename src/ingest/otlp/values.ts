@@ -27,7 +27,8 @@ export function get(o: unknown, camel: string): unknown {
   return s !== camel && hasOwn.call(o, s) ? (o as Obj)[s] : undefined;
 }
 
-export const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array);
+export const isObj = (v: unknown): v is Obj =>
+  v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 export function list(o: unknown, camel: string): unknown[] {
   const v = get(o, camel);
@@ -155,13 +156,21 @@ export function toJson(v: unknown, bytesAsHex: ReadonlySet<string> = ID_FIELDS):
     const orig = this[key];
     if (orig instanceof Uint8Array) return bytesAsHex.has(key) ? hex(orig) : toBase64(orig);
     if (typeof val === "bigint") return val.toString();
-    if (typeof val === "number" && !Number.isFinite(val)) return Number.isNaN(val) ? "NaN" : val > 0 ? "Infinity" : "-Infinity";
+    if (typeof val === "number" && !Number.isFinite(val))
+      return Number.isNaN(val) ? "NaN" : val > 0 ? "Infinity" : "-Infinity";
     return val;
   });
 }
 
 /** Byte fields that OTLP/JSON spells as hex (every other bytes field is base64). */
-export const ID_FIELDS: ReadonlySet<string> = new Set(["traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id"]);
+export const ID_FIELDS: ReadonlySet<string> = new Set([
+  "traceId",
+  "spanId",
+  "parentSpanId",
+  "trace_id",
+  "span_id",
+  "parent_span_id",
+]);
 
 /**
  * The protobuf JSON mapping lets an enum be written by name as well as by number (OTLP/JSON
@@ -169,9 +178,20 @@ export const ID_FIELDS: ReadonlySet<string> = new Set(["traceId", "spanId", "par
  * column takes (docs/OTLP.md "Columns").
  */
 const ENUM_NAMES: Record<string, Record<string, number>> = {
-  kind: { SPAN_KIND_UNSPECIFIED: 0, SPAN_KIND_INTERNAL: 1, SPAN_KIND_SERVER: 2, SPAN_KIND_CLIENT: 3, SPAN_KIND_PRODUCER: 4, SPAN_KIND_CONSUMER: 5 },
+  kind: {
+    SPAN_KIND_UNSPECIFIED: 0,
+    SPAN_KIND_INTERNAL: 1,
+    SPAN_KIND_SERVER: 2,
+    SPAN_KIND_CLIENT: 3,
+    SPAN_KIND_PRODUCER: 4,
+    SPAN_KIND_CONSUMER: 5,
+  },
   code: { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 },
-  aggregationTemporality: { AGGREGATION_TEMPORALITY_UNSPECIFIED: 0, AGGREGATION_TEMPORALITY_DELTA: 1, AGGREGATION_TEMPORALITY_CUMULATIVE: 2 },
+  aggregationTemporality: {
+    AGGREGATION_TEMPORALITY_UNSPECIFIED: 0,
+    AGGREGATION_TEMPORALITY_DELTA: 1,
+    AGGREGATION_TEMPORALITY_CUMULATIVE: 2,
+  },
   severityNumber: Object.fromEntries(
     [
       "UNSPECIFIED",

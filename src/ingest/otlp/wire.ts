@@ -54,7 +54,12 @@ function shapeOf(type: protobuf.Type, fieldNo: number): FieldShape | undefined {
   if (byNo.has(fieldNo)) return byNo.get(fieldNo);
   const field = type.fieldsById[fieldNo];
   const resolved = field?.resolve().resolvedType;
-  const shape = field ? { ...(resolved && "fieldsById" in resolved ? { message: resolved as protobuf.Type } : {}), packedVarints: field.repeated && VARINT_TYPES.has(field.type) } : undefined;
+  const shape = field
+    ? {
+        ...(resolved && "fieldsById" in resolved ? { message: resolved as protobuf.Type } : {}),
+        packedVarints: field.repeated && VARINT_TYPES.has(field.type),
+      }
+    : undefined;
   byNo.set(fieldNo, shape);
   return shape;
 }
@@ -73,14 +78,16 @@ function walk(c: Cursor, end: number, type: protobuf.Type | undefined, depth: nu
       case 1:
       case 5: {
         const n = wire === 1 ? 8 : 4;
-        if (c.pos + n > end) throw new WireError(`a fixed-size field runs past the end of its message at byte ${c.pos}`);
+        if (c.pos + n > end)
+          throw new WireError(`a fixed-size field runs past the end of its message at byte ${c.pos}`);
         c.pos += n;
         break;
       }
       case 2: {
         const len = varint(c, end);
         const stop = c.pos + len;
-        if (stop > end) throw new WireError(`a length of ${len} bytes at byte ${c.pos} runs past the end of its message`);
+        if (stop > end)
+          throw new WireError(`a length of ${len} bytes at byte ${c.pos} runs past the end of its message`);
         const shape = type ? shapeOf(type, fieldNo) : undefined;
         if (shape?.message) walk(c, stop, shape.message, depth + 1);
         else if (shape?.packedVarints) while (c.pos < stop) varint(c, stop);

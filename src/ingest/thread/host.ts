@@ -9,7 +9,15 @@
  * docs/ARCHITECTURE.md "The HEP ingest thread" and "Several ingest threads".
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import {
+  AppError,
+  errorMessage,
+  rowsLostCounter,
+  type Counter,
+  type Logger,
+  type MetricsRegistry,
+  type Module,
+} from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { createClockTableBuffer } from "../hep/clock-table.ts";
 import { createHepPipeline, createStreamSlotBuffers, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
@@ -24,7 +32,14 @@ import type { IngestThreadOptions, ThreadState } from "./options.ts";
 export type { IngestThreadOptions, StreamFeed, ThreadState } from "./options.ts";
 
 /** HEP listeners on worker threads; the returned pipeline serves PCAP import (and HTTP without threads). */
-export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBufferedRows: number, logger: Logger, metrics: MetricsRegistry, opts: IngestThreadOptions): HepIngest {
+export function createThreadedHepIngest(
+  cfg: Config["ingest"],
+  lake: Lake,
+  maxBufferedRows: number,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  opts: IngestThreadOptions,
+): HepIngest {
   const log = logger.child({ module: "ingest" });
   // One table of agent clock offsets for the threads and this thread's pipeline (HEP over HTTP).
   const clockTable = createClockTableBuffer(cfg.hep.time_shift.max_sources);
@@ -40,7 +55,10 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
   if (cfg.hep.enable && cfg.hep.udp.enable) listeners.udp = bound("udp");
   if (cfg.hep.enable && cfg.hep.tcp.enable) listeners.tcp = bound("tcp");
   if (cfg.hep.enable && cfg.hep.tls.cert && cfg.hep.tls.key) listeners.tls = bound("tls");
-  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, threads];
+  const modules: Module[] = [
+    { name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() },
+    threads,
+  ];
   return {
     pipeline,
     modules,
@@ -81,7 +99,10 @@ export class HepIngestThreads implements Module {
     // The workers' counters land in these (same names): register them here too.
     listenerMetrics(metrics);
     this.rowsLost = rowsLostCounter(metrics);
-    const restarts = metrics.counter("svc_hep_ingest_thread_restarts_total", "Times a HEP ingest thread ended unexpectedly and was started again.");
+    const restarts = metrics.counter(
+      "svc_hep_ingest_thread_restarts_total",
+      "Times a HEP ingest thread ended unexpectedly and was started again.",
+    );
     const count = Math.max(1, opts.count ?? 1);
     this.shared = new SharedArrayBuffer(8 * (1 + 2 * count));
     this.counts = new Float64Array(this.shared);
@@ -158,7 +179,8 @@ export class HepIngestThreads implements Module {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     await Promise.all(this.threads.map((t) => t.stop()));
-    for (const b of [...this.bodies.values(), ...this.forwards.values()]) b.reject(new AppError("UNAVAILABLE", "HEP ingest is stopping; retry"));
+    for (const b of [...this.bodies.values(), ...this.forwards.values()])
+      b.reject(new AppError("UNAVAILABLE", "HEP ingest is stopping; retry"));
     this.bodies.clear();
     this.forwards.clear();
   }
@@ -168,7 +190,12 @@ export class HepIngestThreads implements Module {
    * thread), which answers with the counts. Without a running thread, the in-process pipeline.
    */
   handleBody(body: Uint8Array, remoteIp: string | undefined): Promise<HepBodyResult> {
-    const sent = this.toThread(this.bodies, body, (id, copy) => ({ type: "hep", id, body: copy, ...(remoteIp ? { remoteIp } : {}) }));
+    const sent = this.toThread(this.bodies, body, (id, copy) => ({
+      type: "hep",
+      id,
+      body: copy,
+      ...(remoteIp ? { remoteIp } : {}),
+    }));
     return sent ?? Promise.resolve(this.pipeline.handleStream(body, "http", remoteIp));
   }
 
@@ -179,8 +206,20 @@ export class HepIngestThreads implements Module {
    * the central keeps an edge's position"). Undefined without a running thread: the caller decodes.
    * `body` is transferred (unusable after).
    */
-  decodeForward(body: Uint8Array, skip: number, room: number, remoteIp: string | undefined): Promise<ForwardDecoded> | undefined {
-    return this.toThread(this.forwards, body, (id, copy) => ({ type: "forward", id, body: copy, skip, room, ...(remoteIp ? { remoteIp } : {}) }));
+  decodeForward(
+    body: Uint8Array,
+    skip: number,
+    room: number,
+    remoteIp: string | undefined,
+  ): Promise<ForwardDecoded> | undefined {
+    return this.toThread(this.forwards, body, (id, copy) => ({
+      type: "forward",
+      id,
+      body: copy,
+      skip,
+      room,
+      ...(remoteIp ? { remoteIp } : {}),
+    }));
   }
 
   /** Sends `body` to the next running thread in turn and waits for its answer; undefined when none runs. */
@@ -194,7 +233,10 @@ export class HepIngestThreads implements Module {
       if (t.lastHeard === undefined) continue;
       this.nextThread = (t.index + 1) % this.threads.length;
       const id = this.nextBody++;
-      const copy = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? (body.buffer as ArrayBuffer) : body.slice().buffer;
+      const copy =
+        body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+          ? (body.buffer as ArrayBuffer)
+          : body.slice().buffer;
       return new Promise<R>((resolve, reject) => {
         // A thread that dies holding the body never answers: the client hears 503 and retries.
         const timer = setTimeout(() => {
@@ -250,7 +292,11 @@ export class HepIngestThreads implements Module {
       );
       if (!ok) {
         this.rowsLost.inc({ reason: "unknown_table" }, b.rows);
-        this.log.error("rows from an ingest thread for a table the lake does not have", { table: b.key, rows: b.rows, thread: t.index });
+        this.log.error("rows from an ingest thread for a table the lake does not have", {
+          table: b.key,
+          rows: b.rows,
+          thread: t.index,
+        });
       }
       rows += b.rows;
     }
@@ -279,7 +325,9 @@ export class HepIngestThreads implements Module {
       case "define":
         this.lake
           .defineTable(m.def)
-          .then(() => t.send({ type: "defined", id: m.id, def: this.lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def }))
+          .then(() =>
+            t.send({ type: "defined", id: m.id, def: this.lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def }),
+          )
           .catch((err) => t.send({ type: "defined", id: m.id, error: errorMessage(err) }));
         break;
       case "hep-result": {
@@ -292,7 +340,13 @@ export class HepIngestThreads implements Module {
         const f = this.forwards.get(m.id);
         this.forwards.delete(m.id);
         if (m.result) f?.resolve(m.result);
-        else f?.reject(new AppError("UNAVAILABLE", `the HEP ingest thread could not decode the forward batch (${m.error ?? "no result"}); retry`));
+        else
+          f?.reject(
+            new AppError(
+              "UNAVAILABLE",
+              `the HEP ingest thread could not decode the forward batch (${m.error ?? "no result"}); retry`,
+            ),
+          );
         break;
       }
       case "log":

@@ -35,7 +35,8 @@ export function startMemoryFeed(init: MemoryFeedInit, pipeline: HepPipeline): ()
     if (stopped) return;
     const until = performance.now() + TURN_MS;
     do {
-      const due = init.ratePerSec > 0 ? Math.floor(((performance.now() - startedMs) / 1000) * init.ratePerSec) : sent + 256;
+      const due =
+        init.ratePerSec > 0 ? Math.floor(((performance.now() - startedMs) / 1000) * init.ratePerSec) : sent + 256;
       for (; sent < due; sent++) {
         pipeline.handlePacket(frames[next]!, "udp", "192.0.2.10");
         next = next + 1 === frames.length ? 0 : next + 1;

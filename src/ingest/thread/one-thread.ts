@@ -4,7 +4,14 @@
  * Several of these share the listeners' ports (docs/ARCHITECTURE.md "Several ingest threads").
  */
 import type { Config } from "../../config/index.ts";
-import { type SpoolFormat, AppError, errorMessage, type Counter, type Logger, type LogLevel } from "../../core/index.ts";
+import {
+  type SpoolFormat,
+  AppError,
+  errorMessage,
+  type Counter,
+  type Logger,
+  type LogLevel,
+} from "../../core/index.ts";
 import { releaseStreamSlots, type StreamSlotBuffers } from "../hep/ingest.ts";
 import { closeOrphanedFd } from "../hep/udp-batch.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
@@ -104,7 +111,10 @@ export class OneThread {
     // Listeners close, the last rows are handed over, then the worker ends.
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
-        this.o.log.error("HEP ingest thread did not hand over its last rows in time", { thread: this.o.index, timeout_ms: this.o.timeoutMs });
+        this.o.log.error("HEP ingest thread did not hand over its last rows in time", {
+          thread: this.o.index,
+          timeout_ms: this.o.timeoutMs,
+        });
         resolve();
       }, this.o.timeoutMs);
       this.stopped = () => {
@@ -146,7 +156,9 @@ export class OneThread {
         }, this.o.timeoutMs),
       };
       w.onmessage = (e: MessageEvent<FromIngestThread>) => this.onMessage(w, a, e.data);
-      w.addEventListener("error", (e) => this.o.log.error("HEP ingest thread error", { thread: this.o.index, error: (e as ErrorEvent).message }));
+      w.addEventListener("error", (e) =>
+        this.o.log.error("HEP ingest thread error", { thread: this.o.index, error: (e as ErrorEvent).message }),
+      );
       w.addEventListener("close", () => this.onClose(w, a));
       const ports = this.o.ports();
       const init: IngestThreadInit = {
@@ -168,7 +180,10 @@ export class OneThread {
         // Each thread its own copy: the frames are transferred.
         ...(this.o.feed ? { feed: { ...this.o.feed, frames: this.o.feed.frames.slice(0) } } : {}),
       };
-      w.postMessage({ type: "init", init } satisfies ToIngestThread, [channel.port2, ...(init.feed ? [init.feed.frames] : [])]);
+      w.postMessage({ type: "init", init } satisfies ToIngestThread, [
+        channel.port2,
+        ...(init.feed ? [init.feed.frames] : []),
+      ]);
     });
   }
 
@@ -224,7 +239,10 @@ export class OneThread {
         if (this.stopping) return;
         this.lastRestart = Date.now();
         this.spawn(false).catch((err) => {
-          this.o.log.error("HEP ingest thread did not start again; trying again in 5 s", { thread: this.o.index, error: errorMessage(err) });
+          this.o.log.error("HEP ingest thread did not start again; trying again in 5 s", {
+            thread: this.o.index,
+            error: errorMessage(err),
+          });
           this.respawn();
         });
       },

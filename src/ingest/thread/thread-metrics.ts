@@ -27,15 +27,21 @@ export class ThreadMetrics {
   private readonly lastCpu: Array<number | undefined>;
 
   constructor(metrics: MetricsRegistry, count: number) {
-    this.packets = metrics.counter("svc_hep_thread_packets_total", "HEP packets each ingest thread received (UDP, TCP, TLS, and the HTTP bodies and forward batches it was given).", ["thread"]);
+    this.packets = metrics.counter(
+      "svc_hep_thread_packets_total",
+      "HEP packets each ingest thread received (UDP, TCP, TLS, and the HTTP bodies and forward batches it was given).",
+      ["thread"],
+    );
     this.drops = metrics.counter(
       "svc_hep_thread_drops_total",
       "HEP packets each ingest thread did not store, per reason: the reasons of svc_hep_packets_dropped_total, and `kernel` for datagrams the kernel dropped on the thread's own UDP socket (its receive buffer full: the thread falls behind).",
       ["thread", "reason"],
     );
-    this.cpu = metrics.counter("svc_hep_thread_cpu_seconds_total", "CPU seconds each ingest thread used (its own clock, CLOCK_THREAD_CPUTIME_ID); a rate near 1 means the thread is saturated.", [
-      "thread",
-    ]);
+    this.cpu = metrics.counter(
+      "svc_hep_thread_cpu_seconds_total",
+      "CPU seconds each ingest thread used (its own clock, CLOCK_THREAD_CPUTIME_ID); a rate near 1 means the thread is saturated.",
+      ["thread"],
+    );
     this.samples = Array.from({ length: count }, () => []);
     this.kernelTotal = Array.from({ length: count }, () => 0);
     this.lastCpu = Array.from({ length: count }, () => undefined);
@@ -78,7 +84,10 @@ export class ThreadMetrics {
     while (from > 0 && newest.atMs - list[from - 1]!.atMs <= CPU_WINDOW_MS) from--;
     const old = list[from]!;
     const ms = newest.atMs - old.atMs;
-    const cpuShare = ms > 0 && old.cpuSec !== undefined && newest.cpuSec !== undefined && newest.cpuSec >= old.cpuSec ? (newest.cpuSec - old.cpuSec) / (ms / 1000) : undefined;
+    const cpuShare =
+      ms > 0 && old.cpuSec !== undefined && newest.cpuSec !== undefined && newest.cpuSec >= old.cpuSec
+        ? (newest.cpuSec - old.cpuSec) / (ms / 1000)
+        : undefined;
     return { cpuShare, kernelDropsLastMinute: newest.kernelDrops - list[0]!.kernelDrops };
   }
 }

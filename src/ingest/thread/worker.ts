@@ -7,7 +7,17 @@
  * Bundled as its own entry point into the executable (scripts/build.ts).
  */
 import { receiveMessageOnPort } from "node:worker_threads";
-import { AppError, MetricsRegistry, errorMessage, forwardingLogger, rowsLostCounter, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
+import {
+  AppError,
+  MetricsRegistry,
+  errorMessage,
+  forwardingLogger,
+  rowsLostCounter,
+  type Logger,
+  type LogLevel,
+  type Module,
+  type TableDef,
+} from "../../core/index.ts";
 import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
 import { decodeHepRecords } from "../forward/hep-records.ts";
@@ -25,7 +35,8 @@ declare const self: Worker;
 const post = (m: FromIngestThread, transfer?: Transferable[]) => self.postMessage(m, transfer ?? []);
 
 /** Log lines go to the main thread's logger (one sink, one format, tests capture them). */
-const threadLogger = (min: LogLevel, bound: Record<string, unknown>): Logger => forwardingLogger(min, (level, msg, ctx) => post({ type: "log", level, msg, ctx }), bound);
+const threadLogger = (min: LogLevel, bound: Record<string, unknown>): Logger =>
+  forwardingLogger(min, (level, msg, ctx) => post({ type: "log", level, msg, ctx }), bound);
 
 let pipeline: HepPipeline | undefined;
 let sink: BatchSink | undefined;
@@ -82,9 +93,17 @@ let forwardDecoder: Promise<{ pipeline: HepPipeline; sink: BatchSink; room: { n:
 /** One forward batch at a time, in the order they came. */
 let forwardChain: Promise<void> = Promise.resolve();
 
-async function startForwardDecoder(init: IngestThreadInit, logger: Logger): Promise<{ pipeline: HepPipeline; sink: BatchSink; room: { n: number } }> {
+async function startForwardDecoder(
+  init: IngestThreadInit,
+  logger: Logger,
+): Promise<{ pipeline: HepPipeline; sink: BatchSink; room: { n: number } }> {
   const room = { n: 0 };
-  const s = new BatchSink({ define: defineOnMain, backlog: () => init.maxBufferedRows - room.n, maxBufferedRows: init.maxBufferedRows, rowsLost: rowsLostCounter(registry) });
+  const s = new BatchSink({
+    define: defineOnMain,
+    backlog: () => init.maxBufferedRows - room.n,
+    maxBufferedRows: init.maxBufferedRows,
+    rowsLost: rowsLostCounter(registry),
+  });
   const p = createHepPipeline(init.ingest, s, logger, registry);
   await p.start();
   return { pipeline: p, sink: s, room };
@@ -126,7 +145,11 @@ function syncCapture(): void {
   const want = Atomics.load(streamFlag, 0) === 1;
   if (want && !pipeline.tap) {
     // Defined for /metrics by src/stream (streamMetrics) on the main thread, which adds the deltas by name.
-    const dropped = registry.counter("svc_stream_events_dropped_total", "Live-stream events not delivered, per reason.", ["reason"]);
+    const dropped = registry.counter(
+      "svc_stream_events_dropped_total",
+      "Live-stream events not delivered, per reason.",
+      ["reason"],
+    );
     capture ??= new StreamCapture({ onDrop: () => dropped.inc({ reason: "capture_full" }) });
     pipeline.tap = capture.tap;
   } else if (!want && pipeline.tap) {
@@ -193,13 +216,24 @@ async function start(init: IngestThreadInit): Promise<void> {
   const want = init.ingest.hep.thread_nice;
   const nice = setThreadNice(want);
   if (nice !== undefined && nice > want) {
-    logger.warn("HEP ingest thread runs at a lower priority than configured (needs RLIMIT_NICE or CAP_SYS_NICE): under full load a flush can delay socket reads", { nice, wanted: want });
+    logger.warn(
+      "HEP ingest thread runs at a lower priority than configured (needs RLIMIT_NICE or CAP_SYS_NICE): under full load a flush can delay socket reads",
+      { nice, wanted: want },
+    );
   }
-  pipeline = createHepPipeline(init.ingest, sink, logger, registry, init.clockTable ? { clockTable: init.clockTable } : {});
+  pipeline = createHepPipeline(
+    init.ingest,
+    sink,
+    logger,
+    registry,
+    init.clockTable ? { clockTable: init.clockTable } : {},
+  );
   await pipeline.start();
   if (init.raw) {
     // Defined for /metrics by src/ingest/forward on the main thread, which adds the deltas by name.
-    const dropped = registry.counter("svc_forward_dropped_packets_total", "HEP packets never forwarded, per reason.", ["reason"]);
+    const dropped = registry.counter("svc_forward_dropped_packets_total", "HEP packets never forwarded, per reason.", [
+      "reason",
+    ]);
     raw = new RawBatch(64 << 20, () => dropped.inc({ reason: "handover_full" }));
     pipeline.raw = raw.add;
   }
@@ -252,7 +286,10 @@ async function start(init: IngestThreadInit): Promise<void> {
  * a TCP or TLS port unseen, so a port another listener already has is refused (a taken port is an
  * error; docs/ARCHITECTURE.md "Several ingest threads"). UDP checks its own socket (udp-batch.ts).
  */
-function refuseSharedStreamPorts(ingest: IngestThreadInit["ingest"], listeners: { tcp?: { port(): number }; tls?: { port(): number } }): void {
+function refuseSharedStreamPorts(
+  ingest: IngestThreadInit["ingest"],
+  listeners: { tcp?: { port(): number }; tls?: { port(): number } },
+): void {
   for (const name of ["tcp", "tls"] as const) {
     const l = listeners[name];
     if (!l) continue;
@@ -260,7 +297,10 @@ function refuseSharedStreamPorts(ingest: IngestThreadInit["ingest"], listeners: 
     if (port > 0 && sharedListenPort(port)) {
       // The address as configured, the port as bound (a configured port 0 binds one of its own).
       const listen = ingest.hep[name].listen.replace(/:\d+$/, `:${port}`);
-      throw new AppError("CONFIG_INVALID", `hep-${name}: cannot listen on ${listen} (ingest.hep.${name}.listen): address already in use (another socket shares the port)`);
+      throw new AppError(
+        "CONFIG_INVALID",
+        `hep-${name}: cannot listen on ${listen} (ingest.hep.${name}.listen): address already in use (another socket shares the port)`,
+      );
     }
   }
 }
@@ -301,7 +341,9 @@ self.onmessage = (e: MessageEvent<ToIngestThread>) => {
   if (m.type !== "init") return;
   control = m.init.control;
   control.onmessage = (ev: MessageEvent<ToIngestThread>) => onControl(ev.data);
-  start(m.init).catch((err) => post({ type: "failed", message: errorMessage(err), ...(err instanceof AppError ? { code: err.code } : {}) }));
+  start(m.init).catch((err) =>
+    post({ type: "failed", message: errorMessage(err), ...(err instanceof AppError ? { code: err.code } : {}) }),
+  );
 };
 
 function onControl(m: ToIngestThread): void {
@@ -323,7 +365,9 @@ function onControl(m: ToIngestThread): void {
       // HEP over HTTP given to this thread (host.ts): decoded here, answered with the counts. The
       // rows are handed over first (same port, so in order): a 202 means they are in the lake's
       // write path as on the in-process pipeline, and a flush right after it includes them.
-      const result = pipeline ? pipeline.handleStream(new Uint8Array(m.body), "http", m.remoteIp) : { accepted: 0, rejected: { not_ready: 1 } };
+      const result = pipeline
+        ? pipeline.handleStream(new Uint8Array(m.body), "http", m.remoteIp)
+        : { accepted: 0, rejected: { not_ready: 1 } };
       if (result.accepted > 0) handOver();
       post({ type: "hep-result", id: m.id, result });
       break;

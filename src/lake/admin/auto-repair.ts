@@ -10,12 +10,18 @@ import type { Logger } from "../../core/index.ts";
 import type { Catalog } from "../catalog/index.ts";
 import { removeStaleTemps } from "./catalog-files.ts";
 
-export function autoRepairCatalog(catalog: Catalog, opts: { enabled: boolean; backupsKept: number; log: Logger }): Record<string, number> {
+export function autoRepairCatalog(
+  catalog: Catalog,
+  opts: { enabled: boolean; backupsKept: number; log: Logger },
+): Record<string, number> {
   const duplicates = catalog.duplicateRows();
   const rows = Object.values(duplicates).reduce((a, b) => a + b, 0);
   if (rows === 0) return {};
   if (!opts.enabled) {
-    opts.log.error("the catalog has duplicate rows and auto_repair_catalog is off: readers may disagree about the lake", { catalog: catalog.path, duplicates, rows });
+    opts.log.error(
+      "the catalog has duplicate rows and auto_repair_catalog is off: readers may disagree about the lake",
+      { catalog: catalog.path, duplicates, rows },
+    );
     return {};
   }
   removeStaleTemps(catalog.path);

@@ -41,9 +41,15 @@ function newestSnapshot(path: string): { snapshotId: number; snapshotTime: strin
   try {
     // A backup is not trusted (restore-check.ts): read from a plain table only, never a view.
     db.run("PRAGMA trusted_schema = OFF");
-    const kind = db.query<{ type: string }, []>("SELECT type FROM sqlite_master WHERE name = 'ducklake_snapshot'").get();
+    const kind = db
+      .query<{ type: string }, []>("SELECT type FROM sqlite_master WHERE name = 'ducklake_snapshot'")
+      .get();
     if (kind?.type !== "table") throw new Error("no ducklake_snapshot table");
-    const r = db.query<{ snapshot_id: number; snapshot_time: string }, []>("SELECT snapshot_id, snapshot_time FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1").get();
+    const r = db
+      .query<{ snapshot_id: number; snapshot_time: string }, []>(
+        "SELECT snapshot_id, snapshot_time FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1",
+      )
+      .get();
     if (r === null) throw new Error("no snapshot");
     return { snapshotId: r.snapshot_id, snapshotTime: r.snapshot_time };
   } finally {
@@ -58,7 +64,14 @@ function describe(path: string): BackupEntry {
   try {
     return { path, takenAt, sizeBytes: st.size, ...newestSnapshot(path) };
   } catch (e) {
-    return { path, takenAt, sizeBytes: st.size, snapshotId: null, snapshotTime: null, problem: `unreadable: ${errorMessage(e)}` };
+    return {
+      path,
+      takenAt,
+      sizeBytes: st.size,
+      snapshotId: null,
+      snapshotTime: null,
+      problem: `unreadable: ${errorMessage(e)}`,
+    };
   }
 }
 
@@ -124,7 +137,8 @@ export interface RestoreReport {
 export function restoreCatalog(p: CatalogPaths, from: string | undefined): RestoreReport {
   const catalogPath = resolve(p.catalogPath);
   const source = resolveBackup(catalogPath, from);
-  if (resolve(source) === catalogPath) throw new AppError("VALIDATION", `${source} is the catalog itself, not a backup`);
+  if (resolve(source) === catalogPath)
+    throw new AppError("VALIDATION", `${source} is the catalog itself, not a backup`);
   const lock = takeWriterLock(catalogPath, "restore", p.log);
   const tmp = `${catalogPath}.restore-tmp-${process.pid}`;
   const dropTmp = () => {
@@ -143,10 +157,15 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
       const check = openCatalog({ path: tmp, dataPath: p.dataPath, readOnly: true, create: false, log: p.log });
       try {
         const integrity = check.integrityCheck();
-        if (!integrity.ok) throw new AppError("CATALOG_CORRUPT", `backup ${source} is damaged: ${integrity.problems.slice(0, 3).join("; ")}`);
+        if (!integrity.ok)
+          throw new AppError(
+            "CATALOG_CORRUPT",
+            `backup ${source} is damaged: ${integrity.problems.slice(0, 3).join("; ")}`,
+          );
         const missing: string[] = [];
         for (const t of check.listTables()) {
-          for (const f of check.listDataFiles(t.tableId, { stats: false })) if (!isRegularFile(f.absolutePath)) missing.push(f.absolutePath);
+          for (const f of check.listDataFiles(t.tableId, { stats: false }))
+            if (!isRegularFile(f.absolutePath)) missing.push(f.absolutePath);
         }
         if (missing.length > 0) {
           throw new AppError(
@@ -175,7 +194,13 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
     }
     const savedAs = swapCatalog(catalogPath, tmp, `${catalogPath}.pre-restore.${fileStamp(new Date())}`);
     p.log.info("catalog restored", { from: source, snapshot: snap.snapshotId, savedAs });
-    return { from: source, snapshotId: snap.snapshotId, snapshotTime: snap.time, ...(savedAs ? { savedAs } : {}), unreferencedFiles };
+    return {
+      from: source,
+      snapshotId: snap.snapshotId,
+      snapshotTime: snap.time,
+      ...(savedAs ? { savedAs } : {}),
+      unreferencedFiles,
+    };
   } finally {
     lock.release();
   }

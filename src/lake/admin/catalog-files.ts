@@ -19,11 +19,16 @@ export function takeWriterLock(catalogPath: string, what: string, log: Logger): 
     if (e instanceof AppError && e.code === "CATALOG_LOCKED") {
       const pid = e.details?.pid;
       const host = e.details?.hostname;
-      const who = typeof pid === "number" ? `pid ${pid}${typeof host === "string" ? ` on ${host}` : ""}` : "another process";
-      throw new AppError("CATALOG_LOCKED", `${what} refused: ${who} holds the writer lock ${catalogPath}.lock (svc serve is running); stop it first`, {
-        cause: e,
-        details: e.details,
-      });
+      const who =
+        typeof pid === "number" ? `pid ${pid}${typeof host === "string" ? ` on ${host}` : ""}` : "another process";
+      throw new AppError(
+        "CATALOG_LOCKED",
+        `${what} refused: ${who} holds the writer lock ${catalogPath}.lock (svc serve is running); stop it first`,
+        {
+          cause: e,
+          details: e.details,
+        },
+      );
     }
     throw e;
   }
@@ -55,7 +60,9 @@ export function removeStaleTemps(catalogPath: string): string[] {
   }
   for (const n of names) {
     if (!n.startsWith(base)) continue;
-    const m = /^(?:\.bak-\d{8}T\d{9}Z\.tmp-|\.restore-tmp-|\.rebuild-tmp-)(\d+)(?:-wal|-shm|-journal|\.lock)?$/.exec(n.slice(base.length));
+    const m = /^(?:\.bak-\d{8}T\d{9}Z\.tmp-|\.restore-tmp-|\.rebuild-tmp-)(\d+)(?:-wal|-shm|-journal|\.lock)?$/.exec(
+      n.slice(base.length),
+    );
     if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) {
       rmSync(join(dir, n), { force: true });
       removed.push(join(dir, n));

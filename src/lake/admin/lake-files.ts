@@ -21,7 +21,11 @@ export const QUARANTINE_DIR = "_quarantine";
  * links are reported to `onLink` and never followed (a link can lead out of the data path or round
  * in a loop), so the walk ends on any tree; `lstat` alone decides what an entry is.
  */
-export function walkLake(dataPath: string, onFile: (abs: string, name: string, st: Stats) => void, onLink: (abs: string) => void = () => {}): void {
+export function walkLake(
+  dataPath: string,
+  onFile: (abs: string, name: string, st: Stats) => void,
+  onLink: (abs: string) => void = () => {},
+): void {
   const walk = (dir: string, top: boolean) => {
     let names: string[];
     try {
@@ -101,7 +105,8 @@ function place(rel: string, name: string, mtimeMs: number): Omit<PlacedFile, "ab
   const parts = rel.split("/");
   if (parts.length !== 3 && parts.length !== 4) return "not at <schema>/<table>/[<column>=<value>/]<file>.parquet";
   const [schema = "", table = ""] = parts;
-  if (!PLAIN.test(schema) || !PLAIN.test(table)) return "schema or table directory is not a plain name (such tables are stored under a uuid; the name is not on disk)";
+  if (!PLAIN.test(schema) || !PLAIN.test(table))
+    return "schema or table directory is not a plain name (such tables are stored under a uuid; the name is not on disk)";
   const uuid = UUID7_NAME.exec(name)?.[1];
   // uuid v7 (RFC 9562): the first 48 bits are the Unix time in ms, then a counter and random bits.
   const createdMs = uuid !== undefined ? parseInt(uuid.slice(0, 8) + uuid.slice(9, 13), 16) : Math.floor(mtimeMs);
@@ -119,7 +124,8 @@ function place(rel: string, name: string, mtimeMs: number): Omit<PlacedFile, "ab
 }
 
 /** Older first: creation time, then the tie-breaker. */
-export const compareCreation = (a: PlacedFile, b: PlacedFile) => a.createdMs - b.createdMs || (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0);
+export const compareCreation = (a: PlacedFile, b: PlacedFile) =>
+  a.createdMs - b.createdMs || (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0);
 
 /** A name the writer gives its files (what `svc serve` treats as its own). */
 export const isWriterFileName = (name: string) => name.startsWith("ducklake-") && name.endsWith(".parquet");

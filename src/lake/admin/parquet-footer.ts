@@ -9,7 +9,13 @@
 import { open, stat } from "node:fs/promises";
 import { parquetMetadata, parquetRead, type FileMetaData, type SchemaElement } from "hyparquet";
 import { AppError, errorMessage } from "../../core/index.ts";
-import { columnStatsFromParquet, formatStatValue, type LakeType, type NewColumnStats, type ParquetChunkStats } from "../catalog/index.ts";
+import {
+  columnStatsFromParquet,
+  formatStatValue,
+  type LakeType,
+  type NewColumnStats,
+  type ParquetChunkStats,
+} from "../catalog/index.ts";
 
 export interface FooterColumn {
   fieldId: number;
@@ -44,13 +50,18 @@ export function lakeTypeOf(e: SchemaElement): LakeType | string {
     case "INT32":
       if (ct === "DATE" || lt?.type === "DATE") return "date";
       if (ct === "INT_16" || (lt?.type === "INTEGER" && lt.bitWidth === 16 && lt.isSigned)) return "int16";
-      if (ct === undefined || ct === "INT_32") return lt === undefined || (lt.type === "INTEGER" && lt.bitWidth === 32 && lt.isSigned) ? "int32" : `INT32 ${lt.type}`;
+      if (ct === undefined || ct === "INT_32")
+        return lt === undefined || (lt.type === "INTEGER" && lt.bitWidth === 32 && lt.isSigned)
+          ? "int32"
+          : `INT32 ${lt.type}`;
       return `INT32 ${ct}`;
     case "INT64":
-      if (lt?.type === "TIMESTAMP") return lt.unit === "MICROS" ? (lt.isAdjustedToUTC ? "timestamptz" : "timestamp") : `TIMESTAMP ${lt.unit}`;
+      if (lt?.type === "TIMESTAMP")
+        return lt.unit === "MICROS" ? (lt.isAdjustedToUTC ? "timestamptz" : "timestamp") : `TIMESTAMP ${lt.unit}`;
       if (ct === "TIMESTAMP_MICROS") return "timestamp";
       if (ct === "UINT_64" || (lt?.type === "INTEGER" && !lt.isSigned)) return "uint64";
-      if (ct === undefined || ct === "INT_64") return lt === undefined || lt.type === "INTEGER" ? "int64" : `INT64 ${lt.type}`;
+      if (ct === undefined || ct === "INT_64")
+        return lt === undefined || lt.type === "INTEGER" ? "int64" : `INT64 ${lt.type}`;
       return `INT64 ${ct}`;
     case "FLOAT":
       return "float32";
@@ -61,7 +72,9 @@ export function lakeTypeOf(e: SchemaElement): LakeType | string {
       if (ct === "UTF8" || lt?.type === "STRING") return "varchar";
       return "BYTE_ARRAY without a string annotation (blob)";
     case "FIXED_LEN_BYTE_ARRAY":
-      return lt?.type === "UUID" && e.type_length === 16 ? "uuid" : `FIXED_LEN_BYTE_ARRAY ${lt?.type ?? ct ?? ""}`.trim();
+      return lt?.type === "UUID" && e.type_length === 16
+        ? "uuid"
+        : `FIXED_LEN_BYTE_ARRAY ${lt?.type ?? ct ?? ""}`.trim();
     default:
       return String(e.type ?? "nested group");
   }
@@ -81,7 +94,8 @@ function float32Text(x: number): string {
 
 function statText(type: LakeType, v: unknown): string | null {
   if (v === undefined || v === null) return null;
-  if (type === "float32" && typeof v === "number") return Number.isNaN(v) ? null : formatStatValue("float64", float32Text(v));
+  if (type === "float32" && typeof v === "number")
+    return Number.isNaN(v) ? null : formatStatValue("float64", float32Text(v));
   return formatStatValue(type, v as string | number | bigint | boolean);
 }
 
@@ -95,7 +109,8 @@ export async function readParquetFacts(path: string): Promise<ParquetFacts> {
     if (size < 12) throw new AppError("VALIDATION", `${size} bytes: too short for Parquet`);
     const tail = Buffer.alloc(8);
     await fh.read(tail, 0, 8, size - 8);
-    if (tail.toString("latin1", 4) !== "PAR1") throw new AppError("VALIDATION", "no PAR1 at the end (incomplete or not Parquet)");
+    if (tail.toString("latin1", 4) !== "PAR1")
+      throw new AppError("VALIDATION", "no PAR1 at the end (incomplete or not Parquet)");
     footerSize = tail.readUInt32LE(0);
     if (footerSize + 12 > size) throw new AppError("VALIDATION", `footer length ${footerSize} exceeds the file`);
     const footer = Buffer.alloc(footerSize + 8);
@@ -114,7 +129,8 @@ export async function readParquetFacts(path: string): Promise<ParquetFacts> {
   }
   const columns: FooterColumn[] = [];
   for (const e of elements) {
-    if (e.field_id === undefined) throw new AppError("VALIDATION", `column ${e.name} has no Parquet field id (DuckLake maps columns by field id)`);
+    if (e.field_id === undefined)
+      throw new AppError("VALIDATION", `column ${e.name} has no Parquet field id (DuckLake maps columns by field id)`);
     const t = lakeTypeOf(e);
     if (!isLake(t)) throw new AppError("VALIDATION", `column ${e.name}: unsupported Parquet type ${t}`);
     columns.push({ fieldId: e.field_id, name: e.name, type: t });
@@ -145,7 +161,11 @@ export async function readParquetFacts(path: string): Promise<ParquetFacts> {
     fileSizeBytes: size,
     footerSize,
     columns,
-    columnStats: columnStatsFromParquet({ columns: columns.map((c) => ({ columnId: c.fieldId, name: c.name, type: c.type, order: c.fieldId })) }, chunks, nan),
+    columnStats: columnStatsFromParquet(
+      { columns: columns.map((c) => ({ columnId: c.fieldId, name: c.name, type: c.type, order: c.fieldId })) },
+      chunks,
+      nan,
+    ),
   };
 }
 

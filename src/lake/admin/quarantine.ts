@@ -34,7 +34,14 @@ export interface OrphanSweep {
  * Handles every unreferenced `ducklake-*.parquet` below `dataPath` (links not followed, the
  * quarantine skipped): deleted when `inflight` lists it (relative path), else quarantined.
  */
-export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight: Set<string>, log: Logger, now = new Date(), graceMs = ORPHAN_GRACE_MS): OrphanSweep {
+export function sweepOrphans(
+  dataPath: string,
+  referenced: Set<string>,
+  inflight: Set<string>,
+  log: Logger,
+  now = new Date(),
+  graceMs = ORPHAN_GRACE_MS,
+): OrphanSweep {
   const out: OrphanSweep = { deleted: 0, quarantined: 0, failed: 0, young: 0 };
   const unknown: Array<{ abs: string; rel: string }> = [];
   walkLake(dataPath, (abs, name, st) => {
@@ -52,7 +59,10 @@ export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight
   if (root && !root.isDirectory()) {
     // A link (or a file) there would carry the files out of the data path: nothing is moved.
     out.failed = unknown.length;
-    log.error("the quarantine folder is not a directory (a link?); unreferenced data files left in place", { folder: join(dataPath, QUARANTINE_DIR), files: unknown.length });
+    log.error("the quarantine folder is not a directory (a link?); unreferenced data files left in place", {
+      folder: join(dataPath, QUARANTINE_DIR),
+      files: unknown.length,
+    });
     return out;
   }
   const folder = join(dataPath, QUARANTINE_DIR, stamp(now));
@@ -64,7 +74,10 @@ export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight
       out.quarantined++;
     } catch (e) {
       out.failed++;
-      log.error("could not move an unreferenced data file into the quarantine; left in place", { file: f.abs, error: errorMessage(e) });
+      log.error("could not move an unreferenced data file into the quarantine; left in place", {
+        file: f.abs,
+        error: errorMessage(e),
+      });
     }
   }
   if (out.quarantined > 0) out.folder = folder;

@@ -68,10 +68,17 @@ function oldWatermarks(catalogPath: string): { marks: Map<string, number>; state
     try {
       // Read-only and from a plain table only: a damaged catalog is not trusted to hold no views.
       db.run("PRAGMA trusted_schema = OFF");
-      const kind = db.query<{ type: string }, []>("SELECT type FROM sqlite_master WHERE name = 'svc_writer_watermark'").get();
+      const kind = db
+        .query<{ type: string }, []>("SELECT type FROM sqlite_master WHERE name = 'svc_writer_watermark'")
+        .get();
       if (kind?.type !== "table") throw new Error("no svc_writer_watermark table");
-      const rows = db.query<{ writer_key: string; watermark: number }, []>("SELECT writer_key, watermark FROM svc_writer_watermark").all();
-      return { marks: new Map(rows.map((r) => [r.writer_key, r.watermark])), state: `readable (${rows.length} spool watermarks taken over)` };
+      const rows = db
+        .query<{ writer_key: string; watermark: number }, []>("SELECT writer_key, watermark FROM svc_writer_watermark")
+        .all();
+      return {
+        marks: new Map(rows.map((r) => [r.writer_key, r.watermark])),
+        state: `readable (${rows.length} spool watermarks taken over)`,
+      };
     } finally {
       db.close();
     }
@@ -94,7 +101,10 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
     removeStaleTemps(catalogPath);
     const old = oldWatermarks(catalogPath);
     const scan = scanLakeFiles(dataPath);
-    const orphans: Array<{ path: string; reason: string }> = scan.unplaced.map((u) => ({ path: u.abs, reason: u.reason }));
+    const orphans: Array<{ path: string; reason: string }> = scan.unplaced.map((u) => ({
+      path: u.abs,
+      reason: u.reason,
+    }));
     const byTable = new Map<string, ScannedFile[]>();
     for (const f of scan.placed) {
       try {
@@ -120,7 +130,8 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
       for (const key of [...byTable.keys()].sort()) {
         const same = winner.get(key.toLowerCase())!;
         if (same !== key) {
-          for (const f of byTable.get(key)!) orphans.push({ path: f.file.abs, reason: `table ${key} differs from ${same} only by case` });
+          for (const f of byTable.get(key)!)
+            orphans.push({ path: f.file.abs, reason: `table ${key} differs from ${same} only by case` });
           continue;
         }
         const shape = tableShape(byTable.get(key)!);
@@ -130,10 +141,21 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
           continue;
         }
         try {
-          tables.push(await registerTable(cat, key, shape, old.marks.get(key) ?? null, join(dirname(catalogPath), "spool", key), getChecker));
+          tables.push(
+            await registerTable(
+              cat,
+              key,
+              shape,
+              old.marks.get(key) ?? null,
+              join(dirname(catalogPath), "spool", key),
+              getChecker,
+            ),
+          );
         } catch (e) {
           // Not a file's fault: stop before the swap, so the old catalog and every file stay as they are.
-          throw new AppError("INTERNAL", `rebuild stopped at table ${key}, nothing changed: ${errorMessage(e)}`, { cause: e });
+          throw new AppError("INTERNAL", `rebuild stopped at table ${key}, nothing changed: ${errorMessage(e)}`, {
+            cause: e,
+          });
         }
       }
     } finally {
@@ -148,9 +170,24 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
       rmSync(x.path, { force: true });
       return { ...x, removed: true };
     });
-    o.log.info("catalog rebuilt from the Parquet files", { catalog: catalogPath, savedAs, tables: tables.length, orphans: done.length, snapshot: snapshotId });
-    if (scan.links.length > 0) o.log.warn("symbolic links under the data path were not followed", { links: scan.links.length });
-    return { catalogPath, ...(savedAs ? { savedAs } : {}), oldCatalog: old.state, tables, orphans: done, links: scan.links, snapshotId };
+    o.log.info("catalog rebuilt from the Parquet files", {
+      catalog: catalogPath,
+      savedAs,
+      tables: tables.length,
+      orphans: done.length,
+      snapshot: snapshotId,
+    });
+    if (scan.links.length > 0)
+      o.log.warn("symbolic links under the data path were not followed", { links: scan.links.length });
+    return {
+      catalogPath,
+      ...(savedAs ? { savedAs } : {}),
+      oldCatalog: old.state,
+      tables,
+      orphans: done,
+      links: scan.links,
+      snapshotId,
+    };
   } finally {
     for (const s of SIDE_FILES) rmSync(tmp + s, { force: true });
     rmSync(`${tmp}.lock`, { force: true });
@@ -172,14 +209,25 @@ const toNewFile = (s: ScannedFile): NewDataFile => ({
  * One table: created, superseded copies registered and retired, then the live files registered
  * together with the writer's spool watermark (one snapshot each step).
  */
-async function registerTable(cat: Catalog, key: string, shape: TableShape, oldMark: number | null, spoolDir: string, checker: () => Promise<ContentChecker>): Promise<RebuiltTable> {
+async function registerTable(
+  cat: Catalog,
+  key: string,
+  shape: TableShape,
+  oldMark: number | null,
+  spoolDir: string,
+  checker: () => Promise<ContentChecker>,
+): Promise<RebuiltTable> {
   const [schema, name] = [key.slice(0, key.indexOf(".")), key.slice(key.indexOf(".") + 1)];
   const uuidCol = shape.columns[0]?.name === "uuid" && shape.columns[0].type === "varchar" ? "uuid" : undefined;
   const superseded = await findSuperseded(shape.files, uuidCol, checker);
   const live = shape.files.filter((f) => !superseded.has(f.file.abs));
   const old = shape.files.filter((f) => superseded.has(f.file.abs));
   const spool = await spoolState(spoolDir, oldMark, uuidCol, live, checker);
-  const info = cat.ensureTable(schema, { name, columns: shape.columns, ...(shape.partitionBy ? { partitionBy: shape.partitionBy } : {}) });
+  const info = cat.ensureTable(schema, {
+    name,
+    columns: shape.columns,
+    ...(shape.partitionBy ? { partitionBy: shape.partitionBy } : {}),
+  });
   const mismatch = info.columns.find((c, i) => c.columnId !== i + 1 || c.name !== shape.columns[i]?.name);
   if (mismatch) throw new AppError("CONFLICT", `column ${mismatch.name} got id ${mismatch.columnId}`);
   if (old.length > 0) {

@@ -22,11 +22,13 @@ import { catalogSchemaProblems } from "../catalog/index.ts";
 import { reservedSchemaProblem, tableNameProblem } from "../names.ts";
 import { QUARANTINE_DIR } from "./lake-files.ts";
 
-const refuse = (source: string, what: string) => new AppError("VALIDATION", `backup ${source} refused, nothing changed: ${what}`, { details: { source } });
+const refuse = (source: string, what: string) =>
+  new AppError("VALIDATION", `backup ${source} refused, nothing changed: ${what}`, { details: { source } });
 
 function schemaCheck(db: Database, source: string): void {
   const problems = catalogSchemaProblems(db);
-  if (problems.length > 0) throw refuse(source, `${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more problem(s))` : ""}`);
+  if (problems.length > 0)
+    throw refuse(source, `${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more problem(s))` : ""}`);
 }
 
 /** Opens a SQLite file read-only so that nothing stored in it can act (views and triggers never run; no writes). */
@@ -64,7 +66,11 @@ export function copyCheckedBackup(source: string, dest: string): void {
       .query<{ integrity_check: string }, []>("PRAGMA integrity_check")
       .all()
       .filter((r) => r.integrity_check !== "ok");
-    if (bad.length > 0) throw refuse(source, `SQLite integrity check failed: ${bad[0]!.integrity_check}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ""}`);
+    if (bad.length > 0)
+      throw refuse(
+        source,
+        `SQLite integrity check failed: ${bad[0]!.integrity_check}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ""}`,
+      );
     // query_only would refuse VACUUM INTO's write to `dest`; the connection stays read-only.
     db.run("PRAGMA query_only = OFF");
     db.run("VACUUM INTO ?", [dest]);
@@ -80,15 +86,21 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 function hostileName(name: string | null): string | undefined {
   if (name === null || name === "") return "an empty name";
   if (CONTROL.test(name)) return `name ${JSON.stringify(name)} holds a control character`;
-  if (name.includes("/") || name.includes("\\") || name === "." || name === "..") return `name ${JSON.stringify(name)} holds a path character`;
+  if (name.includes("/") || name.includes("\\") || name === "." || name === "..")
+    return `name ${JSON.stringify(name)} holds a path character`;
   return undefined;
 }
 
 /** Step 2, names: every schema and table row (historical ones too), reserved names for live ones. */
 function checkNames(db: Database, source: string): void {
-  const schemas = db.query<{ schema_name: string | null; end_snapshot: number | null }, []>("SELECT schema_name, end_snapshot FROM ducklake_schema").all();
+  const schemas = db
+    .query<{ schema_name: string | null; end_snapshot: number | null }, []>(
+      "SELECT schema_name, end_snapshot FROM ducklake_schema",
+    )
+    .all();
   for (const s of schemas) {
-    const bad = hostileName(s.schema_name) ?? (s.end_snapshot === null ? reservedSchemaProblem(s.schema_name!) : undefined);
+    const bad =
+      hostileName(s.schema_name) ?? (s.end_snapshot === null ? reservedSchemaProblem(s.schema_name!) : undefined);
     if (bad) throw refuse(source, `schema: ${bad}`);
   }
   const tables = db
@@ -97,9 +109,17 @@ function checkNames(db: Database, source: string): void {
        FROM ducklake_table t LEFT JOIN ducklake_schema s ON s.schema_id = t.schema_id`,
     )
     .all();
-  const live = new Set(tables.filter((t) => t.live && t.schema_name !== null && t.table_name !== null).map((t) => `${t.schema_name}.${t.table_name}`.toLowerCase()));
+  const live = new Set(
+    tables
+      .filter((t) => t.live && t.schema_name !== null && t.table_name !== null)
+      .map((t) => `${t.schema_name}.${t.table_name}`.toLowerCase()),
+  );
   for (const t of tables) {
-    const bad = hostileName(t.table_name) ?? (t.live && t.schema_name !== null ? tableNameProblem(t.schema_name, t.table_name!, (s, n) => live.has(`${s}.${n}`.toLowerCase())) : undefined);
+    const bad =
+      hostileName(t.table_name) ??
+      (t.live && t.schema_name !== null
+        ? tableNameProblem(t.schema_name, t.table_name!, (s, n) => live.has(`${s}.${n}`.toLowerCase()))
+        : undefined);
     if (bad) throw refuse(source, `table ${JSON.stringify(`${t.schema_name}.${t.table_name}`)}: ${bad}`);
   }
 }
@@ -129,10 +149,12 @@ function pathProblem(j: PathJudge, parts: Array<string | null>, abs: string): st
   if (raw.some((x) => CONTROL.test(x))) return "holds a control character";
   if (raw.some((x) => x.split(/[/\\]/).includes(".."))) return `holds a ".." segment (${JSON.stringify(raw.join(""))})`;
   const full = resolve(abs);
-  if (!`${full}${sep}`.startsWith(j.dataPath)) return `resolves to ${JSON.stringify(full)}, outside the data path ${j.dataPath}`;
+  if (!`${full}${sep}`.startsWith(j.dataPath))
+    return `resolves to ${JSON.stringify(full)}, outside the data path ${j.dataPath}`;
   if (`${full}${sep}`.startsWith(j.quarantine)) return `resolves into the quarantine folder ${j.quarantine}`;
   const real = realPrefix(full);
-  if (!`${real}${sep}`.startsWith(j.realData)) return `leads through a symbolic link to ${JSON.stringify(real)}, outside the data path ${j.dataPath}`;
+  if (!`${real}${sep}`.startsWith(j.realData))
+    return `leads through a symbolic link to ${JSON.stringify(real)}, outside the data path ${j.dataPath}`;
   return undefined;
 }
 
@@ -143,7 +165,11 @@ function checkPaths(db: Database, source: string, dataPath: string): void {
   const j: PathJudge = { dataPath: data, realData, quarantine: `${data}${QUARANTINE_DIR}${sep}` };
   const under = (dir: string) => (isAbsolute(dir) ? dir : `${data}${dir}`);
   const fail = (what: string, problem: string) => refuse(source, `${what} ${problem}`);
-  for (const s of db.query<{ schema_id: number; path: string | null; rel: number | null }, []>("SELECT schema_id, path, path_is_relative AS rel FROM ducklake_schema").all()) {
+  for (const s of db
+    .query<{ schema_id: number; path: string | null; rel: number | null }, []>(
+      "SELECT schema_id, path, path_is_relative AS rel FROM ducklake_schema",
+    )
+    .all()) {
     const bad = pathProblem(j, [s.path], under(s.path ?? ""));
     if (bad) throw fail(`the directory of schema ${s.schema_id}`, bad);
   }
@@ -164,18 +190,28 @@ function checkPaths(db: Database, source: string, dataPath: string): void {
     { table: "ducklake_data_file", id: "data_file_id", what: "data file" },
     { table: "ducklake_delete_file", id: "delete_file_id", what: "delete file" },
   ]) {
-    const rows = db.query<{ id: number; table_id: number; path: string | null; rel: number | null }, []>(`SELECT ${kind.id} AS id, table_id, path, path_is_relative AS rel FROM ${kind.table}`).all();
+    const rows = db
+      .query<{ id: number; table_id: number; path: string | null; rel: number | null }, []>(
+        `SELECT ${kind.id} AS id, table_id, path, path_is_relative AS rel FROM ${kind.table}`,
+      )
+      .all();
     for (const f of rows) {
       if (f.path === null || f.path === "") throw fail(`${kind.what} ${f.id}`, "has no path");
       const absolute = f.rel === 0 || isAbsolute(f.path);
       // A file of a table with no directory row resolves against the data path, as the catalog does.
-      for (const d of absolute ? [{ parts: [] as Array<string | null>, dir: "" }] : (dirs.get(f.table_id) ?? [{ parts: [], dir: data }])) {
+      for (const d of absolute
+        ? [{ parts: [] as Array<string | null>, dir: "" }]
+        : (dirs.get(f.table_id) ?? [{ parts: [], dir: data }])) {
         const bad = pathProblem(j, [...d.parts, f.path], absolute ? f.path : `${d.dir}${f.path}`);
         if (bad) throw fail(`${kind.what} ${f.id} of table ${f.table_id}`, bad);
       }
     }
   }
-  for (const f of db.query<{ id: number; path: string | null; rel: number | null }, []>("SELECT data_file_id AS id, path, path_is_relative AS rel FROM ducklake_files_scheduled_for_deletion").all()) {
+  for (const f of db
+    .query<{ id: number; path: string | null; rel: number | null }, []>(
+      "SELECT data_file_id AS id, path, path_is_relative AS rel FROM ducklake_files_scheduled_for_deletion",
+    )
+    .all()) {
     if (f.path === null || f.path === "") throw fail(`file ${f.id} scheduled for deletion`, "has no path");
     const bad = pathProblem(j, [f.path], f.rel === 0 || isAbsolute(f.path) ? f.path : `${data}${f.path}`);
     if (bad) throw fail(`file ${f.id} scheduled for deletion`, bad);
@@ -190,7 +226,11 @@ export function checkRestoreCopy(copy: string, source: string, dataPath: string)
     // Rows inlined into the catalog live in tables of their own, which step 1 refuses; a listing of
     // such tables names tables the appliance would query (ducklake_inlined_data_tables.table_name).
     const inlined = db.query<{ n: number }, []>("SELECT count(*) AS n FROM ducklake_inlined_data_tables").get()?.n ?? 0;
-    if (inlined > 0) throw refuse(source, `ducklake_inlined_data_tables lists ${inlined} table(s) of inlined rows (svc never inlines rows: data_inlining_row_limit 0)`);
+    if (inlined > 0)
+      throw refuse(
+        source,
+        `ducklake_inlined_data_tables lists ${inlined} table(s) of inlined rows (svc never inlines rows: data_inlining_row_limit 0)`,
+      );
     checkNames(db, source);
     checkPaths(db, source, resolve(dataPath));
   } finally {

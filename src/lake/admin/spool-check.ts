@@ -43,7 +43,14 @@ function spoolFiles(dir: string): SpoolFile[] {
   return names
     .map((n) => /^(\d+)\.(\d+)\.(\d+)(?:(\.q1)?\.csv|\.(parquet))$/.exec(n))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), legacyQuote: m[4] === undefined && m[5] === undefined, parquet: m[5] !== undefined }))
+    .map((m) => ({
+      name: m[0],
+      seq: Number(m[1]),
+      columns: Number(m[2]),
+      rows: Number(m[3]),
+      legacyQuote: m[4] === undefined && m[5] === undefined,
+      parquet: m[5] !== undefined,
+    }))
     .sort((a, b) => a.seq - b.seq);
 }
 
@@ -51,18 +58,30 @@ function spoolFiles(dir: string): SpoolFile[] {
 function uuidSelect(file: string, f: SpoolFile, uuidColumn: string): string {
   if (f.parquet) return `SELECT ${ident(uuidColumn)} AS uuid FROM read_parquet(${literal(file)})`;
   const uuid = { name: "uuid", type: "varchar" as const, derived: "uuid" as const };
-  const rest = Array.from({ length: Math.max(0, f.columns - 1) }, (_, i) => ({ name: `c${i + 1}`, type: "varchar" as const }));
+  const rest = Array.from({ length: Math.max(0, f.columns - 1) }, (_, i) => ({
+    name: `c${i + 1}`,
+    type: "varchar" as const,
+  }));
   const layout: TableDef = { schema: "s", name: "t", columns: [uuid, ...rest], timeColumn: "uuid", sortBy: [] };
   const only: TableDef = { ...layout, columns: [uuid] };
   return spoolSelect(only, [{ file, def: layout, ...(f.legacyQuote ? { legacyQuote: true } : {}) }])[0]!;
 }
 
-export async function spoolState(dir: string, oldWatermark: number | null, uuidColumn: string | undefined, live: ScannedFile[], checker: () => Promise<ContentChecker>): Promise<SpoolState> {
+export async function spoolState(
+  dir: string,
+  oldWatermark: number | null,
+  uuidColumn: string | undefined,
+  live: ScannedFile[],
+  checker: () => Promise<ContentChecker>,
+): Promise<SpoolState> {
   const above = spoolFiles(dir).filter((f) => f.seq > (oldWatermark ?? 0));
   if (above.length === 0) return { watermark: oldWatermark, pending: 0 };
   const rows = above.reduce((n, f) => n + f.rows, 0);
   if (uuidColumn === undefined) {
-    const why = oldWatermark === null ? "the old catalog's watermark is unknown and the rows have no uuid to look up" : "above the old catalog's watermark";
+    const why =
+      oldWatermark === null
+        ? "the old catalog's watermark is unknown and the rows have no uuid to look up"
+        : "above the old catalog's watermark";
     return {
       watermark: oldWatermark,
       pending: above.length,
@@ -97,7 +116,9 @@ export async function spoolState(dir: string, oldWatermark: number | null, uuidC
     const found =
       candidates.length === 0
         ? 0
-        : await c.count(`SELECT count(*) AS n FROM (${sel}) s SEMI JOIN read_parquet([${candidates.map((s) => literal(s.file.abs)).join(", ")}]) p ON p.${ident(uuidColumn)} = s.uuid`);
+        : await c.count(
+            `SELECT count(*) AS n FROM (${sel}) s SEMI JOIN read_parquet([${candidates.map((s) => literal(s.file.abs)).join(", ")}]) p ON p.${ident(uuidColumn)} = s.uuid`,
+          );
     if (found === Number(span.n) && !stopped) watermark = f.seq;
     else {
       stopped = true;
@@ -108,5 +129,9 @@ export async function spoolState(dir: string, oldWatermark: number | null, uuidC
   if (pending.length === 0) return { watermark, pending: 0 };
   const pendingRows = pending.reduce((n, f) => n + f.rows, 0);
   const part = partial > 0 ? `; ${partial} of them already in Parquet in part or whole (those rows appear twice)` : "";
-  return { watermark, pending: pending.length, note: `${pending.length} spool file(s), ${pendingRows} rows not in Parquet, are loaded again at start${part}` };
+  return {
+    watermark,
+    pending: pending.length,
+    note: `${pending.length} spool file(s), ${pendingRows} rows not in Parquet, are loaded again at start${part}`,
+  };
 }

@@ -85,7 +85,8 @@ export function statsAllowContainment(a: ParquetFacts, b: ParquetFacts): boolean
     if (s.max !== null && (t.max === null || compareStatValues(type, s.max, t.max) > 0)) return false;
   }
   // Columns only b has are NULL in a's rows.
-  for (const c of b.columns) if (!inA.has(c.name) && (b.columnStats[c.name]?.nullCount ?? 0) < a.recordCount) return false;
+  for (const c of b.columns)
+    if (!inA.has(c.name) && (b.columnStats[c.name]?.nullCount ?? 0) < a.recordCount) return false;
   return true;
 }
 
@@ -94,7 +95,11 @@ export function statsAllowContainment(a: ParquetFacts, b: ParquetFacts): boolean
  * compared within their partition only, older against newer (a merge is always written after
  * its sources), and the first newer file that holds them wins.
  */
-export async function findSuperseded(files: ScannedFile[], uuidColumn: string | undefined, checker: () => Promise<ContentChecker>): Promise<Map<string, string>> {
+export async function findSuperseded(
+  files: ScannedFile[],
+  uuidColumn: string | undefined,
+  checker: () => Promise<ContentChecker>,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const byPartition = new Map<string, ScannedFile[]>();
   for (const f of files) {
@@ -108,7 +113,8 @@ export async function findSuperseded(files: ScannedFile[], uuidColumn: string | 
       for (let j = i + 1; j < group.length; j++) {
         const b = group[j]!;
         if (!statsAllowContainment(a.facts, b.facts)) continue;
-        const useUuid = uuidColumn !== undefined && b.facts.columns.some((c) => c.name === uuidColumn) ? uuidColumn : undefined;
+        const useUuid =
+          uuidColumn !== undefined && b.facts.columns.some((c) => c.name === uuidColumn) ? uuidColumn : undefined;
         if ((await (await checker()).missingRows(a, b, useUuid)) === 0) {
           out.set(a.file.abs, b.file.abs);
           break;

@@ -48,7 +48,10 @@ export function tableShape(files: ScannedFile[]): TableShape {
   fitting = fitting.filter((f) => {
     const ids = f.facts.columns.map((c) => c.fieldId).sort((a, b) => a - b);
     if (ids.length > 0 && ids.every((id, i) => id === i + 1)) return true;
-    misfits.push({ file: f, reason: `Parquet field ids ${ids.join(",") || "(none)"} are not 1..${ids.length} (not a file of this table's writer, or a dropped column)` });
+    misfits.push({
+      file: f,
+      reason: `Parquet field ids ${ids.join(",") || "(none)"} are not 1..${ids.length} (not a file of this table's writer, or a dropped column)`,
+    });
     return false;
   });
   const voters = fitting.some((f) => f.file.writerNamed) ? fitting.filter((f) => f.file.writerNamed) : fitting;
@@ -72,13 +75,19 @@ export function tableShape(files: ScannedFile[]): TableShape {
   }
   fitting = fitting.filter((f) => {
     if (partitionOf(f) !== part) {
-      misfits.push({ file: f, reason: `partitioned by ${partitionOf(f) || "nothing"}, the table's files by ${part || "nothing"}` });
+      misfits.push({
+        file: f,
+        reason: `partitioned by ${partitionOf(f) || "nothing"}, the table's files by ${part || "nothing"}`,
+      });
       return false;
     }
     for (const c of f.facts.columns) {
       const known = byId.get(c.fieldId);
       if (!known || known.name !== c.name || known.type !== c.type) {
-        misfits.push({ file: f, reason: `column field id ${c.fieldId} is ${c.name} ${c.type} here, ${known ? `${known.name} ${known.type}` : "absent"} in the table's files` });
+        misfits.push({
+          file: f,
+          reason: `column field id ${c.fieldId} is ${c.name} ${c.type} here, ${known ? `${known.name} ${known.type}` : "absent"} in the table's files`,
+        });
         return false;
       }
     }

@@ -58,4 +58,6 @@ export const PG_SVC_DDL: readonly string[] = [
 ];
 
 /** Table names of PG_DUCKLAKE_TABLES_DDL, in order (what a complete catalog has). */
-export const PG_DUCKLAKE_TABLES: readonly string[] = PG_DUCKLAKE_TABLES_DDL.map((d) => /^CREATE TABLE (\w+)\(/.exec(d)?.[1] ?? "");
+export const PG_DUCKLAKE_TABLES: readonly string[] = PG_DUCKLAKE_TABLES_DDL.map(
+  (d) => /^CREATE TABLE (\w+)\(/.exec(d)?.[1] ?? "",
+);

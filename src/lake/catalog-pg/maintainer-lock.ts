@@ -73,7 +73,8 @@ export class MaintainerLock {
   /** Asked on the lock's own connection: an error (connection gone) means the server dropped the lock. */
   async #stillHeld(conn: ReservedSQL): Promise<boolean> {
     try {
-      const [r] = await conn`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+      const [r] =
+        await conn`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
         AND classid = (${KEY}::bigint >> 32)::oid AND objid = (${KEY}::bigint & 4294967295)::oid AND objsubid = 1) AS held`;
       return r?.held === true;
     } catch {

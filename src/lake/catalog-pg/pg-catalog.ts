@@ -23,7 +23,20 @@ import {
   type WriterWatermark,
 } from "../catalog/index.ts";
 import type { AsyncLakeCatalog, LiveDataFile } from "../catalog-port.ts";
-import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, getSnapshot, type Marks, markList, num, type PgCtx, snapshotAt, upsertWriterMarks } from "./pg-db.ts";
+import {
+  claimSnapshot,
+  currentSnapshot,
+  type Draft,
+  draftSnapshot,
+  finishSnapshot,
+  getSnapshot,
+  type Marks,
+  markList,
+  num,
+  type PgCtx,
+  snapshotAt,
+  upsertWriterMarks,
+} from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
 import { connectCatalog, type PgCatalogOptions, scrubbed } from "./pg-connect.ts";
 import { listFiles, type PgListOptions, type PortListOptions, toLiveDataFile } from "./pg-file-list.ts";
@@ -57,7 +70,14 @@ export class PgCatalog implements AsyncLakeCatalog {
   readonly #url: string;
   readonly #poolSize: number;
 
-  private constructor(ctx: PgCtx, stats: RetryStats, maxAttempts: number, owner: string, url: string, poolSize: number) {
+  private constructor(
+    ctx: PgCtx,
+    stats: RetryStats,
+    maxAttempts: number,
+    owner: string,
+    url: string,
+    poolSize: number,
+  ) {
     this.#ctx = ctx;
     this.stats = stats;
     this.#url = url;
@@ -96,7 +116,10 @@ export class PgCatalog implements AsyncLakeCatalog {
 
   /** Latest snapshot at or before `timestampMs` (for `AT TIMESTAMP`), or undefined when none is that old. */
   async snapshotAt(timestampMs: number): Promise<number | undefined> {
-    return this.#read("finding a snapshot by time", async () => (await snapshotAt(this.#ctx.sql, timestampMs))?.snapshotId);
+    return this.#read(
+      "finding a snapshot by time",
+      async () => (await snapshotAt(this.#ctx.sql, timestampMs))?.snapshotId,
+    );
   }
 
   async snapshotTimeMs(snapshotId: number): Promise<number | undefined> {
@@ -106,7 +129,9 @@ export class PgCatalog implements AsyncLakeCatalog {
   // ---- schemas and tables ----------------------------------------------------------------------
 
   async listTables(snapshotId?: number): Promise<PgTableInfo[]> {
-    return this.#read("listing tables", async () => (await listTables(this.#ctx.sql, snapshotId ?? (await this.#snap()))).map(asPort));
+    return this.#read("listing tables", async () =>
+      (await listTables(this.#ctx.sql, snapshotId ?? (await this.#snap()))).map(asPort),
+    );
   }
 
   /** The live table `schema.name` (case-insensitive) at `snapshotId` (default the current one). */
@@ -118,7 +143,9 @@ export class PgCatalog implements AsyncLakeCatalog {
   }
 
   async tableById(tableId: number, snapshotId?: number): Promise<PgTableInfo> {
-    return this.#read(`reading table ${tableId}`, async () => asPort(await getTableById(this.#ctx.sql, tableId, snapshotId ?? (await this.#snap()))));
+    return this.#read(`reading table ${tableId}`, async () =>
+      asPort(await getTableById(this.#ctx.sql, tableId, snapshotId ?? (await this.#snap()))),
+    );
   }
 
   async schemaName(name: string): Promise<string | undefined> {
@@ -151,7 +178,10 @@ export class PgCatalog implements AsyncLakeCatalog {
    * One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table),
    * with the writers' marks in the same transaction. No files: no snapshot, marks unchanged.
    */
-  async commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: Marks): Promise<{ snapshotId: number }> {
+  async commitInserts(
+    batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>,
+    marks?: Marks,
+  ): Promise<{ snapshotId: number }> {
     const work = batches.filter((b) => b.files.length > 0);
     const list = markList(marks);
     return this.#commit("committing data files", async (tx, d) => {
@@ -178,7 +208,8 @@ export class PgCatalog implements AsyncLakeCatalog {
 
   /** Writer marks alone, no snapshot: recorded at the current one (LakeCatalog.commitMarks). */
   async commitMarks(marks: ReadonlyArray<WriterWatermark>): Promise<void> {
-    if (marks.length > 0) await this.#commit("committing writer marks", (tx, d) => upsertWriterMarks(tx, marks, d.base.snapshotId));
+    if (marks.length > 0)
+      await this.#commit("committing writer marks", (tx, d) => upsertWriterMarks(tx, marks, d.base.snapshotId));
   }
 
   /** The watermark last committed with `writerKey`, 0 when none. */
@@ -213,7 +244,9 @@ export class PgCatalog implements AsyncLakeCatalog {
   }
   /** Forgets this owner's reservations of `paths`; another writer's reservation of a path stays. */
   async forgetInflight(paths: readonly string[]): Promise<number> {
-    return this.#read("clearing in-flight files", () => inflight.forgetOwnReservations(this.#ctx.sql, this.owner, paths));
+    return this.#read("clearing in-flight files", () =>
+      inflight.forgetOwnReservations(this.#ctx.sql, this.owner, paths),
+    );
   }
 
   /**
@@ -221,12 +254,16 @@ export class PgCatalog implements AsyncLakeCatalog {
    * reserved within the grace): paths relative to the data path, for the maintainer to delete.
    */
   async deadReservations(graceMs: number): Promise<string[]> {
-    return this.#read("reading in-flight files", async () => (await inflight.deadReservations(this.#ctx.sql, this.owner, graceMs)).map((r) => r.path));
+    return this.#read("reading in-flight files", async () =>
+      (await inflight.deadReservations(this.#ctx.sql, this.owner, graceMs)).map((r) => r.path),
+    );
   }
 
   /** Forgets reservations `deadReservations` answered (still older than `graceMs` and not this owner's). */
   async forgetReservations(paths: string[], graceMs: number): Promise<number> {
-    return this.#read("clearing in-flight files", () => inflight.forgetReservations(this.#ctx.sql, this.owner, paths, graceMs));
+    return this.#read("clearing in-flight files", () =>
+      inflight.forgetReservations(this.#ctx.sql, this.owner, paths, graceMs),
+    );
   }
 
   /** Every writer's reservations, with owner and time. */
@@ -257,7 +294,12 @@ export class PgCatalog implements AsyncLakeCatalog {
   // ---- maintenance -----------------------------------------------------------------------------
 
   /** Compaction swap in one snapshot; CONFLICT (nothing changed) when record counts differ or the guarded partition changed. */
-  async replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<{ snapshotId: number }> {
+  async replaceDataFiles(
+    tableId: number,
+    oldFileIds: number[],
+    newFiles: NewDataFile[],
+    guard?: PartitionSwapGuard,
+  ): Promise<{ snapshotId: number }> {
     checkSwap(oldFileIds, newFiles);
     return this.#commit(`compacting table ${tableId}`, async (tx, d) => {
       const t = await getTableById(tx, tableId, d.base.snapshotId);
@@ -266,8 +308,14 @@ export class PgCatalog implements AsyncLakeCatalog {
   }
 
   /** Retention: ends the files whose `column` maximum is below `cutoff`; snapshotId null when none. */
-  async retireFilesBefore(tableId: number, column: string, cutoff: StatBound): Promise<{ snapshotId: number | null; files: number }> {
-    return this.#commit(`retiring files of table ${tableId}`, async (tx, d) => retireInTxn(tx, d, await getTableById(tx, tableId, d.base.snapshotId), column, cutoff));
+  async retireFilesBefore(
+    tableId: number,
+    column: string,
+    cutoff: StatBound,
+  ): Promise<{ snapshotId: number | null; files: number }> {
+    return this.#commit(`retiring files of table ${tableId}`, async (tx, d) =>
+      retireInTxn(tx, d, await getTableById(tx, tableId, d.base.snapshotId), column, cutoff),
+    );
   }
 
   /** Drops snapshots older than the time (under the commit lock) and schedules the files no remaining snapshot sees. */
@@ -277,7 +325,10 @@ export class PgCatalog implements AsyncLakeCatalog {
 
   async listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>> {
     return this.#read("listing scheduled deletions", async () =>
-      (await upkeep.listScheduledDeletions(this.#ctx, this.#ctx.sql)).map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath })),
+      (await upkeep.listScheduledDeletions(this.#ctx, this.#ctx.sql)).map((d) => ({
+        dataFileId: d.dataFileId,
+        absolutePath: d.absolutePath,
+      })),
     );
   }
 
@@ -288,7 +339,11 @@ export class PgCatalog implements AsyncLakeCatalog {
 
   /** Absolute paths orphan clean-up keeps: every file the catalog knows, and every other writer's reservation. */
   async referencedPaths(): Promise<Set<string>> {
-    return this.#read("listing referenced files", () => this.#ctx.sql.begin("isolation level repeatable read read only", (tx) => upkeep.referencedPaths(this.#ctx, tx, this.owner)));
+    return this.#read("listing referenced files", () =>
+      this.#ctx.sql.begin("isolation level repeatable read read only", (tx) =>
+        upkeep.referencedPaths(this.#ctx, tx, this.owner),
+      ),
+    );
   }
 
   async snapshotAnomalies(): Promise<{ duplicateRows: number; latestRows: number }> {
@@ -304,7 +359,11 @@ export class PgCatalog implements AsyncLakeCatalog {
    * lock takes one of the pool's 2 connections, so commits and reads share the other.
    */
   maintainerLock(): MaintainerLock {
-    if (this.#poolSize < 2) throw new AppError("CONFIG_INVALID", `catalog ${this.#ctx.where}: the maintainer lock needs a pool of 2 connections (maxConnections 1 given)`);
+    if (this.#poolSize < 2)
+      throw new AppError(
+        "CONFIG_INVALID",
+        `catalog ${this.#ctx.where}: the maintainer lock needs a pool of 2 connections (maxConnections 1 given)`,
+      );
     const lock = new MaintainerLock(this.#ctx.sql, this.#ctx.log);
     this.#locks.push(lock);
     return lock;
@@ -327,7 +386,9 @@ export class PgCatalog implements AsyncLakeCatalog {
   /** One transaction under the commit lock, run again on a retryable SQLSTATE; rolled back on every error. */
   async #commit<T>(what: string, fn: (tx: TransactionSQL, d: Draft) => Promise<T>): Promise<T> {
     try {
-      return await withRetry(what, this.#maxAttempts, this.stats, () => this.#ctx.sql.begin(async (tx) => fn(tx, await draftSnapshot(this.#ctx, tx))));
+      return await withRetry(what, this.#maxAttempts, this.stats, () =>
+        this.#ctx.sql.begin(async (tx) => fn(tx, await draftSnapshot(this.#ctx, tx))),
+      );
     } catch (e) {
       throw scrubbed(toAppError(what, e), this.#url);
     }

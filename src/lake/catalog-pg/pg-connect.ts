@@ -50,15 +50,32 @@ function scrubbed(e: AppError, url: string): AppError {
  * Connects, creates the DuckLake tables in an empty database (`create`), checks them (retried as a
  * commit is, counted in `stats`); on failure closes the pool and throws without the password.
  */
-export async function connectCatalog(opts: PgCatalogOptions, maxAttempts: number, stats: RetryStats): Promise<{ ctx: PgCtx; owner: string }> {
+export async function connectCatalog(
+  opts: PgCatalogOptions,
+  maxAttempts: number,
+  stats: RetryStats,
+): Promise<{ ctx: PgCtx; owner: string }> {
   const where = redactUrl(opts.url);
   const what = `opening catalog ${where} (${CATALOG_URL_KEY})`;
-  if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: ${where} is not a postgres:// URL`, { details: { key: CATALOG_URL_KEY } });
+  if (!/^postgres(ql)?:\/\//.test(opts.url))
+    throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: ${where} is not a postgres:// URL`, {
+      details: { key: CATALOG_URL_KEY },
+    });
   const dataPath = resolve(opts.dataPath);
   const owner = opts.owner ?? `${hostname()}/${process.pid}`;
   // Connections name their owner (pg-inflight.ts ownerTag); Bun.SQL, not an import, loads bun:sql only here (docs/ARCHITECTURE.md "Start-up").
-  const sql = new Bun.SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10, connection: { application_name: inflight.ownerTag(owner) } });
-  const ctx: PgCtx = { sql, dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`, where, log: opts.log ?? createLogger({ catalog: where }) };
+  const sql = new Bun.SQL(opts.url, {
+    max: opts.maxConnections ?? 2,
+    idleTimeout: 60,
+    connectionTimeout: 10,
+    connection: { application_name: inflight.ownerTag(owner) },
+  });
+  const ctx: PgCtx = {
+    sql,
+    dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`,
+    where,
+    log: opts.log ?? createLogger({ catalog: where }),
+  };
   try {
     await withRetry(what, maxAttempts, stats, () => prepareCatalog(ctx, opts.create ?? true));
   } catch (e) {

@@ -29,7 +29,8 @@ export const COMMIT_LOCK_KEY = 0x737663646c6bn;
 /** PostgreSQL returns BIGINT as text (beyond 2^53 it would not fit a number): ids and counts here do. */
 export function num(v: unknown): number {
   const n = typeof v === "number" ? v : Number(v);
-  if (!Number.isSafeInteger(n)) throw new AppError("CATALOG_CORRUPT", `catalog value ${String(v)} is not an integer this build can hold`);
+  if (!Number.isSafeInteger(n))
+    throw new AppError("CATALOG_CORRUPT", `catalog value ${String(v)} is not an integer this build can hold`);
   return n;
 }
 export const numOrNull = (v: unknown) => (v === null || v === undefined ? null : num(v));
@@ -52,7 +53,10 @@ export async function prepareCatalog(ctx: PgCtx, create: boolean): Promise<void>
   await ctx.sql.begin(async (tx) => {
     await lockCommits(tx);
     if (!(await hasTable(tx, "ducklake_metadata"))) {
-      if (!create) throw new AppError("NOT_FOUND", `catalog ${ctx.where} has no DuckLake tables`, { details: { catalog: ctx.where } });
+      if (!create)
+        throw new AppError("NOT_FOUND", `catalog ${ctx.where} has no DuckLake tables`, {
+          details: { catalog: ctx.where },
+        });
       for (const ddl of PG_DUCKLAKE_TABLES_DDL) await tx.unsafe(ddl);
       const meta: Array<[string, string]> = [
         ["version", DUCKLAKE_VERSION],
@@ -67,7 +71,11 @@ export async function prepareCatalog(ctx: PgCtx, create: boolean): Promise<void>
       await tx`INSERT INTO ducklake_snapshot VALUES (0, clock_timestamp(), 0, 1, 0)`;
       await tx`INSERT INTO ducklake_snapshot_changes VALUES (0, 'created_schema:"main"', NULL, NULL, NULL)`;
       await tx`INSERT INTO ducklake_schema VALUES (0, ${crypto.randomUUID()}::uuid, 0, NULL, 'main', 'main/', true)`;
-      ctx.log.info("created DuckLake catalog in PostgreSQL", { catalog: ctx.where, dataPath: ctx.dataPath, version: DUCKLAKE_VERSION });
+      ctx.log.info("created DuckLake catalog in PostgreSQL", {
+        catalog: ctx.where,
+        dataPath: ctx.dataPath,
+        version: DUCKLAKE_VERSION,
+      });
     }
     await validateCatalog(ctx, tx);
     for (const ddl of PG_SVC_DDL) await tx.unsafe(ddl);
@@ -75,17 +83,26 @@ export async function prepareCatalog(ctx: PgCtx, create: boolean): Promise<void>
 }
 
 async function validateCatalog(ctx: PgCtx, db: Db): Promise<void> {
-  const rows: Array<{ name: string }> = await db`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`;
+  const rows: Array<{ name: string }> =
+    await db`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`;
   const present = new Set(rows.map((r) => r.name));
   const missing = PG_DUCKLAKE_TABLES.filter((t) => !present.has(t));
-  if (missing.length > 0) throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.where} lacks DuckLake tables: ${missing.join(", ")}`, { details: { missing } });
-  const meta: Array<{ key: string; value: string }> = await db`SELECT key, value FROM ducklake_metadata WHERE scope IS NULL`;
+  if (missing.length > 0)
+    throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.where} lacks DuckLake tables: ${missing.join(", ")}`, {
+      details: { missing },
+    });
+  const meta: Array<{ key: string; value: string }> =
+    await db`SELECT key, value FROM ducklake_metadata WHERE scope IS NULL`;
   const get = (k: string) => meta.find((m) => m.key === k)?.value;
   const version = get("version");
   if (version !== DUCKLAKE_VERSION) {
-    throw new AppError("UNSUPPORTED", `catalog ${ctx.where} is DuckLake ${version ?? "(no version)"}; this build reads and writes DuckLake ${DUCKLAKE_VERSION}`, {
-      details: { version, supported: DUCKLAKE_VERSION },
-    });
+    throw new AppError(
+      "UNSUPPORTED",
+      `catalog ${ctx.where} is DuckLake ${version ?? "(no version)"}; this build reads and writes DuckLake ${DUCKLAKE_VERSION}`,
+      {
+        details: { version, supported: DUCKLAKE_VERSION },
+      },
+    );
   }
   if (get("encrypted") === "true") throw new AppError("UNSUPPORTED", `catalog ${ctx.where} uses encrypted data files`);
 }
@@ -121,7 +138,10 @@ export async function getSnapshot(db: Db, snapshotId: number): Promise<SnapshotI
  */
 export async function snapshotAt(db: Db, timestampMs: number): Promise<SnapshotInfo | null> {
   const us = BigInt(Math.floor(timestampMs)) * 1000n + 999n;
-  const [r] = await db.unsafe(`${SNAPSHOT_SELECT} WHERE s.snapshot_time <= to_timestamp(0) + ($1::bigint * interval '1 microsecond') ORDER BY s.snapshot_id DESC LIMIT 1`, [us.toString()]);
+  const [r] = await db.unsafe(
+    `${SNAPSHOT_SELECT} WHERE s.snapshot_time <= to_timestamp(0) + ($1::bigint * interval '1 microsecond') ORDER BY s.snapshot_id DESC LIMIT 1`,
+    [us.toString()],
+  );
   return r === undefined ? null : toSnapshotInfo(r as SnapshotRow);
 }
 
@@ -195,19 +215,26 @@ export async function finishSnapshot(tx: TransactionSQL, d: Draft): Promise<numb
   await tx`UPDATE ducklake_snapshot SET schema_version = ${schemaVersion}, next_catalog_id = ${d.nextCatalogId}, next_file_id = ${d.nextFileId}
     WHERE snapshot_id = ${d.snapshotId}`;
   await tx`INSERT INTO ducklake_snapshot_changes VALUES (${d.snapshotId}, ${d.changes.join(",")}, NULL, NULL, NULL)`;
-  for (const tableId of d.schemaChangedTables) await tx`INSERT INTO ducklake_schema_versions VALUES (${d.snapshotId}, ${schemaVersion}, ${tableId})`;
+  for (const tableId of d.schemaChangedTables)
+    await tx`INSERT INTO ducklake_schema_versions VALUES (${d.snapshotId}, ${schemaVersion}, ${tableId})`;
   return d.snapshotId;
 }
 
 /** `begin_snapshot <= s AND (end_snapshot IS NULL OR end_snapshot > s)` for alias `a`, `s` as $1. */
-export const liveAt = (a: string, p = "$1") => `${a}.begin_snapshot <= ${p} AND (${a}.end_snapshot IS NULL OR ${a}.end_snapshot > ${p})`;
+export const liveAt = (a: string, p = "$1") =>
+  `${a}.begin_snapshot <= ${p} AND (${a}.end_snapshot IS NULL OR ${a}.end_snapshot > ${p})`;
 
 /** The writer's spool marks: one, or several recorded in the same transaction. */
 export type Marks = WriterWatermark | ReadonlyArray<WriterWatermark>;
-export const markList = (m: Marks | undefined): ReadonlyArray<WriterWatermark> => (m === undefined ? [] : "writerKey" in m ? [m] : m);
+export const markList = (m: Marks | undefined): ReadonlyArray<WriterWatermark> =>
+  m === undefined ? [] : "writerKey" in m ? [m] : m;
 
 /** Writer marks (svc_writer_watermark) recorded at `snapshotId`, inside the caller's transaction. */
-export async function upsertWriterMarks(tx: TransactionSQL, marks: ReadonlyArray<{ writerKey: string; watermark: number }>, snapshotId: number): Promise<void> {
+export async function upsertWriterMarks(
+  tx: TransactionSQL,
+  marks: ReadonlyArray<{ writerKey: string; watermark: number }>,
+  snapshotId: number,
+): Promise<void> {
   for (const m of marks) {
     await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${snapshotId})
       ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;

@@ -36,17 +36,26 @@ export interface RetryStats {
  * Runs `attempt` until it does not fail with a retryable SQLSTATE, at most `maxAttempts` times;
  * then a CONFLICT naming the last SQLSTATE. Other errors pass through `toAppError`.
  */
-export async function withRetry<T>(what: string, maxAttempts: number, stats: RetryStats, attempt: () => Promise<T>): Promise<T> {
+export async function withRetry<T>(
+  what: string,
+  maxAttempts: number,
+  stats: RetryStats,
+  attempt: () => Promise<T>,
+): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt();
     } catch (e) {
       if (!isRetryable(e)) throw toAppError(what, e);
       if (n >= maxAttempts) {
-        throw new AppError("CONFLICT", `${what}: still conflicting with other catalog writers after ${n} attempts (SQLSTATE ${sqlState(e)})`, {
-          cause: e,
-          details: { sqlstate: sqlState(e), attempts: n },
-        });
+        throw new AppError(
+          "CONFLICT",
+          `${what}: still conflicting with other catalog writers after ${n} attempts (SQLSTATE ${sqlState(e)})`,
+          {
+            cause: e,
+            details: { sqlstate: sqlState(e), attempts: n },
+          },
+        );
       }
       stats.retries++;
       await Bun.sleep(backoffMs(n));
@@ -61,6 +70,10 @@ export async function withRetry<T>(what: string, maxAttempts: number, stats: Ret
 export function toAppError(what: string, e: unknown): AppError {
   if (e instanceof AppError) return e;
   const state = sqlState(e);
-  if (state !== undefined) return new AppError("DEPENDENCY_FAILED", `${what}: PostgreSQL error ${state}: ${errorMessage(e)}`, { cause: e, details: { sqlstate: state } });
+  if (state !== undefined)
+    return new AppError("DEPENDENCY_FAILED", `${what}: PostgreSQL error ${state}: ${errorMessage(e)}`, {
+      cause: e,
+      details: { sqlstate: state },
+    });
   return new AppError("UNAVAILABLE", `${what}: catalog database unavailable: ${errorMessage(e)}`, { cause: e });
 }

@@ -5,7 +5,13 @@
  */
 import { isAbsolute } from "node:path";
 import { AppError } from "../../core/index.ts";
-import { compareStatValues, type DataFileInfo, formatStatValue, type StatBound, type TableInfo } from "../catalog/index.ts";
+import {
+  compareStatValues,
+  type DataFileInfo,
+  formatStatValue,
+  type StatBound,
+  type TableInfo,
+} from "../catalog/index.ts";
 import type { LiveDataFile } from "../catalog-port.ts";
 import { type Db, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
 
@@ -26,11 +32,18 @@ export interface FileRow {
 export const FILE_COLUMNS = `f.data_file_id, f.table_id, f.begin_snapshot, f.end_snapshot, f.path, f.path_is_relative, f.record_count, f.file_size_bytes,
   f.footer_size, f.row_id_start, f.mapping_id`;
 
-export function resolveFilePath(ctx: PgCtx, t: Pick<TableInfo, "dataDir">, stored: string, relative: boolean | null): { path: string; absolutePath: string } {
+export function resolveFilePath(
+  ctx: PgCtx,
+  t: Pick<TableInfo, "dataDir">,
+  stored: string,
+  relative: boolean | null,
+): { path: string; absolutePath: string } {
   const rel = relative !== false && !isAbsolute(stored);
-  if (!rel) return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
+  if (!rel)
+    return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
   const full = `${t.dataDir}${stored}`;
-  if (isAbsolute(full)) return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
+  if (isAbsolute(full))
+    return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
   return { path: full, absolutePath: `${ctx.dataPath}${full}` };
 }
 
@@ -46,7 +59,14 @@ export interface PgListOptions {
 }
 
 /** Turns data_file rows into DataFileInfo with the wanted stats, partition values and delete files. */
-export async function loadFiles(ctx: PgCtx, db: Db, t: TableInfo, rows: FileRow[], snap: number, stats: boolean | string[]): Promise<DataFileInfo[]> {
+export async function loadFiles(
+  ctx: PgCtx,
+  db: Db,
+  t: TableInfo,
+  rows: FileRow[],
+  snap: number,
+  stats: boolean | string[],
+): Promise<DataFileInfo[]> {
   const byId = new Map<number, DataFileInfo>();
   for (const r of rows) {
     byId.set(num(r.data_file_id), {
@@ -90,7 +110,10 @@ export async function loadFiles(ctx: PgCtx, db: Db, t: TableInfo, rows: FileRow[
   }
   const partName = t.partitionBy;
   if (partName !== undefined) {
-    const parts = (await db.unsafe("SELECT data_file_id, partition_value FROM ducklake_file_partition_value WHERE partition_key_index = 0 AND data_file_id = ANY($1::bigint[])", [ids])) as Array<{
+    const parts = (await db.unsafe(
+      "SELECT data_file_id, partition_value FROM ducklake_file_partition_value WHERE partition_key_index = 0 AND data_file_id = ANY($1::bigint[])",
+      [ids],
+    )) as Array<{
       data_file_id: string;
       partition_value: string;
     }>;
@@ -99,13 +122,17 @@ export async function loadFiles(ctx: PgCtx, db: Db, t: TableInfo, rows: FileRow[
       if (f) f.partitionValues[partName] = p.partition_value;
     }
   }
-  const deletes = (await db.unsafe(`SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $2 AND ${liveAt("d")}`, [
-    snap,
-    t.tableId,
-  ])) as Array<{ data_file_id: string; path: string; path_is_relative: boolean | null; delete_count: string | null }>;
+  const deletes = (await db.unsafe(
+    `SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $2 AND ${liveAt("d")}`,
+    [snap, t.tableId],
+  )) as Array<{ data_file_id: string; path: string; path_is_relative: boolean | null; delete_count: string | null }>;
   for (const del of deletes) {
     const f = byId.get(num(del.data_file_id));
-    if (f) f.deleteFile = { ...resolveFilePath(ctx, t, del.path, del.path_is_relative), deleteCount: numOrNull(del.delete_count) };
+    if (f)
+      f.deleteFile = {
+        ...resolveFilePath(ctx, t, del.path, del.path_is_relative),
+        deleteCount: numOrNull(del.delete_count),
+      };
   }
   return [...byId.values()];
 }
@@ -116,15 +143,25 @@ export async function loadFiles(ctx: PgCtx, db: Db, t: TableInfo, rows: FileRow[
  * with non-NULL values (unknown) are kept; files without a stats row for it (all NULL) are pruned.
  * The comparison is done here on typed values (compareStatValues), never by the server's collation.
  */
-export async function listFiles(ctx: PgCtx, db: Db, t: TableInfo, snap: number, opts: PgListOptions = {}): Promise<DataFileInfo[]> {
+export async function listFiles(
+  ctx: PgCtx,
+  db: Db,
+  t: TableInfo,
+  snap: number,
+  opts: PgListOptions = {},
+): Promise<DataFileInfo[]> {
   const stats = opts.stats ?? true;
   if (opts.column === undefined) {
     const only = opts.fileIds === undefined ? "" : " AND f.data_file_id = ANY($3::bigint[])";
     const args: unknown[] = opts.fileIds === undefined ? [snap, t.tableId] : [snap, t.tableId, [...opts.fileIds]];
-    const rows = (await db.unsafe(`SELECT ${FILE_COLUMNS} FROM ducklake_data_file f WHERE f.table_id = $2 AND ${liveAt("f")}${only} ORDER BY f.data_file_id`, args)) as FileRow[];
+    const rows = (await db.unsafe(
+      `SELECT ${FILE_COLUMNS} FROM ducklake_data_file f WHERE f.table_id = $2 AND ${liveAt("f")}${only} ORDER BY f.data_file_id`,
+      args,
+    )) as FileRow[];
     return loadFiles(ctx, db, t, rows, snap, stats);
   }
-  if (opts.fileIds !== undefined) throw new AppError("VALIDATION", "listDataFiles: fileIds and column pruning do not combine");
+  if (opts.fileIds !== undefined)
+    throw new AppError("VALIDATION", "listDataFiles: fileIds and column pruning do not combine");
   const col = t.columns.find((c) => c.name === opts.column);
   if (!col) throw new AppError("VALIDATION", `table ${t.schemaName}.${t.name} has no column ${opts.column}`);
   const lo = opts.min === undefined ? null : formatStatValue(col.type, opts.min);
@@ -146,7 +183,14 @@ export async function listFiles(ctx: PgCtx, db: Db, t: TableInfo, snap: number, 
 }
 
 /** The catalog port's options of listDataFiles (src/lake/catalog-port.ts LakeCatalog). */
-export type PortListOptions = { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] };
+export type PortListOptions = {
+  snapshotId?: number;
+  column?: string;
+  min?: string;
+  max?: string;
+  statsColumns?: string[];
+  fileIds?: readonly number[];
+};
 
 /** A listed file in the catalog port's shape (LiveDataFile): stats without sizes, a delete file as a flag. */
 export function toLiveDataFile(f: DataFileInfo): LiveDataFile {
@@ -158,7 +202,9 @@ export function toLiveDataFile(f: DataFileInfo): LiveDataFile {
     fileSizeBytes: f.fileSizeBytes,
     beginSnapshot: f.beginSnapshot,
     partitionValues: f.partitionValues,
-    columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
+    columnStats: Object.fromEntries(
+      Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }]),
+    ),
     ...(f.deleteFile ? { hasDeletes: true } : {}),
   };
 }

@@ -8,7 +8,14 @@ import type { TransactionSQL } from "bun";
 import { statSync } from "node:fs";
 import { isAbsolute, normalize } from "node:path";
 import { AppError } from "../../core/index.ts";
-import { compareStatValues, formatStatValue, type NewColumnStats, type NewDataFile, type TableInfo, typeHasNan } from "../catalog/index.ts";
+import {
+  compareStatValues,
+  formatStatValue,
+  type NewColumnStats,
+  type NewDataFile,
+  type TableInfo,
+  typeHasNan,
+} from "../catalog/index.ts";
 import { type Draft, numOrNull, type PgCtx } from "./pg-db.ts";
 import { partitionKeys } from "./pg-tables.ts";
 
@@ -18,7 +25,8 @@ const tableDirAbs = (ctx: PgCtx, t: TableInfo) => (isAbsolute(t.dataDir) ? t.dat
 function storedPath(ctx: PgCtx, t: TableInfo, input: string): { path: string; relative: boolean; absolute: string } {
   const absolute = normalize(isAbsolute(input) ? input : `${ctx.dataPath}${input}`);
   const dir = tableDirAbs(ctx, t);
-  if (absolute.startsWith(dir) && absolute.length > dir.length) return { path: absolute.slice(dir.length), relative: true, absolute };
+  if (absolute.startsWith(dir) && absolute.length > dir.length)
+    return { path: absolute.slice(dir.length), relative: true, absolute };
   return { path: absolute, relative: false, absolute };
 }
 
@@ -28,24 +36,41 @@ const isCount = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n)
 export function validateFile(ctx: PgCtx, t: TableInfo, f: NewDataFile): void {
   const where = { table: `${t.schemaName}.${t.name}`, path: f.path };
   if (!isCount(f.recordCount) || !isCount(f.fileSizeBytes) || !isCount(f.footerSize)) {
-    throw new AppError("VALIDATION", `data file ${f.path}: recordCount, fileSizeBytes and footerSize must be non-negative integers`, { details: where });
+    throw new AppError(
+      "VALIDATION",
+      `data file ${f.path}: recordCount, fileSizeBytes and footerSize must be non-negative integers`,
+      { details: where },
+    );
   }
   const names = new Set(t.columns.map((c) => c.name));
   for (const [name, s] of Object.entries(f.columnStats)) {
-    if (!names.has(name)) throw new AppError("VALIDATION", `data file ${f.path}: stats for unknown column ${name}`, { details: where });
+    if (!names.has(name))
+      throw new AppError("VALIDATION", `data file ${f.path}: stats for unknown column ${name}`, { details: where });
     if (!isCount(s.nullCount) || s.nullCount > f.recordCount) {
-      throw new AppError("VALIDATION", `data file ${f.path}: column ${name} nullCount ${s.nullCount} is not within 0..${f.recordCount}`, { details: where });
+      throw new AppError(
+        "VALIDATION",
+        `data file ${f.path}: column ${name} nullCount ${s.nullCount} is not within 0..${f.recordCount}`,
+        { details: where },
+      );
     }
   }
   const keys = Object.keys(f.partitionValues ?? {});
   if (t.partitionBy === undefined ? keys.length > 0 : keys.length !== 1 || keys[0] !== t.partitionBy) {
-    throw new AppError("VALIDATION", `data file ${f.path}: partition values ${JSON.stringify(f.partitionValues ?? {})} do not match the partitioning (${t.partitionBy ?? "none"})`, {
-      details: where,
-    });
+    throw new AppError(
+      "VALIDATION",
+      `data file ${f.path}: partition values ${JSON.stringify(f.partitionValues ?? {})} do not match the partitioning (${t.partitionBy ?? "none"})`,
+      {
+        details: where,
+      },
+    );
   }
   const size = statSync(storedPath(ctx, t, f.path).absolute, { throwIfNoEntry: false })?.size;
   if (size !== f.fileSizeBytes) {
-    throw new AppError("VALIDATION", `data file ${f.path}: ${size === undefined ? "does not exist" : `is ${size} bytes, not ${f.fileSizeBytes}`}`, { details: where });
+    throw new AppError(
+      "VALIDATION",
+      `data file ${f.path}: ${size === undefined ? "does not exist" : `is ${size} bytes, not ${f.fileSizeBytes}`}`,
+      { details: where },
+    );
   }
 }
 
@@ -62,12 +87,23 @@ interface ColumnAgg {
  * Registers `files` of table `t` in draft `d` and folds them into the table statistics. Row ids
  * continue from ducklake_table_stats.next_row_id, file ids from the snapshot's next_file_id.
  */
-export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, files: NewDataFile[], removed = { records: 0, bytes: 0 }): Promise<void> {
+export async function insertFiles(
+  ctx: PgCtx,
+  tx: TransactionSQL,
+  d: Draft,
+  t: TableInfo,
+  files: NewDataFile[],
+  removed = { records: 0, bytes: 0 },
+): Promise<void> {
   const keys = await partitionKeys(tx, t.tableId, d.base.snapshotId);
   if (keys.length > 1 || (keys[0] !== undefined && keys[0].transform !== "identity")) {
-    throw new AppError("UNSUPPORTED", `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`);
+    throw new AppError(
+      "UNSUPPORTED",
+      `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`,
+    );
   }
-  const [stats] = await tx`SELECT record_count, next_row_id, file_size_bytes FROM ducklake_table_stats WHERE table_id = ${t.tableId} LIMIT 1`;
+  const [stats] =
+    await tx`SELECT record_count, next_row_id, file_size_bytes FROM ducklake_table_stats WHERE table_id = ${t.tableId} LIMIT 1`;
   let rowId = numOrNull(stats?.next_row_id) ?? 0;
   let records = 0;
   let bytes = 0;
@@ -84,7 +120,14 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
     records += f.recordCount;
     bytes += f.fileSizeBytes;
     for (const c of t.columns) {
-      const a = agg.get(c.columnId) ?? { columnId: c.columnId, type: c.type, min: null, max: null, containsNull: false, containsNan: false };
+      const a = agg.get(c.columnId) ?? {
+        columnId: c.columnId,
+        type: c.type,
+        min: null,
+        max: null,
+        containsNull: false,
+        containsNan: false,
+      };
       agg.set(c.columnId, a);
       const s: NewColumnStats | undefined = f.columnStats[c.name];
       if (s === undefined) {
@@ -146,7 +189,13 @@ interface StatRows {
 /** Folds the new files' bounds into ducklake_table_column_stats: one read, one insert, one update. */
 async function foldColumnStats(tx: TransactionSQL, tableId: number, aggs: ColumnAgg[]): Promise<void> {
   if (aggs.length === 0) return;
-  const rows: Array<{ column_id: string; contains_null: boolean | null; contains_nan: boolean | null; min_value: string | null; max_value: string | null }> =
+  const rows: Array<{
+    column_id: string;
+    contains_null: boolean | null;
+    contains_nan: boolean | null;
+    min_value: string | null;
+    max_value: string | null;
+  }> =
     await tx`SELECT column_id, contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ${tableId}`;
   const old = new Map(rows.map((r) => [Number(r.column_id), r]));
   const ins: StatFold = { column: [], nulls: [], nan: [], min: [], max: [] };
@@ -159,12 +208,25 @@ async function foldColumnStats(tx: TransactionSQL, tableId: number, aggs: Column
     to.column.push(a.columnId);
     to.nulls.push(a.containsNull || o?.contains_null === true);
     to.nan.push(typeHasNan(a.type) ? a.containsNan || o?.contains_nan === true : null);
-    to.min.push(o === undefined || oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0) ? a.min : oldMin);
-    to.max.push(o === undefined || oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax);
+    to.min.push(
+      o === undefined || oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0)
+        ? a.min
+        : oldMin,
+    );
+    to.max.push(
+      o === undefined || oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0)
+        ? a.max
+        : oldMax,
+    );
   }
   const args = (f: StatFold) => [tableId, f.column, f.nulls, f.nan, f.min, f.max];
-  const UNNEST = "unnest($2::bigint[], $3::boolean[], $4::boolean[], $5::varchar[], $6::varchar[]) AS u(c, nl, nan, mn, mx)";
-  if (ins.column.length > 0) await tx.unsafe(`INSERT INTO ducklake_table_column_stats SELECT $1::bigint, c, nl, nan, mn, mx, NULL FROM ${UNNEST}`, args(ins));
+  const UNNEST =
+    "unnest($2::bigint[], $3::boolean[], $4::boolean[], $5::varchar[], $6::varchar[]) AS u(c, nl, nan, mn, mx)";
+  if (ins.column.length > 0)
+    await tx.unsafe(
+      `INSERT INTO ducklake_table_column_stats SELECT $1::bigint, c, nl, nan, mn, mx, NULL FROM ${UNNEST}`,
+      args(ins),
+    );
   if (upd.column.length > 0) {
     await tx.unsafe(
       `UPDATE ducklake_table_column_stats s SET contains_null = u.nl, contains_nan = u.nan, min_value = u.mn, max_value = u.mx FROM ${UNNEST}

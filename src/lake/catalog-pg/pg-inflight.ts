@@ -40,8 +40,11 @@ export async function otherInflightPaths(db: Db, owner: string): Promise<Set<str
 }
 
 /** Every reservation with its owner and time (for operators and tests). */
-export async function inflightReservations(db: Db): Promise<Array<{ path: string; owner: string; reservedAtMs: number }>> {
-  const rows: Array<{ path: string; owner: string; ms: string }> = await db`SELECT path, owner, (extract(epoch FROM reserved_at) * 1000)::bigint AS ms
+export async function inflightReservations(
+  db: Db,
+): Promise<Array<{ path: string; owner: string; reservedAtMs: number }>> {
+  const rows: Array<{ path: string; owner: string; ms: string }> =
+    await db`SELECT path, owner, (extract(epoch FROM reserved_at) * 1000)::bigint AS ms
     FROM svc_inflight_file ORDER BY reserved_at, path`;
   return rows.map((r) => ({ path: r.path, owner: r.owner, reservedAtMs: Number(r.ms) }));
 }
@@ -65,7 +68,11 @@ export async function forgetOwnReservations(db: Db, owner: string, paths: readon
  * grace. A writer that died leaves them; its files were never committed (docs/DUCKLAKE.md
  * "In-flight files").
  */
-export async function deadReservations(db: Db, owner: string, graceMs: number): Promise<Array<{ path: string; owner: string }>> {
+export async function deadReservations(
+  db: Db,
+  owner: string,
+  graceMs: number,
+): Promise<Array<{ path: string; owner: string }>> {
   return await db.unsafe(
     `SELECT i.path, i.owner FROM svc_inflight_file i
       WHERE i.owner <> $1 AND i.reserved_at < clock_timestamp() - ($2::bigint * interval '1 millisecond')

@@ -57,8 +57,22 @@ async function loadTable(db: Db, r: TableRow, snap: number): Promise<TableInfo> 
      WHERE c.table_id = $2 AND c.parent_column IS NULL AND ${liveAt("c")} ORDER BY c.column_order`,
     [snap, tableId],
   )) as Array<{ column_id: string; column_name: string; column_type: string; column_order: string }>;
-  const columns = cols.map((c): ColumnInfo => ({ columnId: num(c.column_id), name: c.column_name, type: c.column_type, order: num(c.column_order) }));
-  const info: TableInfo = { tableId, schemaId: num(r.schema_id), schemaName: r.schema_name, name: r.table_name, columns, dataDir: tableDataDir(r) };
+  const columns = cols.map(
+    (c): ColumnInfo => ({
+      columnId: num(c.column_id),
+      name: c.column_name,
+      type: c.column_type,
+      order: num(c.column_order),
+    }),
+  );
+  const info: TableInfo = {
+    tableId,
+    schemaId: num(r.schema_id),
+    schemaName: r.schema_name,
+    name: r.table_name,
+    columns,
+    dataDir: tableDataDir(r),
+  };
   const keys = await partitionKeys(db, tableId, snap);
   const only = keys[0];
   if (only !== undefined) {
@@ -71,7 +85,10 @@ async function loadTable(db: Db, r: TableRow, snap: number): Promise<TableInfo> 
 
 /** Names match case-insensitively, as DuckDB resolves identifiers. */
 export async function getTable(db: Db, schema: string, name: string, snap: number): Promise<TableInfo | null> {
-  const [r] = await db.unsafe(`${TABLE_SELECT} AND lower(s.schema_name) = lower($2) AND lower(t.table_name) = lower($3)`, [snap, schema, name]);
+  const [r] = await db.unsafe(
+    `${TABLE_SELECT} AND lower(s.schema_name) = lower($2) AND lower(t.table_name) = lower($3)`,
+    [snap, schema, name],
+  );
   return r === undefined ? null : loadTable(db, r as TableRow, snap);
 }
 
@@ -85,18 +102,27 @@ export async function listTables(db: Db, snap: number): Promise<TableInfo[]> {
 
 /** How the catalog spells schema `name` (case-insensitive), or undefined. */
 export async function schemaName(db: Db, name: string, snap: number): Promise<string | undefined> {
-  const [r] = await db.unsafe(`SELECT s.schema_name FROM ducklake_schema s WHERE lower(s.schema_name) = lower($2) AND ${liveAt("s")}`, [snap, name]);
+  const [r] = await db.unsafe(
+    `SELECT s.schema_name FROM ducklake_schema s WHERE lower(s.schema_name) = lower($2) AND ${liveAt("s")}`,
+    [snap, name],
+  );
   return (r as { schema_name: string } | undefined)?.schema_name;
 }
 
 export async function getTableById(db: Db, tableId: number, snap: number): Promise<TableInfo> {
   const [r] = await db.unsafe(`${TABLE_SELECT} AND t.table_id = $2`, [snap, tableId]);
-  if (r === undefined) throw new AppError("NOT_FOUND", `no table with id ${tableId} at snapshot ${snap}`, { details: { tableId, snapshotId: snap } });
+  if (r === undefined)
+    throw new AppError("NOT_FOUND", `no table with id ${tableId} at snapshot ${snap}`, {
+      details: { tableId, snapshotId: snap },
+    });
   return loadTable(db, r as TableRow, snap);
 }
 
 async function schemaId(db: Db, name: string, snap: number): Promise<number | null> {
-  const [r] = await db.unsafe(`SELECT s.schema_id FROM ducklake_schema s WHERE lower(s.schema_name) = lower($2) AND ${liveAt("s")}`, [snap, name]);
+  const [r] = await db.unsafe(
+    `SELECT s.schema_id FROM ducklake_schema s WHERE lower(s.schema_name) = lower($2) AND ${liveAt("s")}`,
+    [snap, name],
+  );
   return r === undefined ? null : num((r as { schema_id: string }).schema_id);
 }
 
@@ -113,8 +139,12 @@ export function checkTableDef(schema: string, def: TableDef): void {
   const seen = new Set<string>();
   for (const c of def.columns) {
     validName("column", c.name);
-    if (!isLakeType(c.type)) throw new AppError("VALIDATION", `column ${c.name}: unknown type ${String(c.type)}`, { details: { column: c.name } });
-    if (seen.has(c.name)) throw new AppError("CONFLICT", `column ${c.name} is defined twice`, { details: { column: c.name } });
+    if (!isLakeType(c.type))
+      throw new AppError("VALIDATION", `column ${c.name}: unknown type ${String(c.type)}`, {
+        details: { column: c.name },
+      });
+    if (seen.has(c.name))
+      throw new AppError("CONFLICT", `column ${c.name} is defined twice`, { details: { column: c.name } });
     seen.add(c.name);
   }
   if (def.partitionBy !== undefined && !seen.has(def.partitionBy)) {
@@ -122,7 +152,14 @@ export function checkTableDef(schema: string, def: TableDef): void {
   }
 }
 
-async function insertColumns(tx: TransactionSQL, d: Draft, tableId: number, firstId: number, firstOrder: number, cols: ColumnDef[]): Promise<void> {
+async function insertColumns(
+  tx: TransactionSQL,
+  d: Draft,
+  tableId: number,
+  firstId: number,
+  firstOrder: number,
+  cols: ColumnDef[],
+): Promise<void> {
   for (const [i, c] of cols.entries()) {
     await tx`INSERT INTO ducklake_column VALUES (${firstId + i}, ${d.snapshotId}, NULL, ${tableId}, ${firstOrder + i}, ${c.name}, ${c.type}, NULL, 'NULL', true, NULL, 'literal', 'duckdb')`;
   }
@@ -133,23 +170,33 @@ async function insertColumns(tx: TransactionSQL, d: Draft, tableId: number, firs
  * with the columns of `def` it lacks added, or created (schema too) when missing. `changed` false:
  * nothing was written (the caller then writes no snapshot).
  */
-export async function ensureTableInTxn(tx: TransactionSQL, d: Draft, schema: string, def: TableDef): Promise<{ tableId: number; changed: boolean }> {
+export async function ensureTableInTxn(
+  tx: TransactionSQL,
+  d: Draft,
+  schema: string,
+  def: TableDef,
+): Promise<{ tableId: number; changed: boolean }> {
   const snap = d.base.snapshotId;
   const existing = await getTable(tx, schema, def.name, snap);
   if (existing) {
     if (existing.partitionBy !== def.partitionBy) {
-      throw new AppError("CONFLICT", `table ${schema}.${def.name} is partitioned by ${existing.partitionBy ?? "nothing"}, not ${def.partitionBy ?? "nothing"}`);
+      throw new AppError(
+        "CONFLICT",
+        `table ${schema}.${def.name} is partitioned by ${existing.partitionBy ?? "nothing"}, not ${def.partitionBy ?? "nothing"}`,
+      );
     }
     const have = new Map(existing.columns.map((c) => [c.name, c.type]));
     for (const c of def.columns) {
       const t = have.get(c.name);
-      if (t !== undefined && t !== c.type) throw new AppError("CONFLICT", `column ${schema}.${def.name}.${c.name} is ${t}, not ${c.type}`);
+      if (t !== undefined && t !== c.type)
+        throw new AppError("CONFLICT", `column ${schema}.${def.name}.${c.name} is ${t}, not ${c.type}`);
     }
     const missing = def.columns.filter((c) => !have.has(c.name));
     if (missing.length === 0) return { tableId: existing.tableId, changed: false };
     await claimSnapshot(tx, d);
     // column ids are unique within the table over its whole life, dropped columns included (spec "CREATE TABLE").
-    const [max] = await tx`SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ${existing.tableId}`;
+    const [max] =
+      await tx`SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ${existing.tableId}`;
     await insertColumns(tx, d, existing.tableId, num(max?.id ?? 0) + 1, num(max?.ord ?? 0) + 1, missing);
     d.changes.push(`altered_table:${existing.tableId}`);
     d.schemaChanged = true;

@@ -26,23 +26,30 @@ async function tableDirs(ctx: PgCtx, db: Db): Promise<Map<number, string>> {
 const absoluteOf = (ctx: PgCtx, dirs: Map<number, string>, tableId: number, path: string, rel: boolean | null) =>
   rel === false || isAbsolute(path) ? path : `${dirs.get(tableId) ?? ctx.dataPath}${path}`;
 
-const relativeToData = (ctx: PgCtx, abs: string) => (abs.startsWith(ctx.dataPath) ? { path: abs.slice(ctx.dataPath.length), rel: true } : { path: abs, rel: false });
+const relativeToData = (ctx: PgCtx, abs: string) =>
+  abs.startsWith(ctx.dataPath) ? { path: abs.slice(ctx.dataPath.length), rel: true } : { path: abs, rel: false };
 
 /**
  * Inside a transaction holding the commit lock: removes snapshots older than `olderThanMs` (never
  * the newest), then moves every file no remaining snapshot sees (end_snapshot <= oldest kept) to
  * ducklake_files_scheduled_for_deletion, path relative to the data path, as the extension does.
  */
-export async function expireInTxn(ctx: PgCtx, tx: TransactionSQL, olderThanMs: number): Promise<{ expiredSnapshots: number; scheduledFiles: number }> {
+export async function expireInTxn(
+  ctx: PgCtx,
+  tx: TransactionSQL,
+  olderThanMs: number,
+): Promise<{ expiredSnapshots: number; scheduledFiles: number }> {
   const cutoffUs = (BigInt(Math.floor(olderThanMs)) * 1000n).toString();
   const [latest] = await tx`SELECT max(snapshot_id) AS id FROM ducklake_snapshot`;
-  if (latest?.id === null || latest?.id === undefined) throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.where} has no snapshot`);
+  if (latest?.id === null || latest?.id === undefined)
+    throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.where} has no snapshot`);
   const top = num(latest.id);
   const expired: Array<{ id: string }> = await tx`SELECT snapshot_id AS id FROM ducklake_snapshot
     WHERE snapshot_id <> ${top} AND snapshot_time < to_timestamp(0) + (${cutoffUs}::bigint * interval '1 microsecond') ORDER BY snapshot_id`;
   if (expired.length === 0) return { expiredSnapshots: 0, scheduledFiles: 0 };
   const ids = expired.map((e) => num(e.id));
-  const [kept] = await tx`SELECT min(snapshot_id) AS id FROM ducklake_snapshot WHERE NOT (snapshot_id = ANY(${ids}::bigint[]))`;
+  const [kept] =
+    await tx`SELECT min(snapshot_id) AS id FROM ducklake_snapshot WHERE NOT (snapshot_id = ANY(${ids}::bigint[]))`;
   const oldestKept = num(kept?.id);
   const dirs = await tableDirs(ctx, tx);
   let scheduled = 0;
@@ -50,7 +57,10 @@ export async function expireInTxn(ctx: PgCtx, tx: TransactionSQL, olderThanMs: n
     { table: "ducklake_data_file", id: "data_file_id" },
     { table: "ducklake_delete_file", id: "delete_file_id" },
   ]) {
-    const gone = (await tx.unsafe(`SELECT ${kind.id} AS id, table_id, path, path_is_relative FROM ${kind.table} WHERE end_snapshot IS NOT NULL AND end_snapshot <= $1`, [oldestKept])) as Array<{
+    const gone = (await tx.unsafe(
+      `SELECT ${kind.id} AS id, table_id, path, path_is_relative FROM ${kind.table} WHERE end_snapshot IS NOT NULL AND end_snapshot <= $1`,
+      [oldestKept],
+    )) as Array<{
       id: string;
       table_id: string;
       path: string;
@@ -75,7 +85,10 @@ export async function expireInTxn(ctx: PgCtx, tx: TransactionSQL, olderThanMs: n
   return { expiredSnapshots: ids.length, scheduledFiles: scheduled };
 }
 
-export async function listScheduledDeletions(ctx: PgCtx, db: Db): Promise<Array<{ dataFileId: number; path: string; absolutePath: string }>> {
+export async function listScheduledDeletions(
+  ctx: PgCtx,
+  db: Db,
+): Promise<Array<{ dataFileId: number; path: string; absolutePath: string }>> {
   const rows: Array<{ data_file_id: string; path: string; path_is_relative: boolean | null }> =
     await db`SELECT data_file_id, path, path_is_relative FROM ducklake_files_scheduled_for_deletion ORDER BY data_file_id`;
   return rows.map((r) => ({
@@ -88,7 +101,8 @@ export async function listScheduledDeletions(ctx: PgCtx, db: Db): Promise<Array<
 /** Drops scheduled-deletion rows once the caller has deleted the files. */
 export async function forgetFiles(db: Db, dataFileIds: number[]): Promise<number> {
   if (dataFileIds.length === 0) return 0;
-  const r = await db`DELETE FROM ducklake_files_scheduled_for_deletion WHERE data_file_id = ANY(${dataFileIds}::bigint[])`;
+  const r =
+    await db`DELETE FROM ducklake_files_scheduled_for_deletion WHERE data_file_id = ANY(${dataFileIds}::bigint[])`;
   return r.count;
 }
 
@@ -101,7 +115,11 @@ export async function referencedPaths(ctx: PgCtx, db: Db, owner: string): Promis
   const dirs = await tableDirs(ctx, db);
   const out = new Set<string>();
   for (const table of ["ducklake_data_file", "ducklake_delete_file"]) {
-    const rows = (await db.unsafe(`SELECT table_id, path, path_is_relative FROM ${table}`)) as Array<{ table_id: string; path: string; path_is_relative: boolean | null }>;
+    const rows = (await db.unsafe(`SELECT table_id, path, path_is_relative FROM ${table}`)) as Array<{
+      table_id: string;
+      path: string;
+      path_is_relative: boolean | null;
+    }>;
     for (const f of rows) out.add(absoluteOf(ctx, dirs, num(f.table_id), f.path, f.path_is_relative));
   }
   for (const s of await listScheduledDeletions(ctx, db)) out.add(s.absolutePath);
@@ -118,9 +136,12 @@ export async function snapshotAnomalies(db: Db): Promise<{ duplicateRows: number
 
 /** Whether another writer inlined live rows into catalog tables (DuckLake "Data Inlining"). */
 export async function hasInlinedRows(db: Db): Promise<boolean> {
-  const tables: Array<{ table_name: string }> = await db`SELECT table_name FROM ducklake_inlined_data_tables WHERE to_regclass(quote_ident(table_name)) IS NOT NULL`;
+  const tables: Array<{ table_name: string }> =
+    await db`SELECT table_name FROM ducklake_inlined_data_tables WHERE to_regclass(quote_ident(table_name)) IS NOT NULL`;
   for (const t of tables) {
-    const [r] = await db.unsafe(`SELECT EXISTS (SELECT 1 FROM "${t.table_name.replaceAll('"', '""')}" WHERE end_snapshot IS NULL) AS any`);
+    const [r] = await db.unsafe(
+      `SELECT EXISTS (SELECT 1 FROM "${t.table_name.replaceAll('"', '""')}" WHERE end_snapshot IS NULL) AS any`,
+    );
     if ((r as { any: boolean } | undefined)?.any === true) return true;
   }
   return false;

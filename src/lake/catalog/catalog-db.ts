@@ -29,7 +29,13 @@ function nowMicros(): bigint {
 
 export const snapshotTimeText = (us: bigint) => formatTimestampMicros(us, true);
 
-export function openDatabase(opts: { path: string; dataPath: string; create: boolean; readOnly: boolean; log: Logger }): Ctx {
+export function openDatabase(opts: {
+  path: string;
+  dataPath: string;
+  create: boolean;
+  readOnly: boolean;
+  log: Logger;
+}): Ctx {
   const catalogPath = resolve(opts.path);
   const isNew = !existsSync(catalogPath) || statSync(catalogPath).size === 0;
   if (isNew && (!opts.create || opts.readOnly)) {
@@ -37,11 +43,22 @@ export function openDatabase(opts: { path: string; dataPath: string; create: boo
   }
   let db: Database;
   try {
-    db = opts.readOnly ? new Database(catalogPath, { readonly: true }) : new Database(catalogPath, { create: true, readwrite: true });
+    db = opts.readOnly
+      ? new Database(catalogPath, { readonly: true })
+      : new Database(catalogPath, { create: true, readwrite: true });
   } catch (e) {
-    throw new AppError("CATALOG_CORRUPT", `cannot open catalog ${catalogPath}: ${errorMessage(e)}`, { cause: e, details: { path: catalogPath } });
+    throw new AppError("CATALOG_CORRUPT", `cannot open catalog ${catalogPath}: ${errorMessage(e)}`, {
+      cause: e,
+      details: { path: catalogPath },
+    });
   }
-  const ctx: Ctx = { db, dataPath: withSlash(resolve(opts.dataPath)), catalogPath, log: opts.log, readOnly: opts.readOnly };
+  const ctx: Ctx = {
+    db,
+    dataPath: withSlash(resolve(opts.dataPath)),
+    catalogPath,
+    log: opts.log,
+    readOnly: opts.readOnly,
+  };
   try {
     db.run("PRAGMA busy_timeout = 10000");
     if (!opts.readOnly) {
@@ -55,10 +72,14 @@ export function openDatabase(opts: { path: string; dataPath: string; create: boo
   } catch (e) {
     db.close();
     if (e instanceof AppError) throw e;
-    throw new AppError("CATALOG_CORRUPT", `catalog ${catalogPath} is not a readable DuckLake catalog: ${errorMessage(e)}`, {
-      cause: e,
-      details: { path: catalogPath },
-    });
+    throw new AppError(
+      "CATALOG_CORRUPT",
+      `catalog ${catalogPath} is not a readable DuckLake catalog: ${errorMessage(e)}`,
+      {
+        cause: e,
+        details: { path: catalogPath },
+      },
+    );
   }
   return ctx;
 }
@@ -80,7 +101,11 @@ function createCatalog(ctx: Ctx): void {
     db.run(`INSERT INTO ducklake_snapshot_changes VALUES (0, 'created_schema:"main"', NULL, NULL, NULL)`);
     db.run("INSERT INTO ducklake_schema VALUES (0, ?, 0, NULL, 'main', 'main/', 1)", [crypto.randomUUID()]);
   }).immediate();
-  ctx.log.info("created DuckLake catalog", { path: ctx.catalogPath, dataPath: ctx.dataPath, version: DUCKLAKE_VERSION });
+  ctx.log.info("created DuckLake catalog", {
+    path: ctx.catalogPath,
+    dataPath: ctx.dataPath,
+    version: DUCKLAKE_VERSION,
+  });
 }
 
 function validateCatalog(ctx: Ctx): void {
@@ -93,7 +118,9 @@ function validateCatalog(ctx: Ctx): void {
   );
   const missing = REQUIRED_TABLES.filter((t) => !present.has(t));
   if (missing.length > 0) {
-    throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} lacks DuckLake tables: ${missing.join(", ")}`, { details: { missing } });
+    throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} lacks DuckLake tables: ${missing.join(", ")}`, {
+      details: { missing },
+    });
   }
   const meta = new Map(
     db
@@ -102,19 +129,29 @@ function validateCatalog(ctx: Ctx): void {
       .map((r) => [r.key, r.value]),
   );
   const version = meta.get("version");
-  if (version === undefined) throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} has no DuckLake version in ducklake_metadata`);
+  if (version === undefined)
+    throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} has no DuckLake version in ducklake_metadata`);
   if (version !== DUCKLAKE_VERSION) {
-    throw new AppError("UNSUPPORTED", `catalog ${ctx.catalogPath} is DuckLake ${version}; this build reads and writes DuckLake ${DUCKLAKE_VERSION}`, {
-      details: { version, supported: DUCKLAKE_VERSION },
-    });
+    throw new AppError(
+      "UNSUPPORTED",
+      `catalog ${ctx.catalogPath} is DuckLake ${version}; this build reads and writes DuckLake ${DUCKLAKE_VERSION}`,
+      {
+        details: { version, supported: DUCKLAKE_VERSION },
+      },
+    );
   }
-  if (meta.get("encrypted") === "true") throw new AppError("UNSUPPORTED", `catalog ${ctx.catalogPath} uses encrypted data files`);
+  if (meta.get("encrypted") === "true")
+    throw new AppError("UNSUPPORTED", `catalog ${ctx.catalogPath} uses encrypted data files`);
   const stored = meta.get("data_path");
   if (stored !== undefined && withSlash(resolve(stored)) !== ctx.dataPath) {
     // Like the extension's DATA_PATH override: the configured path wins (the lake may have moved).
-    ctx.log.warn("catalog data_path differs from the configured data path; using the configured one", { stored, configured: ctx.dataPath });
+    ctx.log.warn("catalog data_path differs from the configured data path; using the configured one", {
+      stored,
+      configured: ctx.dataPath,
+    });
   }
-  if (latestSnapshotRow(ctx) === null) throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} has no snapshot`);
+  if (latestSnapshotRow(ctx) === null)
+    throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} has no snapshot`);
 }
 
 interface SnapshotRow {
@@ -162,7 +199,9 @@ export function snapshotAt(ctx: Ctx, timestampMs: number): SnapshotInfo | null {
   const target = BigInt(Math.floor(timestampMs)) * 1000n + 999n;
   // snapshot_time only grows with snapshot_id (draft() keeps it monotonic), but other writers store
   // times as text that need parsing, so walk back from the newest in pages.
-  const page = ctx.db.query<SnapshotRow, [number]>(`${SNAPSHOT_SELECT} WHERE s.snapshot_id < ? ORDER BY s.snapshot_id DESC LIMIT 256`);
+  const page = ctx.db.query<SnapshotRow, [number]>(
+    `${SNAPSHOT_SELECT} WHERE s.snapshot_id < ? ORDER BY s.snapshot_id DESC LIMIT 256`,
+  );
   let before = Number.MAX_SAFE_INTEGER;
   for (;;) {
     const rows = page.all(before);
@@ -208,8 +247,17 @@ export function finish(ctx: Ctx, d: Draft): number {
   const prev = parseTimestampMicros(d.base.snapshot_time) ?? 0n;
   const now = nowMicros();
   const time = now > prev ? now : prev + 1n;
-  ctx.db.run("INSERT INTO ducklake_snapshot VALUES (?, ?, ?, ?, ?)", [d.snapshotId, snapshotTimeText(time), schemaVersion, d.nextCatalogId, d.nextFileId]);
-  ctx.db.run("INSERT INTO ducklake_snapshot_changes VALUES (?, ?, NULL, NULL, NULL)", [d.snapshotId, d.changes.join(",")]);
+  ctx.db.run("INSERT INTO ducklake_snapshot VALUES (?, ?, ?, ?, ?)", [
+    d.snapshotId,
+    snapshotTimeText(time),
+    schemaVersion,
+    d.nextCatalogId,
+    d.nextFileId,
+  ]);
+  ctx.db.run("INSERT INTO ducklake_snapshot_changes VALUES (?, ?, NULL, NULL, NULL)", [
+    d.snapshotId,
+    d.changes.join(","),
+  ]);
   if (d.schemaChanged) {
     for (const tableId of d.schemaChangedTables) {
       ctx.db.run("INSERT INTO ducklake_schema_versions VALUES (?, ?, ?)", [d.snapshotId, schemaVersion, tableId]);
@@ -225,4 +273,5 @@ export function writeTxn<T>(ctx: Ctx, fn: () => T): T {
 }
 
 /** `begin_snapshot <= s AND (end_snapshot IS NULL OR end_snapshot > s)` for alias `a` (DuckLake "Queries"). */
-export const liveAt = (a: string) => `${a}.begin_snapshot <= $snap AND (${a}.end_snapshot IS NULL OR ${a}.end_snapshot > $snap)`;
+export const liveAt = (a: string) =>
+  `${a}.begin_snapshot <= $snap AND (${a}.end_snapshot IS NULL OR ${a}.end_snapshot > $snap)`;

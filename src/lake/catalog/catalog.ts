@@ -16,7 +16,20 @@ import * as maint from "./maintenance.ts";
 import { retireDataFiles } from "./retire.ts";
 import { type SnapshotAnomalies, snapshotAnomalies } from "./snapshot-check.ts";
 import * as tables from "./tables.ts";
-import type { ColumnDef, DataFileInfo, IntegrityReport, ListFilesOptions, NewDataFile, RepairReport, ScheduledDeletion, SnapshotInfo, StatBound, TableDef, TableInfo, TableStats } from "./types.ts";
+import type {
+  ColumnDef,
+  DataFileInfo,
+  IntegrityReport,
+  ListFilesOptions,
+  NewDataFile,
+  RepairReport,
+  ScheduledDeletion,
+  SnapshotInfo,
+  StatBound,
+  TableDef,
+  TableInfo,
+  TableStats,
+} from "./types.ts";
 
 export interface OpenCatalogOptions {
   /** SQLite catalog file. */
@@ -106,12 +119,19 @@ export class Catalog {
    * transaction, together with each of `marks`). No files: nothing is written and the current
    * snapshot id is returned. Files must exist with the stated size (VALIDATION otherwise).
    */
-  commitDataFiles(tableId: number, files: NewDataFile[], marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
+  commitDataFiles(
+    tableId: number,
+    files: NewDataFile[],
+    marks?: WriterWatermark | readonly WriterWatermark[],
+  ): { snapshotId: number } {
     return commitInserts(this.#c, [{ tableId, files }], marks);
   }
 
   /** Like commitDataFiles for several tables at once: one snapshot for a whole flush. */
-  commitBatch(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
+  commitBatch(
+    batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>,
+    marks?: WriterWatermark | readonly WriterWatermark[],
+  ): { snapshotId: number } {
     return commitInserts(this.#c, batches, marks);
   }
 
@@ -140,7 +160,12 @@ export class Catalog {
   // ---- maintenance -----------------------------------------------------------------------------
 
   /** Compaction swap in one snapshot; throws CONFLICT (nothing changed) when record counts differ or the guarded partition changed. */
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): { snapshotId: number } {
+  replaceDataFiles(
+    tableId: number,
+    oldFileIds: number[],
+    newFiles: NewDataFile[],
+    guard?: PartitionSwapGuard,
+  ): { snapshotId: number } {
     return replaceDataFiles(this.#c, tableId, oldFileIds, newFiles, guard);
   }
 
@@ -150,7 +175,11 @@ export class Catalog {
   }
 
   /** Retention: ends the files whose `column` maximum is below `cutoff`; snapshotId null when none. */
-  retireFilesBefore(tableId: number, column: string, cutoff: StatBound): { snapshotId: number | null; files: DataFileInfo[] } {
+  retireFilesBefore(
+    tableId: number,
+    column: string,
+    cutoff: StatBound,
+  ): { snapshotId: number | null; files: DataFileInfo[] } {
     return retireFilesBefore(this.#c, tableId, column, cutoff);
   }
 
@@ -263,7 +292,13 @@ export function openCatalog(opts: OpenCatalogOptions): Catalog {
   if (!readOnly && opts.create !== false) mkdirSync(dirname(resolve(opts.path)), { recursive: true });
   const lock = readOnly ? null : acquireCatalogLock(resolve(opts.path), log);
   try {
-    const ctx = core.openDatabase({ path: opts.path, dataPath: opts.dataPath, create: opts.create ?? true, readOnly, log });
+    const ctx = core.openDatabase({
+      path: opts.path,
+      dataPath: opts.dataPath,
+      create: opts.create ?? true,
+      readOnly,
+      log,
+    });
     return new Catalog(ctx, lock);
   } catch (e) {
     lock?.release();

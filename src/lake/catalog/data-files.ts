@@ -14,13 +14,15 @@ import type { NewColumnStats, NewDataFile, TableInfo } from "./types.ts";
 import { compareStatValues, formatStatValue, typeHasNan } from "./values.ts";
 
 /** Absolute directory of a table's files. */
-export const tableDirAbs = (ctx: Ctx, t: TableInfo) => (isAbsolute(t.dataDir) ? t.dataDir : `${ctx.dataPath}${t.dataDir}`);
+export const tableDirAbs = (ctx: Ctx, t: TableInfo) =>
+  isAbsolute(t.dataDir) ? t.dataDir : `${ctx.dataPath}${t.dataDir}`;
 
 /** Stored form of a file path: relative to the table directory when below it (path_is_relative), else absolute. */
 function storedPath(ctx: Ctx, t: TableInfo, input: string): { path: string; relative: 0 | 1; absolute: string } {
   const absolute = normalize(isAbsolute(input) ? input : `${ctx.dataPath}${input}`);
   const dir = tableDirAbs(ctx, t);
-  if (absolute.startsWith(dir) && absolute.length > dir.length) return { path: absolute.slice(dir.length), relative: 1, absolute };
+  if (absolute.startsWith(dir) && absolute.length > dir.length)
+    return { path: absolute.slice(dir.length), relative: 1, absolute };
   return { path: absolute, relative: 0, absolute };
 }
 
@@ -45,24 +47,41 @@ export interface TableAgg {
 function validateFile(ctx: Ctx, t: TableInfo, f: NewDataFile, partitioned: string | undefined): void {
   const where = { table: `${t.schemaName}.${t.name}`, path: f.path };
   if (!isCount(f.recordCount) || !isCount(f.fileSizeBytes) || !isCount(f.footerSize)) {
-    throw new AppError("VALIDATION", `data file ${f.path}: recordCount, fileSizeBytes and footerSize must be non-negative integers`, { details: where });
+    throw new AppError(
+      "VALIDATION",
+      `data file ${f.path}: recordCount, fileSizeBytes and footerSize must be non-negative integers`,
+      { details: where },
+    );
   }
   const names = new Set(t.columns.map((c) => c.name));
   for (const [name, s] of Object.entries(f.columnStats)) {
-    if (!names.has(name)) throw new AppError("VALIDATION", `data file ${f.path}: stats for unknown column ${name}`, { details: where });
+    if (!names.has(name))
+      throw new AppError("VALIDATION", `data file ${f.path}: stats for unknown column ${name}`, { details: where });
     if (!isCount(s.nullCount) || s.nullCount > f.recordCount) {
-      throw new AppError("VALIDATION", `data file ${f.path}: column ${name} nullCount ${s.nullCount} is not within 0..${f.recordCount}`, { details: where });
+      throw new AppError(
+        "VALIDATION",
+        `data file ${f.path}: column ${name} nullCount ${s.nullCount} is not within 0..${f.recordCount}`,
+        { details: where },
+      );
     }
   }
   const keys = Object.keys(f.partitionValues ?? {});
   if (partitioned === undefined ? keys.length > 0 : keys.length !== 1 || keys[0] !== partitioned) {
-    throw new AppError("VALIDATION", `data file ${f.path}: partition values ${JSON.stringify(f.partitionValues ?? {})} do not match the partitioning (${partitioned ?? "none"})`, {
-      details: where,
-    });
+    throw new AppError(
+      "VALIDATION",
+      `data file ${f.path}: partition values ${JSON.stringify(f.partitionValues ?? {})} do not match the partitioning (${partitioned ?? "none"})`,
+      {
+        details: where,
+      },
+    );
   }
   const size = statSync(storedPath(ctx, t, f.path).absolute, { throwIfNoEntry: false })?.size;
   if (size !== f.fileSizeBytes) {
-    throw new AppError("VALIDATION", `data file ${f.path}: ${size === undefined ? "does not exist" : `is ${size} bytes, not ${f.fileSizeBytes}`}`, { details: where });
+    throw new AppError(
+      "VALIDATION",
+      `data file ${f.path}: ${size === undefined ? "does not exist" : `is ${size} bytes, not ${f.fileSizeBytes}`}`,
+      { details: where },
+    );
   }
 }
 
@@ -78,21 +97,44 @@ function tableStatsRow(ctx: Ctx, tableId: number) {
 export function insertFiles(ctx: Ctx, d: Draft, t: TableInfo, files: NewDataFile[], agg: TableAgg): void {
   const keys = partitionKeys(ctx, t.tableId, d.base.snapshot_id);
   if (keys.length > 1 || (keys[0] !== undefined && keys[0].transform !== "identity")) {
-    throw new AppError("UNSUPPORTED", `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`);
+    throw new AppError(
+      "UNSUPPORTED",
+      `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`,
+    );
   }
   for (const f of files) validateFile(ctx, t, f, t.partitionBy);
-  const insFile = ctx.db.prepare("INSERT INTO ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, NULL)");
+  const insFile = ctx.db.prepare(
+    "INSERT INTO ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, NULL)",
+  );
   const insStat = ctx.db.prepare("INSERT INTO ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)");
   const insPart = ctx.db.prepare("INSERT INTO ducklake_file_partition_value VALUES (?, ?, 0, ?)");
   for (const f of files) {
     const id = d.nextFileId++;
     const p = storedPath(ctx, t, f.path);
-    insFile.run(id, t.tableId, d.snapshotId, p.path, p.relative, f.recordCount, f.fileSizeBytes, f.footerSize, agg.rowIds, keys[0]?.partitionId ?? null);
+    insFile.run(
+      id,
+      t.tableId,
+      d.snapshotId,
+      p.path,
+      p.relative,
+      f.recordCount,
+      f.fileSizeBytes,
+      f.footerSize,
+      agg.rowIds,
+      keys[0]?.partitionId ?? null,
+    );
     agg.rowIds += f.recordCount;
     agg.records += f.recordCount;
     agg.bytes += f.fileSizeBytes;
     for (const c of t.columns) {
-      const a = agg.columns.get(c.columnId) ?? { columnId: c.columnId, type: c.type, min: null, max: null, containsNull: false, containsNan: false };
+      const a = agg.columns.get(c.columnId) ?? {
+        columnId: c.columnId,
+        type: c.type,
+        min: null,
+        max: null,
+        containsNull: false,
+        containsNan: false,
+      };
       agg.columns.set(c.columnId, a);
       const s: NewColumnStats | undefined = f.columnStats[c.name];
       if (s === undefined) {
@@ -103,7 +145,17 @@ export function insertFiles(ctx: Ctx, d: Draft, t: TableInfo, files: NewDataFile
       const min = formatStatValue(c.type, s.min);
       const max = formatStatValue(c.type, s.max);
       const nan = typeHasNan(c.type) ? (s.containsNan ? 1 : 0) : null;
-      insStat.run(id, t.tableId, c.columnId, s.sizeBytes ?? null, s.valueCount ?? f.recordCount - s.nullCount, s.nullCount, min, max, nan);
+      insStat.run(
+        id,
+        t.tableId,
+        c.columnId,
+        s.sizeBytes ?? null,
+        s.valueCount ?? f.recordCount - s.nullCount,
+        s.nullCount,
+        min,
+        max,
+        nan,
+      );
       if (s.nullCount > 0) a.containsNull = true;
       if (s.containsNan) a.containsNan = true;
       if (min !== null && (a.min === null || compareStatValues(c.type, min, a.min) < 0)) a.min = min;
@@ -115,38 +167,67 @@ export function insertFiles(ctx: Ctx, d: Draft, t: TableInfo, files: NewDataFile
 }
 
 /** Folds the new files into ducklake_table_stats and ducklake_table_column_stats. */
-export function updateTableStats(ctx: Ctx, tableId: number, agg: TableAgg, recordDelta: number, bytesDelta: number): void {
+export function updateTableStats(
+  ctx: Ctx,
+  tableId: number,
+  agg: TableAgg,
+  recordDelta: number,
+  bytesDelta: number,
+): void {
   const cur = tableStatsRow(ctx, tableId);
   if (cur === null) {
-    ctx.db.run("INSERT INTO ducklake_table_stats VALUES (?, ?, ?, ?)", [tableId, Math.max(0, recordDelta), agg.rowIds, Math.max(0, bytesDelta)]);
-  } else {
-    ctx.db.run("UPDATE ducklake_table_stats SET record_count = max(0, record_count + ?), next_row_id = ?, file_size_bytes = max(0, file_size_bytes + ?) WHERE table_id = ?", [
-      recordDelta,
-      agg.rowIds,
-      bytesDelta,
+    ctx.db.run("INSERT INTO ducklake_table_stats VALUES (?, ?, ?, ?)", [
       tableId,
+      Math.max(0, recordDelta),
+      agg.rowIds,
+      Math.max(0, bytesDelta),
     ]);
+  } else {
+    ctx.db.run(
+      "UPDATE ducklake_table_stats SET record_count = max(0, record_count + ?), next_row_id = ?, file_size_bytes = max(0, file_size_bytes + ?) WHERE table_id = ?",
+      [recordDelta, agg.rowIds, bytesDelta, tableId],
+    );
   }
-  const get = ctx.db.query<{ contains_null: number | null; contains_nan: number | null; min_value: string | null; max_value: string | null }, [number, number]>(
+  const get = ctx.db.query<
+    { contains_null: number | null; contains_nan: number | null; min_value: string | null; max_value: string | null },
+    [number, number]
+  >(
     "SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ? AND column_id = ? ORDER BY rowid DESC LIMIT 1",
   );
   for (const a of agg.columns.values()) {
     const old = get.get(tableId, a.columnId);
-    const nanFlag = (prev: number | null | undefined) => (typeHasNan(a.type) ? (a.containsNan || prev === 1 ? 1 : 0) : null);
+    const nanFlag = (prev: number | null | undefined) =>
+      typeHasNan(a.type) ? (a.containsNan || prev === 1 ? 1 : 0) : null;
     if (old === null) {
-      ctx.db.run("INSERT INTO ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)", [tableId, a.columnId, a.containsNull ? 1 : 0, nanFlag(null), a.min, a.max]);
+      ctx.db.run("INSERT INTO ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)", [
+        tableId,
+        a.columnId,
+        a.containsNull ? 1 : 0,
+        nanFlag(null),
+        a.min,
+        a.max,
+      ]);
       continue;
     }
-    const min = old.min_value === null || (a.min !== null && compareStatValues(a.type, a.min, old.min_value) < 0) ? a.min : old.min_value;
-    const max = old.max_value === null || (a.max !== null && compareStatValues(a.type, a.max, old.max_value) > 0) ? a.max : old.max_value;
-    ctx.db.run("UPDATE ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, max_value = ? WHERE table_id = ? AND column_id = ?", [
-      a.containsNull || old.contains_null === 1 ? 1 : 0,
-      nanFlag(old.contains_nan),
-      min ?? null,
-      max ?? null,
-      tableId,
-      a.columnId,
-    ]);
+    const min =
+      old.min_value === null || (a.min !== null && compareStatValues(a.type, a.min, old.min_value) < 0)
+        ? a.min
+        : old.min_value;
+    const max =
+      old.max_value === null || (a.max !== null && compareStatValues(a.type, a.max, old.max_value) > 0)
+        ? a.max
+        : old.max_value;
+    ctx.db.run(
+      "UPDATE ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, max_value = ? WHERE table_id = ? AND column_id = ?",
+      [
+        a.containsNull || old.contains_null === 1 ? 1 : 0,
+        nanFlag(old.contains_nan),
+        min ?? null,
+        max ?? null,
+        tableId,
+        a.columnId,
+      ],
+    );
   }
 }
 
@@ -162,9 +243,13 @@ export interface WriterWatermark {
 
 export function writerWatermark(ctx: Ctx, writerKey: string): number | null {
   // Created on the first writable open; a read-only open of an older file may not have it.
-  const exists = ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'svc_writer_watermark'").get();
+  const exists = ctx.db
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'svc_writer_watermark'")
+    .get();
   if (!exists?.n) return null;
-  const r = ctx.db.query<{ watermark: number }, [string]>("SELECT watermark FROM svc_writer_watermark WHERE writer_key = ?").get(writerKey);
+  const r = ctx.db
+    .query<{ watermark: number }, [string]>("SELECT watermark FROM svc_writer_watermark WHERE writer_key = ?")
+    .get(writerKey);
   return r?.watermark ?? null;
 }
 
@@ -173,12 +258,21 @@ export function commitMarks(ctx: Ctx, marks: readonly WriterWatermark[]): void {
   if (marks.length === 0) return;
   writeTxn(ctx, () => {
     const snapshotId = draft(ctx).base.snapshot_id;
-    for (const m of marks) ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [m.writerKey, m.watermark, snapshotId]);
+    for (const m of marks)
+      ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [
+        m.writerKey,
+        m.watermark,
+        snapshotId,
+      ]);
   });
 }
 
 /** One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table). */
-export function commitInserts(ctx: Ctx, batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
+export function commitInserts(
+  ctx: Ctx,
+  batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>,
+  marks?: WriterWatermark | readonly WriterWatermark[],
+): { snapshotId: number } {
   return writeTxn(ctx, () => {
     const work = batches.filter((b) => b.files.length > 0);
     if (work.length === 0) return { snapshotId: draft(ctx).base.snapshot_id };
@@ -197,7 +291,11 @@ export function commitInserts(ctx: Ctx, batches: ReadonlyArray<{ tableId: number
     );
     // Several marks per commit: a relay records its sender's position beside the spool's.
     for (const m of marks === undefined ? [] : "writerKey" in marks ? [marks] : marks) {
-      ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [m.writerKey, m.watermark, snapshotId]);
+      ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [
+        m.writerKey,
+        m.watermark,
+        snapshotId,
+      ]);
     }
     return { snapshotId };
   });

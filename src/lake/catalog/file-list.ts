@@ -24,13 +24,30 @@ export interface FileRow {
 }
 
 /** Types whose stats text sorts like the values under SQLite's byte-wise TEXT order (index-friendly). */
-const TEXT_ORDERED = new Set(["varchar", "json", "uuid", "date", "timestamp", "timestamp_us", "timestamp_ms", "timestamp_ns", "timestamp_s"]);
+const TEXT_ORDERED = new Set([
+  "varchar",
+  "json",
+  "uuid",
+  "date",
+  "timestamp",
+  "timestamp_us",
+  "timestamp_ms",
+  "timestamp_ns",
+  "timestamp_s",
+]);
 
-function resolveFilePath(ctx: Ctx, t: TableInfo, stored: string, relative: number | null): { path: string; absolutePath: string } {
+function resolveFilePath(
+  ctx: Ctx,
+  t: TableInfo,
+  stored: string,
+  relative: number | null,
+): { path: string; absolutePath: string } {
   const rel = relative !== 0 && !isAbsolute(stored);
-  if (!rel) return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
+  if (!rel)
+    return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
   const full = `${t.dataDir}${stored}`;
-  if (isAbsolute(full)) return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
+  if (isAbsolute(full))
+    return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
   return { path: full, absolutePath: `${ctx.dataPath}${full}` };
 }
 
@@ -41,7 +58,13 @@ function chunks<T>(xs: T[], n = 500): T[][] {
 }
 
 /** Turns data_file rows into DataFileInfo with stats (all columns, some, or none) and partition values. */
-export function loadFiles(ctx: Ctx, t: TableInfo, rows: FileRow[], snap: number, stats: boolean | string[]): DataFileInfo[] {
+export function loadFiles(
+  ctx: Ctx,
+  t: TableInfo,
+  rows: FileRow[],
+  snap: number,
+  stats: boolean | string[],
+): DataFileInfo[] {
   const byId = new Map<number, DataFileInfo>();
   for (const r of rows) {
     byId.set(r.data_file_id, {
@@ -111,7 +134,10 @@ export function loadFiles(ctx: Ctx, t: TableInfo, rows: FileRow[], snap: number,
     }
   }
   const deletes = ctx.db
-    .query<{ data_file_id: number; path: string; path_is_relative: number | null; delete_count: number | null }, { $snap: number; $t: number }>(
+    .query<
+      { data_file_id: number; path: string; path_is_relative: number | null; delete_count: number | null },
+      { $snap: number; $t: number }
+    >(
       `SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $t AND ${liveAt("d")}`,
     )
     .all({ $snap: snap, $t: t.tableId });
@@ -127,18 +153,28 @@ export function loadFiles(ctx: Ctx, t: TableInfo, rows: FileRow[], snap: number,
  * overlaps [opts.min, opts.max]. Files whose stats for that column are NULL with non-NULL values
  * (unknown bounds) are kept; files without a stats row for it (column absent: all NULL) are pruned.
  */
-export function listDataFiles(ctx: Ctx, tableId: number, snap: number, opts: ListFilesOptions & { stats?: boolean | string[] } = {}): DataFileInfo[] {
+export function listDataFiles(
+  ctx: Ctx,
+  tableId: number,
+  snap: number,
+  opts: ListFilesOptions & { stats?: boolean | string[] } = {},
+): DataFileInfo[] {
   const t = getTableById(ctx, tableId, snap);
   const params = { $snap: snap, $t: tableId };
   if (opts.column === undefined) {
-    let rows = ctx.db.query<FileRow, typeof params>(`SELECT f.* FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")} ORDER BY f.data_file_id`).all(params);
+    let rows = ctx.db
+      .query<FileRow, typeof params>(
+        `SELECT f.* FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")} ORDER BY f.data_file_id`,
+      )
+      .all(params);
     if (opts.fileIds !== undefined) {
       const wanted = new Set(opts.fileIds);
       rows = rows.filter((r) => wanted.has(r.data_file_id));
     }
     return loadFiles(ctx, t, rows, snap, opts.stats ?? true);
   }
-  if (opts.fileIds !== undefined) throw new AppError("VALIDATION", "listDataFiles: fileIds and column pruning do not combine");
+  if (opts.fileIds !== undefined)
+    throw new AppError("VALIDATION", "listDataFiles: fileIds and column pruning do not combine");
   const col = t.columns.find((c) => c.name === opts.column);
   if (!col) throw new AppError("VALIDATION", `table ${t.schemaName}.${t.name} has no column ${opts.column}`);
   const lo = opts.min === undefined ? null : formatStatValue(col.type, opts.min);
@@ -163,7 +199,11 @@ export function listDataFiles(ctx: Ctx, tableId: number, snap: number, opts: Lis
   }
   const rows = [
     ...ctx.db.query<Row, Record<string, string | number>>(`${select}${range}`).all(bounded),
-    ...ctx.db.query<Row, Record<string, string | number>>(`${select} AND s.max_value IS NULL AND (s.null_count IS NULL OR s.null_count < f.record_count)`).all({ ...params, $c: col.columnId }),
+    ...ctx.db
+      .query<Row, Record<string, string | number>>(
+        `${select} AND s.max_value IS NULL AND (s.null_count IS NULL OR s.null_count < f.record_count)`,
+      )
+      .all({ ...params, $c: col.columnId }),
   ].sort((a, b) => a.data_file_id - b.data_file_id);
   const keep = rows.filter((r) => {
     if (r.min_value === null || r.max_value === null) return true;
@@ -181,11 +221,24 @@ export function tableStats(ctx: Ctx, tableId: number, snap: number): TableStats 
       "SELECT record_count, next_row_id, file_size_bytes FROM ducklake_table_stats WHERE table_id = ? ORDER BY rowid DESC LIMIT 1",
     )
     .get(tableId);
-  const files = ctx.db.query<{ n: number }, { $snap: number; $t: number }>(`SELECT count(*) AS n FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")}`).get({ $snap: snap, $t: tableId });
+  const files = ctx.db
+    .query<{ n: number }, { $snap: number; $t: number }>(
+      `SELECT count(*) AS n FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")}`,
+    )
+    .get({ $snap: snap, $t: tableId });
   const columns: TableStats["columns"] = {};
   const names = new Map(t.columns.map((c) => [c.columnId, c.name]));
   const cs = ctx.db
-    .query<{ column_id: number; contains_null: number | null; contains_nan: number | null; min_value: string | null; max_value: string | null }, [number]>(
+    .query<
+      {
+        column_id: number;
+        contains_null: number | null;
+        contains_nan: number | null;
+        min_value: string | null;
+        max_value: string | null;
+      },
+      [number]
+    >(
       "SELECT column_id, contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ? ORDER BY rowid",
     )
     .all(tableId);
@@ -199,5 +252,12 @@ export function tableStats(ctx: Ctx, tableId: number, snap: number): TableStats 
       containsNan: c.contains_nan === null ? null : c.contains_nan === 1,
     };
   }
-  return { tableId, recordCount: row?.record_count ?? 0, nextRowId: row?.next_row_id ?? 0, fileSizeBytes: row?.file_size_bytes ?? 0, fileCount: files?.n ?? 0, columns };
+  return {
+    tableId,
+    recordCount: row?.record_count ?? 0,
+    nextRowId: row?.next_row_id ?? 0,
+    fileSizeBytes: row?.file_size_bytes ?? 0,
+    fileCount: files?.n ?? 0,
+    columns,
+  };
 }

@@ -17,14 +17,22 @@ function liveFileRows(ctx: Ctx, tableId: number, ids: number[]): FileRow[] {
   const rows = ctx.db.query<FileRow, [number]>("SELECT * FROM ducklake_data_file WHERE data_file_id = ?");
   return ids.map((id) => {
     const r = rows.get(id);
-    if (r === null || r.table_id !== tableId) throw new AppError("NOT_FOUND", `data file ${id} is not a file of table ${tableId}`, { details: { dataFileId: id, tableId } });
-    if (r.end_snapshot !== null) throw new AppError("CONFLICT", `data file ${id} was already removed at snapshot ${r.end_snapshot}`, { details: { dataFileId: id } });
+    if (r === null || r.table_id !== tableId)
+      throw new AppError("NOT_FOUND", `data file ${id} is not a file of table ${tableId}`, {
+        details: { dataFileId: id, tableId },
+      });
+    if (r.end_snapshot !== null)
+      throw new AppError("CONFLICT", `data file ${id} was already removed at snapshot ${r.end_snapshot}`, {
+        details: { dataFileId: id },
+      });
     return r;
   });
 }
 
 function endFiles(ctx: Ctx, d: Draft, rows: FileRow[]): void {
-  const end = ctx.db.prepare("UPDATE ducklake_data_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL");
+  const end = ctx.db.prepare(
+    "UPDATE ducklake_data_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
+  );
   for (const r of rows) end.run(d.snapshotId, r.data_file_id);
 }
 
@@ -41,7 +49,11 @@ export interface PartitionSwapGuard {
 }
 
 /** Live files (id, record count) of one partition of a table at the latest snapshot. */
-function livePartitionFiles(ctx: Ctx, tableId: number, partitionValue: string | null): Array<{ id: number; rows: number }> {
+function livePartitionFiles(
+  ctx: Ctx,
+  tableId: number,
+  partitionValue: string | null,
+): Array<{ id: number; rows: number }> {
   const sql =
     partitionValue === null
       ? "SELECT f.data_file_id AS id, f.record_count AS rows FROM ducklake_data_file f WHERE f.table_id = ? AND f.end_snapshot IS NULL"
@@ -52,7 +64,8 @@ function livePartitionFiles(ctx: Ctx, tableId: number, partitionValue: string | 
   return ctx.db.query<{ id: number; rows: number }, Array<string | number>>(sql).all(...args);
 }
 
-const conflict = (reason: "row_count" | "partition_changed", message: string, details: Record<string, unknown>) => new AppError("CONFLICT", message, { details: { reason, ...details } });
+const conflict = (reason: "row_count" | "partition_changed", message: string, details: Record<string, unknown>) =>
+  new AppError("CONFLICT", message, { details: { reason, ...details } });
 
 /**
  * Compaction swap (docs/ARCHITECTURE.md "Compaction engines"): ends `oldFileIds` and registers `newFiles` in one
@@ -61,17 +74,28 @@ const conflict = (reason: "row_count" | "partition_changed", message: string, de
  * planned ("partition_changed") or its live row count after the swap differs from before ("row_count").
  * Merged rows get fresh row ids from ducklake_table_stats.next_row_id (we keep no row lineage).
  */
-export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): { snapshotId: number } {
-  if (oldFileIds.length === 0 || newFiles.length === 0) throw new AppError("VALIDATION", "compaction needs old files and new files");
-  if (new Set(oldFileIds).size !== oldFileIds.length) throw new AppError("VALIDATION", "compaction lists a data file twice");
+export function replaceDataFiles(
+  ctx: Ctx,
+  tableId: number,
+  oldFileIds: number[],
+  newFiles: NewDataFile[],
+  guard?: PartitionSwapGuard,
+): { snapshotId: number } {
+  if (oldFileIds.length === 0 || newFiles.length === 0)
+    throw new AppError("VALIDATION", "compaction needs old files and new files");
+  if (new Set(oldFileIds).size !== oldFileIds.length)
+    throw new AppError("VALIDATION", "compaction lists a data file twice");
   return writeTxn(ctx, () => {
     const d = draft(ctx);
     const t = getTableById(ctx, tableId, d.base.snapshot_id);
     const old = liveFileRows(ctx, tableId, oldFileIds);
     const deletes = ctx.db
-      .query<{ n: number }, number[]>(`SELECT count(*) AS n FROM ducklake_delete_file WHERE table_id = ? AND end_snapshot IS NULL AND data_file_id IN (${oldFileIds.map(() => "?").join(",")})`)
+      .query<{ n: number }, number[]>(
+        `SELECT count(*) AS n FROM ducklake_delete_file WHERE table_id = ? AND end_snapshot IS NULL AND data_file_id IN (${oldFileIds.map(() => "?").join(",")})`,
+      )
       .get(tableId, ...oldFileIds);
-    if ((deletes?.n ?? 0) > 0) throw new AppError("UNSUPPORTED", `table ${tableId}: files with row-level delete files are not compacted`);
+    if ((deletes?.n ?? 0) > 0)
+      throw new AppError("UNSUPPORTED", `table ${tableId}: files with row-level delete files are not compacted`);
     const oldCount = old.reduce((s, r) => s + r.record_count, 0);
     const newCount = newFiles.reduce((s, f) => s + f.recordCount, 0);
     let before = 0;
@@ -79,21 +103,37 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
       const live = livePartitionFiles(ctx, tableId, guard.partitionValue);
       const planned = new Set(guard.liveFileIds);
       const replaced = new Set(oldFileIds);
-      if (live.length !== planned.size || live.some((f) => !planned.has(f.id)) || oldFileIds.some((id) => !planned.has(id))) {
-        throw conflict("partition_changed", `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} changed since the merge was planned`, { tableId });
+      if (
+        live.length !== planned.size ||
+        live.some((f) => !planned.has(f.id)) ||
+        oldFileIds.some((id) => !planned.has(id))
+      ) {
+        throw conflict(
+          "partition_changed",
+          `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} changed since the merge was planned`,
+          { tableId },
+        );
       }
       before = live.reduce((s, f) => s + f.rows, 0);
       const kept = live.filter((f) => !replaced.has(f.id)).reduce((s, f) => s + f.rows, 0);
       if (before !== newCount + kept) {
-        throw conflict("row_count", `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} holds ${before} live rows, the merge ${newCount} plus ${kept} kept`, {
-          tableId,
-          before,
-          newCount,
-          kept,
-        });
+        throw conflict(
+          "row_count",
+          `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} holds ${before} live rows, the merge ${newCount} plus ${kept} kept`,
+          {
+            tableId,
+            before,
+            newCount,
+            kept,
+          },
+        );
       }
     } else if (oldCount !== newCount) {
-      throw conflict("row_count", `compaction of table ${tableId}: merged files hold ${newCount} rows, the replaced files ${oldCount}`, { tableId, oldCount, newCount });
+      throw conflict(
+        "row_count",
+        `compaction of table ${tableId}: merged files hold ${newCount} rows, the replaced files ${oldCount}`,
+        { tableId, oldCount, newCount },
+      );
     }
     endFiles(ctx, d, old);
     const agg = newAgg(ctx, tableId);
@@ -105,11 +145,15 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
       // would change the partition's live rows; the throw rolls the whole swap back.
       const after = livePartitionFiles(ctx, tableId, guard.partitionValue).reduce((s, f) => s + f.rows, 0);
       if (after !== before) {
-        throw conflict("row_count", `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} would hold ${after} live rows after the swap, ${before} before`, {
-          tableId,
-          before,
-          after,
-        });
+        throw conflict(
+          "row_count",
+          `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} would hold ${after} live rows after the swap, ${before} before`,
+          {
+            tableId,
+            before,
+            after,
+          },
+        );
       }
     }
     // The spec lists "compacted_table:<id>", but extension 1.5.5 neither writes nor parses it
@@ -128,7 +172,12 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
  * snapshot ("deleted_from_table:<id>", as the extension writes when a DELETE removes whole files).
  * Files whose range straddles the cutoff stay until the cutoff passes them (docs/ARCHITECTURE.md "Maintenance").
  */
-export function retireFilesBefore(ctx: Ctx, tableId: number, column: string, cutoff: StatBound): { snapshotId: number | null; files: DataFileInfo[] } {
+export function retireFilesBefore(
+  ctx: Ctx,
+  tableId: number,
+  column: string,
+  cutoff: StatBound,
+): { snapshotId: number | null; files: DataFileInfo[] } {
   return writeTxn(ctx, () => {
     const d = draft(ctx);
     const snap = d.base.snapshot_id;
@@ -149,7 +198,10 @@ export function retireFilesBefore(ctx: Ctx, tableId: number, column: string, cut
     endFiles(ctx, d, liveFileRows(ctx, tableId, ids));
     const records = files.reduce((s, f) => s + f.recordCount, 0);
     const bytes = files.reduce((s, f) => s + f.fileSizeBytes, 0);
-    ctx.db.run("UPDATE ducklake_table_stats SET record_count = max(0, record_count - ?), file_size_bytes = max(0, file_size_bytes - ?) WHERE table_id = ?", [records, bytes, tableId]);
+    ctx.db.run(
+      "UPDATE ducklake_table_stats SET record_count = max(0, record_count - ?), file_size_bytes = max(0, file_size_bytes - ?) WHERE table_id = ?",
+      [records, bytes, tableId],
+    );
     d.changes.push(`deleted_from_table:${tableId}`);
     const snapshotId = finish(ctx, d);
     return { snapshotId, files: files.map((f) => ({ ...f, endSnapshot: snapshotId })) };

@@ -11,7 +11,10 @@ import { type Ctx, writeTxn } from "./catalog-db.ts";
 
 const TABLE = "svc_inflight_file";
 
-const hasTable = (db: Database) => (db.query<{ n: number }, []>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '${TABLE}'`).get()?.n ?? 0) > 0;
+const hasTable = (db: Database) =>
+  (db
+    .query<{ n: number }, []>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '${TABLE}'`)
+    .get()?.n ?? 0) > 0;
 
 /**
  * Records `relPath` (relative to the data path) as being written. Without an fsync of its own

@@ -77,11 +77,13 @@ function staleReason(owner: LockOwner | null): string | null {
   const started = linuxStartMs(owner.pid);
   const claimed = Date.parse(owner.startedAt);
   // A process that started clearly after the lock owner did is a reused pid.
-  if (started !== null && Number.isFinite(claimed) && started - claimed > 5000) return `pid ${owner.pid} was reused by a newer process`;
+  if (started !== null && Number.isFinite(claimed) && started - claimed > 5000)
+    return `pid ${owner.pid} was reused by a newer process`;
   return null;
 }
 
-const sameOwner = (a: LockOwner | null | "missing", b: LockOwner) => a !== null && a !== "missing" && a.pid === b.pid && a.hostname === b.hostname && a.startedAt === b.startedAt;
+const sameOwner = (a: LockOwner | null | "missing", b: LockOwner) =>
+  a !== null && a !== "missing" && a.pid === b.pid && a.hostname === b.hostname && a.startedAt === b.startedAt;
 
 export function acquireCatalogLock(catalogPath: string, log: Logger): CatalogLock {
   const path = `${catalogPath}.lock`;
@@ -100,7 +102,10 @@ export function acquireCatalogLock(catalogPath: string, log: Logger): CatalogLoc
       if (current === "missing") continue;
       const reason = staleReason(current);
       if (reason === null) {
-        const who = current === null ? "another process" : `pid ${current.pid} on ${current.hostname} (started ${current.startedAt})`;
+        const who =
+          current === null
+            ? "another process"
+            : `pid ${current.pid} on ${current.hostname} (started ${current.startedAt})`;
         throw new AppError("CATALOG_LOCKED", `catalog ${catalogPath} is locked by ${who}: lock file ${path}`, {
           details: { lockFile: path, pid: current?.pid, hostname: current?.hostname },
         });
@@ -127,7 +132,9 @@ export function acquireCatalogLock(catalogPath: string, log: Logger): CatalogLoc
       unlinkSync(aside);
       log.warn("took over a stale catalog lock", { lockFile: path, reason, previous: current ?? undefined });
     }
-    throw new AppError("CATALOG_LOCKED", `catalog ${catalogPath}: could not take the lock file ${path} (contended)`, { details: { lockFile: path } });
+    throw new AppError("CATALOG_LOCKED", `catalog ${catalogPath}: could not take the lock file ${path} (contended)`, {
+      details: { lockFile: path },
+    });
   } finally {
     unlinkSync(tmp);
   }

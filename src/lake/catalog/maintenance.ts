@@ -15,7 +15,10 @@ import { parseTimestampMicros } from "./values.ts";
 /** Directory of every table that ever existed (its newest row), for resolving stored file paths. */
 function tableDirs(ctx: Ctx): Map<number, string> {
   const rows = ctx.db
-    .query<{ table_id: number; t_path: string | null; t_rel: number | null; s_path: string | null; s_rel: number | null }, []>(
+    .query<
+      { table_id: number; t_path: string | null; t_rel: number | null; s_path: string | null; s_rel: number | null },
+      []
+    >(
       `SELECT t.table_id, t.path AS t_path, t.path_is_relative AS t_rel, s.path AS s_path, s.path_is_relative AS s_rel
        FROM ducklake_table t LEFT JOIN ducklake_schema s ON s.schema_id = t.schema_id ORDER BY t.begin_snapshot, t.rowid`,
     )
@@ -28,9 +31,11 @@ function tableDirs(ctx: Ctx): Map<number, string> {
   return out;
 }
 
-const absoluteOf = (ctx: Ctx, dirs: Map<number, string>, tableId: number, path: string, rel: number | null) => (rel === 0 || isAbsolute(path) ? path : `${dirs.get(tableId) ?? ctx.dataPath}${path}`);
+const absoluteOf = (ctx: Ctx, dirs: Map<number, string>, tableId: number, path: string, rel: number | null) =>
+  rel === 0 || isAbsolute(path) ? path : `${dirs.get(tableId) ?? ctx.dataPath}${path}`;
 
-const relativeToData = (ctx: Ctx, abs: string) => (abs.startsWith(ctx.dataPath) ? { path: abs.slice(ctx.dataPath.length), rel: 1 } : { path: abs, rel: 0 });
+const relativeToData = (ctx: Ctx, abs: string) =>
+  abs.startsWith(ctx.dataPath) ? { path: abs.slice(ctx.dataPath.length), rel: 1 } : { path: abs, rel: 0 };
 
 /**
  * Removes snapshots older than `olderThanMs` (never the newest), then moves every file no remaining
@@ -39,11 +44,17 @@ const relativeToData = (ctx: Ctx, abs: string) => (abs.startsWith(ctx.dataPath) 
  */
 export function expireSnapshots(ctx: Ctx, olderThanMs: number): { expiredSnapshots: number; scheduledFiles: number } {
   return writeTxn(ctx, () => {
-    const all = ctx.db.query<{ snapshot_id: number; snapshot_time: string }, []>("SELECT snapshot_id, snapshot_time FROM ducklake_snapshot ORDER BY snapshot_id").all();
+    const all = ctx.db
+      .query<{ snapshot_id: number; snapshot_time: string }, []>(
+        "SELECT snapshot_id, snapshot_time FROM ducklake_snapshot ORDER BY snapshot_id",
+      )
+      .all();
     const latest = all.at(-1);
     if (latest === undefined) throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} has no snapshot`);
     const cutoff = BigInt(Math.floor(olderThanMs)) * 1000n;
-    const expired = all.filter((s) => s.snapshot_id !== latest.snapshot_id && (parseTimestampMicros(s.snapshot_time) ?? cutoff) < cutoff).map((s) => s.snapshot_id);
+    const expired = all
+      .filter((s) => s.snapshot_id !== latest.snapshot_id && (parseTimestampMicros(s.snapshot_time) ?? cutoff) < cutoff)
+      .map((s) => s.snapshot_id);
     if (expired.length === 0) return { expiredSnapshots: 0, scheduledFiles: 0 };
     const expiredSet = new Set(expired);
     const oldestKept = all.find((s) => !expiredSet.has(s.snapshot_id))!.snapshot_id;
@@ -109,7 +120,11 @@ export function referencedPaths(ctx: Ctx): Set<string> {
   const dirs = tableDirs(ctx);
   const out = new Set<string>();
   for (const table of ["ducklake_data_file", "ducklake_delete_file"]) {
-    for (const f of ctx.db.query<{ table_id: number; path: string; path_is_relative: number | null }, []>(`SELECT table_id, path, path_is_relative FROM ${table}`).all()) {
+    for (const f of ctx.db
+      .query<{ table_id: number; path: string; path_is_relative: number | null }, []>(
+        `SELECT table_id, path, path_is_relative FROM ${table}`,
+      )
+      .all()) {
       out.add(absoluteOf(ctx, dirs, f.table_id, f.path, f.path_is_relative));
     }
   }
@@ -211,7 +226,14 @@ export function duplicateRows(ctx: Ctx): Record<string, number> {
     if (n) out[table] = (out[table] ?? 0) + n;
   };
   for (const [table, keys] of DEDUP_KEYS) {
-    add(table, ctx.db.query<{ n: number }, []>(`SELECT coalesce(sum(c - 1), 0) AS n FROM (SELECT count(*) AS c FROM ${table} GROUP BY ${keys} HAVING count(*) > 1)`).get()?.n);
+    add(
+      table,
+      ctx.db
+        .query<{ n: number }, []>(
+          `SELECT coalesce(sum(c - 1), 0) AS n FROM (SELECT count(*) AS c FROM ${table} GROUP BY ${keys} HAVING count(*) > 1)`,
+        )
+        .get()?.n,
+    );
   }
   for (const [table, id] of LIVE_KEYS) {
     // Counted on the rows left after the key dedup above, as repair() does.
@@ -235,10 +257,15 @@ export function repair(ctx: Ctx): RepairReport {
       if (n > 0) removed[table] = (removed[table] ?? 0) + n;
     };
     for (const [table, keys] of DEDUP_KEYS) {
-      count(table, ctx.db.run(`DELETE FROM ${table} WHERE rowid NOT IN (SELECT max(rowid) FROM ${table} GROUP BY ${keys})`).changes);
+      count(
+        table,
+        ctx.db.run(`DELETE FROM ${table} WHERE rowid NOT IN (SELECT max(rowid) FROM ${table} GROUP BY ${keys})`)
+          .changes,
+      );
     }
     // Two live rows of one table (or schema): the older one is a leftover of an interrupted writer.
-    for (const [table, id] of LIVE_KEYS) count(table, ctx.db.run(`DELETE FROM ${table} WHERE ${twoLive(table, id)}`).changes);
+    for (const [table, id] of LIVE_KEYS)
+      count(table, ctx.db.run(`DELETE FROM ${table} WHERE ${twoLive(table, id)}`).changes);
     return { removed };
   });
 }
@@ -250,35 +277,55 @@ export function integrityCheck(ctx: Ctx): IntegrityReport {
     if (r.integrity_check !== "ok") problems.push(`sqlite: ${r.integrity_check}`);
   }
   for (const [table, keys] of DEDUP_KEYS) {
-    const dup = one<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} GROUP BY ${keys} HAVING count(*) > 1)`);
+    const dup = one<{ n: number }>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM ${table} GROUP BY ${keys} HAVING count(*) > 1)`,
+    );
     if ((dup?.n ?? 0) > 0) problems.push(`${table}: ${dup?.n} duplicated keys (${keys})`);
   }
-  const live = one<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 FROM ducklake_table WHERE end_snapshot IS NULL GROUP BY table_id HAVING count(*) > 1)");
+  const live = one<{ n: number }>(
+    "SELECT count(*) AS n FROM (SELECT 1 FROM ducklake_table WHERE end_snapshot IS NULL GROUP BY table_id HAVING count(*) > 1)",
+  );
   if ((live?.n ?? 0) > 0) problems.push(`ducklake_table: ${live?.n} tables with more than one live row`);
   const latest = one<{ snapshot_id: number; next_catalog_id: number; next_file_id: number }>(
     "SELECT snapshot_id, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1",
   );
   if (latest === null) return { ok: false, problems: [...problems, "no snapshot"] };
-  const maxFile = one<{ m: number | null }>("SELECT max(m) AS m FROM (SELECT max(data_file_id) AS m FROM ducklake_data_file UNION ALL SELECT max(delete_file_id) FROM ducklake_delete_file)");
-  if (maxFile?.m != null && maxFile.m >= latest.next_file_id) problems.push(`file id ${maxFile.m} >= next_file_id ${latest.next_file_id}`);
+  const maxFile = one<{ m: number | null }>(
+    "SELECT max(m) AS m FROM (SELECT max(data_file_id) AS m FROM ducklake_data_file UNION ALL SELECT max(delete_file_id) FROM ducklake_delete_file)",
+  );
+  if (maxFile?.m != null && maxFile.m >= latest.next_file_id)
+    problems.push(`file id ${maxFile.m} >= next_file_id ${latest.next_file_id}`);
   const maxCat = one<{ m: number | null }>(
     "SELECT max(m) AS m FROM (SELECT max(schema_id) AS m FROM ducklake_schema UNION ALL SELECT max(table_id) FROM ducklake_table UNION ALL SELECT max(partition_id) FROM ducklake_partition_info)",
   );
-  if (maxCat?.m != null && maxCat.m >= latest.next_catalog_id) problems.push(`catalog id ${maxCat.m} >= next_catalog_id ${latest.next_catalog_id}`);
-  const future = one<{ n: number }>(`SELECT count(*) AS n FROM ducklake_data_file WHERE begin_snapshot > ${latest.snapshot_id} OR end_snapshot <= begin_snapshot`);
+  if (maxCat?.m != null && maxCat.m >= latest.next_catalog_id)
+    problems.push(`catalog id ${maxCat.m} >= next_catalog_id ${latest.next_catalog_id}`);
+  const future = one<{ n: number }>(
+    `SELECT count(*) AS n FROM ducklake_data_file WHERE begin_snapshot > ${latest.snapshot_id} OR end_snapshot <= begin_snapshot`,
+  );
   if ((future?.n ?? 0) > 0) problems.push(`${future?.n} data files with impossible snapshot ranges`);
-  const orphans = one<{ n: number }>("SELECT count(*) AS n FROM ducklake_data_file f WHERE NOT EXISTS (SELECT 1 FROM ducklake_table t WHERE t.table_id = f.table_id)");
+  const orphans = one<{ n: number }>(
+    "SELECT count(*) AS n FROM ducklake_data_file f WHERE NOT EXISTS (SELECT 1 FROM ducklake_table t WHERE t.table_id = f.table_id)",
+  );
   if ((orphans?.n ?? 0) > 0) problems.push(`${orphans?.n} data files of unknown tables`);
   return { ok: problems.length === 0, problems };
 }
 
 /** Tables holding rows inlined in the catalog by another writer (not visible through Parquet files). */
-export function listInlinedData(ctx: Ctx): Array<{ tableId: number; tableName: string; schemaVersion: number; liveRows: number }> {
+export function listInlinedData(
+  ctx: Ctx,
+): Array<{ tableId: number; tableName: string; schemaVersion: number; liveRows: number }> {
   return ctx.db
-    .query<{ table_id: number; table_name: string; schema_version: number }, []>("SELECT table_id, table_name, schema_version FROM ducklake_inlined_data_tables")
+    .query<{ table_id: number; table_name: string; schema_version: number }, []>(
+      "SELECT table_id, table_name, schema_version FROM ducklake_inlined_data_tables",
+    )
     .all()
     .map((r) => {
-      const n = ctx.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM "${r.table_name.replaceAll('"', '""')}" WHERE end_snapshot IS NULL`).get();
+      const n = ctx.db
+        .query<{ n: number }, []>(
+          `SELECT count(*) AS n FROM "${r.table_name.replaceAll('"', '""')}" WHERE end_snapshot IS NULL`,
+        )
+        .get();
       return { tableId: r.table_id, tableName: r.table_name, schemaVersion: r.schema_version, liveRows: n?.n ?? 0 };
     });
 }

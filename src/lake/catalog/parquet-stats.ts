@@ -26,7 +26,11 @@ const num = (v: bigint | number | null) => (v === null ? null : Number(v));
  * (Parquet min/max leave NaN out, so the writer computes it, e.g. `bool_or(isnan(x))`). A column
  * whose chunks lack null counts is given `nullCount` = all values (pruning then keeps the file).
  */
-export function columnStatsFromParquet(table: Pick<TableInfo, "columns">, chunks: ParquetChunkStats[], containsNan: ReadonlySet<string> = new Set()): Record<string, NewColumnStats> {
+export function columnStatsFromParquet(
+  table: Pick<TableInfo, "columns">,
+  chunks: ParquetChunkStats[],
+  containsNan: ReadonlySet<string> = new Set(),
+): Record<string, NewColumnStats> {
   const out: Record<string, NewColumnStats> = {};
   const byName = new Map(table.columns.map((c) => [c.name, c]));
   // A chunk with values but no bound (DuckDB leaves min/max out of a float chunk holding NaN) makes
@@ -64,6 +68,7 @@ export function columnStatsFromParquet(table: Pick<TableInfo, "columns">, chunks
 export function parquetFooterSize(tail: Uint8Array): number {
   if (tail.length < 8) throw new AppError("VALIDATION", "a Parquet tail needs 8 bytes");
   const t = tail.subarray(tail.length - 8);
-  if (t[4] !== 0x50 || t[5] !== 0x41 || t[6] !== 0x52 || t[7] !== 0x31) throw new AppError("VALIDATION", "not a Parquet file (no PAR1 at the end)");
+  if (t[4] !== 0x50 || t[5] !== 0x41 || t[6] !== 0x52 || t[7] !== 0x31)
+    throw new AppError("VALIDATION", "not a Parquet file (no PAR1 at the end)");
   return new DataView(t.buffer, t.byteOffset, 8).getUint32(0, true);
 }

@@ -79,7 +79,10 @@ export function catalogSchemaProblems(db: Database): string[] {
     for (const o of objects) {
       const mine = ref.get(o.name);
       if (o.type === "trigger") {
-        problems.push([0, `it holds trigger ${quoted(o.name)} on ${quoted(o.tbl_name)} (a catalog has none; it would run inside the appliance's commits)`]);
+        problems.push([
+          0,
+          `it holds trigger ${quoted(o.name)} on ${quoted(o.tbl_name)} (a catalog has none; it would run inside the appliance's commits)`,
+        ]);
       } else if (o.type === "view") {
         problems.push([1, `${quoted(o.name)} is a view${mine ? ", not DuckLake's table" : ""} (a catalog has none)`]);
       } else if (mine === undefined) {
@@ -92,7 +95,10 @@ export function catalogSchemaProblems(db: Database): string[] {
             refDb = new Database(":memory:");
             for (const ddl of [...DUCKLAKE_TABLES_DDL, ...SVC_DDL]) refDb.run(ddl);
           }
-          problems.push([3, `table ${quoted(o.name)} is not defined as DuckLake 1.0 defines it: ${tableDifference(db, refDb, o.name)}`]);
+          problems.push([
+            3,
+            `table ${quoted(o.name)} is not defined as DuckLake 1.0 defines it: ${tableDifference(db, refDb, o.name)}`,
+          ]);
         }
       } else if (o.type === "table") present.add(o.name);
     }

@@ -37,13 +37,25 @@ function tableDataDir(r: TableRow): string {
 
 function loadTable(ctx: Ctx, r: TableRow, snap: number): TableInfo {
   const columns = ctx.db
-    .query<{ column_id: number; column_name: string; column_type: string; column_order: number }, { $snap: number; $t: number }>(
+    .query<
+      { column_id: number; column_name: string; column_type: string; column_order: number },
+      { $snap: number; $t: number }
+    >(
       `SELECT c.column_id, c.column_name, c.column_type, c.column_order FROM ducklake_column c
        WHERE c.table_id = $t AND c.parent_column IS NULL AND ${liveAt("c")} ORDER BY c.column_order`,
     )
     .all({ $snap: snap, $t: r.table_id })
-    .map((c): ColumnInfo => ({ columnId: c.column_id, name: c.column_name, type: c.column_type, order: c.column_order }));
-  const info: TableInfo = { tableId: r.table_id, schemaId: r.schema_id, schemaName: r.schema_name, name: r.table_name, columns, dataDir: tableDataDir(r) };
+    .map(
+      (c): ColumnInfo => ({ columnId: c.column_id, name: c.column_name, type: c.column_type, order: c.column_order }),
+    );
+  const info: TableInfo = {
+    tableId: r.table_id,
+    schemaId: r.schema_id,
+    schemaName: r.schema_name,
+    name: r.table_name,
+    columns,
+    dataDir: tableDataDir(r),
+  };
   const keys = partitionKeys(ctx, r.table_id, snap);
   if (keys.length > 0) {
     info.partitionId = keys[0]!.partitionId;
@@ -63,13 +75,21 @@ export interface PartitionKey {
 
 export function partitionKeys(ctx: Ctx, tableId: number, snap: number): PartitionKey[] {
   return ctx.db
-    .query<{ partition_id: number; partition_key_index: number; column_id: number; transform: string }, { $snap: number; $t: number }>(
+    .query<
+      { partition_id: number; partition_key_index: number; column_id: number; transform: string },
+      { $snap: number; $t: number }
+    >(
       `SELECT p.partition_id, c.partition_key_index, c.column_id, c."transform" FROM ducklake_partition_info p
        JOIN ducklake_partition_column c ON c.partition_id = p.partition_id AND c.table_id = p.table_id
        WHERE p.table_id = $t AND ${liveAt("p")} ORDER BY c.partition_key_index`,
     )
     .all({ $snap: snap, $t: tableId })
-    .map((k) => ({ partitionId: k.partition_id, keyIndex: k.partition_key_index, columnId: k.column_id, transform: k.transform }));
+    .map((k) => ({
+      partitionId: k.partition_id,
+      keyIndex: k.partition_key_index,
+      columnId: k.column_id,
+      transform: k.transform,
+    }));
 }
 
 /** Every live table: one query per table for its columns, each an index lookup (svc_column_table). */
@@ -83,27 +103,38 @@ export function listTables(ctx: Ctx, snap: number): TableInfo[] {
 /** Names match case-insensitively, as DuckDB resolves identifiers: "CPU" and "cpu" are one table. */
 export function getTable(ctx: Ctx, schema: string, name: string, snap: number): TableInfo | null {
   const r = ctx.db
-    .query<TableRow, { $snap: number; $s: string; $n: string }>(`${TABLE_SELECT} AND s.schema_name = $s COLLATE NOCASE AND t.table_name = $n COLLATE NOCASE`)
+    .query<TableRow, { $snap: number; $s: string; $n: string }>(
+      `${TABLE_SELECT} AND s.schema_name = $s COLLATE NOCASE AND t.table_name = $n COLLATE NOCASE`,
+    )
     .get({ $snap: snap, $s: schema, $n: name });
   return r === null ? null : loadTable(ctx, r, snap);
 }
 
 export function getTableById(ctx: Ctx, tableId: number, snap: number): TableInfo {
-  const r = ctx.db.query<TableRow, { $snap: number; $t: number }>(`${TABLE_SELECT} AND t.table_id = $t`).get({ $snap: snap, $t: tableId });
-  if (r === null) throw new AppError("NOT_FOUND", `no table with id ${tableId} at snapshot ${snap}`, { details: { tableId, snapshotId: snap } });
+  const r = ctx.db
+    .query<TableRow, { $snap: number; $t: number }>(`${TABLE_SELECT} AND t.table_id = $t`)
+    .get({ $snap: snap, $t: tableId });
+  if (r === null)
+    throw new AppError("NOT_FOUND", `no table with id ${tableId} at snapshot ${snap}`, {
+      details: { tableId, snapshotId: snap },
+    });
   return loadTable(ctx, r, snap);
 }
 
 function schemaId(ctx: Ctx, name: string, snap: number): number | null {
   const r = ctx.db
-    .query<{ schema_id: number }, { $snap: number; $n: string }>(`SELECT s.schema_id FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`)
+    .query<{ schema_id: number }, { $snap: number; $n: string }>(
+      `SELECT s.schema_id FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`,
+    )
     .get({ $snap: snap, $n: name });
   return r?.schema_id ?? null;
 }
 
 export function schemaName(ctx: Ctx, name: string, snap: number): string | undefined {
   const r = ctx.db
-    .query<{ schema_name: string }, { $snap: number; $n: string }>(`SELECT s.schema_name FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`)
+    .query<{ schema_name: string }, { $snap: number; $n: string }>(
+      `SELECT s.schema_name FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`,
+    )
     .get({ $snap: snap, $n: name });
   return r?.schema_name;
 }
@@ -117,7 +148,13 @@ function validName(kind: string, name: string): void {
 function addSchemaRows(ctx: Ctx, d: Draft, name: string): number {
   const id = d.nextCatalogId++;
   const uuid = Bun.randomUUIDv7();
-  ctx.db.run("INSERT INTO ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, 1)", [id, uuid, d.snapshotId, name, objectDir(name, uuid)]);
+  ctx.db.run("INSERT INTO ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, 1)", [
+    id,
+    uuid,
+    d.snapshotId,
+    name,
+    objectDir(name, uuid),
+  ]);
   d.changes.push(`created_schema:${quoteIdent(name)}`);
   d.schemaChanged = true;
   return id;
@@ -136,8 +173,17 @@ export function ensureSchema(ctx: Ctx, name: string, snap: () => number): number
   });
 }
 
-function insertColumns(ctx: Ctx, d: Draft, tableId: number, firstId: number, firstOrder: number, cols: ColumnDef[]): void {
-  const stmt = ctx.db.prepare("INSERT INTO ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, 'NULL', 1, NULL, 'literal', 'duckdb')");
+function insertColumns(
+  ctx: Ctx,
+  d: Draft,
+  tableId: number,
+  firstId: number,
+  firstOrder: number,
+  cols: ColumnDef[],
+): void {
+  const stmt = ctx.db.prepare(
+    "INSERT INTO ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, 'NULL', 1, NULL, 'literal', 'duckdb')",
+  );
   cols.forEach((c, i) => stmt.run(firstId + i, d.snapshotId, tableId, firstOrder + i, c.name, c.type));
 }
 
@@ -145,8 +191,12 @@ function checkColumns(cols: ColumnDef[], existing: string[] = []): void {
   const seen = new Set(existing);
   for (const c of cols) {
     validName("column", c.name);
-    if (!isLakeType(c.type)) throw new AppError("VALIDATION", `column ${c.name}: unknown type ${String(c.type)}`, { details: { column: c.name } });
-    if (seen.has(c.name)) throw new AppError("CONFLICT", `column ${c.name} is defined twice`, { details: { column: c.name } });
+    if (!isLakeType(c.type))
+      throw new AppError("VALIDATION", `column ${c.name}: unknown type ${String(c.type)}`, {
+        details: { column: c.name },
+      });
+    if (seen.has(c.name))
+      throw new AppError("CONFLICT", `column ${c.name} is defined twice`, { details: { column: c.name } });
     seen.add(c.name);
   }
 }
@@ -167,12 +217,16 @@ export function ensureTable(ctx: Ctx, schema: string, def: TableDef, snap: () =>
     const existing = getTable(ctx, schema, def.name, snap());
     if (existing) {
       if ((existing.partitionBy ?? undefined) !== def.partitionBy) {
-        throw new AppError("CONFLICT", `table ${schema}.${def.name} is partitioned by ${existing.partitionBy ?? "nothing"}, not ${def.partitionBy ?? "nothing"}`);
+        throw new AppError(
+          "CONFLICT",
+          `table ${schema}.${def.name} is partitioned by ${existing.partitionBy ?? "nothing"}, not ${def.partitionBy ?? "nothing"}`,
+        );
       }
       const have = new Map(existing.columns.map((c) => [c.name, c.type]));
       for (const c of def.columns) {
         const t = have.get(c.name);
-        if (t !== undefined && t !== c.type) throw new AppError("CONFLICT", `column ${schema}.${def.name}.${c.name} is ${t}, not ${c.type}`);
+        if (t !== undefined && t !== c.type)
+          throw new AppError("CONFLICT", `column ${schema}.${def.name}.${c.name} is ${t}, not ${c.type}`);
       }
       const missing = def.columns.filter((c) => !have.has(c.name));
       return missing.length === 0 ? existing : addColumnsInTxn(ctx, existing.tableId, missing, snap);
@@ -181,14 +235,25 @@ export function ensureTable(ctx: Ctx, schema: string, def: TableDef, snap: () =>
     const sid = schemaId(ctx, schema, d.base.snapshot_id) ?? addSchemaRows(ctx, d, schema);
     const tableId = d.nextCatalogId++;
     const uuid = Bun.randomUUIDv7();
-    ctx.db.run("INSERT INTO ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, 1)", [tableId, uuid, d.snapshotId, sid, def.name, objectDir(def.name, uuid)]);
+    ctx.db.run("INSERT INTO ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, 1)", [
+      tableId,
+      uuid,
+      d.snapshotId,
+      sid,
+      def.name,
+      objectDir(def.name, uuid),
+    ]);
     insertColumns(ctx, d, tableId, 1, 1, def.columns);
     d.changes.push(`created_table:${quoteIdent(schema)}.${quoteIdent(def.name)}`);
     if (def.partitionBy !== undefined) {
       const partitionId = d.nextCatalogId++;
       const columnId = def.columns.findIndex((c) => c.name === def.partitionBy) + 1;
       ctx.db.run("INSERT INTO ducklake_partition_info VALUES (?, ?, ?, NULL)", [partitionId, tableId, d.snapshotId]);
-      ctx.db.run("INSERT INTO ducklake_partition_column VALUES (?, ?, 0, ?, 'identity')", [partitionId, tableId, columnId]);
+      ctx.db.run("INSERT INTO ducklake_partition_column VALUES (?, ?, 0, ?, 'identity')", [
+        partitionId,
+        tableId,
+        columnId,
+      ]);
       d.changes.push(`altered_table:${tableId}`);
     }
     d.schemaChanged = true;
@@ -205,7 +270,11 @@ function addColumnsInTxn(ctx: Ctx, tableId: number, cols: ColumnDef[], snap: () 
     table.columns.map((c) => c.name),
   );
   // column ids are unique within the table over its whole life, dropped columns included (spec "CREATE TABLE").
-  const max = ctx.db.query<{ id: number | null; ord: number | null }, [number]>("SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ?").get(tableId);
+  const max = ctx.db
+    .query<{ id: number | null; ord: number | null }, [number]>(
+      "SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ?",
+    )
+    .get(tableId);
   const d = draft(ctx);
   insertColumns(ctx, d, tableId, (max?.id ?? 0) + 1, (max?.ord ?? 0) + 1, cols);
   d.changes.push(`altered_table:${tableId}`);

@@ -10,7 +10,21 @@
  * microseconds in UTC, `date` is days. Tables created by other programs may hold other type names:
  * `ColumnInfo.type` is therefore a plain string.
  */
-export const LAKE_TYPES = ["boolean", "int16", "int32", "int64", "uint64", "float32", "float64", "varchar", "json", "uuid", "date", "timestamp", "timestamptz"] as const;
+export const LAKE_TYPES = [
+  "boolean",
+  "int16",
+  "int32",
+  "int64",
+  "uint64",
+  "float32",
+  "float64",
+  "varchar",
+  "json",
+  "uuid",
+  "date",
+  "timestamp",
+  "timestamptz",
+] as const;
 export type LakeType = (typeof LAKE_TYPES)[number];
 
 export interface ColumnDef {
@@ -129,7 +143,10 @@ export interface TableStats {
   /** Live data files at the current snapshot. */
   fileCount: number;
   /** ducklake_table_column_stats keyed by column name. */
-  columns: Record<string, { min: string | null; max: string | null; containsNull: boolean | null; containsNan: boolean | null }>;
+  columns: Record<
+    string,
+    { min: string | null; max: string | null; containsNull: boolean | null; containsNan: boolean | null }
+  >;
 }
 
 export interface ListFilesOptions {

@@ -1,6 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { columnStatsFromParquet, parquetFooterSize } from "./parquet-stats.ts";
-import { compareStatValues, formatDouble, formatStatValue, newDataFilePath, parseTimestampMicros, partitionDir } from "./values.ts";
+import {
+  compareStatValues,
+  formatDouble,
+  formatStatValue,
+  newDataFilePath,
+  parseTimestampMicros,
+  partitionDir,
+} from "./values.ts";
 
 describe("formatStatValue", () => {
   // Expected texts are what DuckDB's CAST(x AS VARCHAR) and the ducklake extension 1.5.5 store.
@@ -115,7 +122,14 @@ describe("columnStatsFromParquet", () => {
     ],
   };
   test("folds row groups like the extension fills file_column_stats", () => {
-    const chunk = (path: string, min: string | null, max: string | null, nulls: number, values: number, size: number) => ({
+    const chunk = (
+      path: string,
+      min: string | null,
+      max: string | null,
+      nulls: number,
+      values: number,
+      size: number,
+    ) => ({
       path_in_schema: path,
       stats_min_value: min,
       stats_max_value: max,

@@ -44,7 +44,10 @@ const isTimestampType = (t: string) => t === "timestamp" || t === "timestamp_us"
 /** DuckLake spec: contains_nan is only meaningful (non-NULL) for floating-point columns. */
 export const typeHasNan = isFloatType;
 
-const bad = (type: string, value: unknown, why: string) => new AppError("VALIDATION", `cannot encode ${String(value)} as a ${type} statistic: ${why}`, { details: { type, value: String(value) } });
+const bad = (type: string, value: unknown, why: string) =>
+  new AppError("VALIDATION", `cannot encode ${String(value)} as a ${type} statistic: ${why}`, {
+    details: { type, value: String(value) },
+  });
 
 /** DuckDB's DOUBLE → VARCHAR: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
 export function formatDouble(x: number): string {
@@ -89,7 +92,8 @@ export function formatDateDays(days: number): string {
   return `${pad(y, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 }
 
-const TS_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/;
+const TS_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** Parses the timestamp text forms DuckDB prints or accepts → microseconds since the epoch (UTC). */
 export function parseTimestampMicros(text: string): bigint | null {
@@ -159,7 +163,8 @@ export function formatStatValue(type: string, v: StatBound | boolean | null | un
     }
   }
   if (isFloatType(type)) {
-    const x = typeof v === "string" ? parseFloatText(v) : typeof v === "bigint" ? Number(v) : v instanceof Date ? NaN : v;
+    const x =
+      typeof v === "string" ? parseFloatText(v) : typeof v === "bigint" ? Number(v) : v instanceof Date ? NaN : v;
     if (Number.isNaN(x)) {
       if (typeof v === "string" && v.trim().toLowerCase() === "nan") return null;
       if (typeof v === "number") return null;
@@ -218,7 +223,8 @@ export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 export const objectDir = (name: string, uuid: string) => (/^[A-Za-z0-9_]+$/.test(name) ? `${name}/` : `${uuid}/`);
 
 /** Hive-style partition directory the extension writes: `<column>=<url-encoded value>/`. */
-export const partitionDir = (column: string, value: string) => `${encodeURIComponent(column)}=${encodeURIComponent(value)}/`;
+export const partitionDir = (column: string, value: string) =>
+  `${encodeURIComponent(column)}=${encodeURIComponent(value)}/`;
 
 /**
  * A fresh data file path relative to the data path, laid out as the extension does:
@@ -226,8 +232,14 @@ export const partitionDir = (column: string, value: string) => `${encodeURICompo
  */
 export function newDataFilePath(table: Pick<TableInfo, "dataDir" | "partitionBy">, partitionValue?: string): string {
   if ((table.partitionBy === undefined) !== (partitionValue === undefined)) {
-    throw new AppError("VALIDATION", `partition value ${String(partitionValue)} does not match the partitioning (${table.partitionBy ?? "none"})`);
+    throw new AppError(
+      "VALIDATION",
+      `partition value ${String(partitionValue)} does not match the partitioning (${table.partitionBy ?? "none"})`,
+    );
   }
-  const part = table.partitionBy === undefined || partitionValue === undefined ? "" : partitionDir(table.partitionBy, partitionValue);
+  const part =
+    table.partitionBy === undefined || partitionValue === undefined
+      ? ""
+      : partitionDir(table.partitionBy, partitionValue);
   return `${table.dataDir}${part}ducklake-${Bun.randomUUIDv7()}.parquet`;
 }

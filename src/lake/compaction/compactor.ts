@@ -95,7 +95,9 @@ export class Compactor {
     if (!r) return await this.compactListed(t, key, nowMs, nativeOk);
     // Remote: only files below max_file_size_bytes can be merged (the default merge; native is
     // refused for remote paths at start): those are fetched into the read cache and pinned.
-    const paths = (await this.catalog.listDataFiles(t.info.tableId)).filter((f) => f.fileSizeBytes < this.opts.maxFileSizeBytes).map((f) => f.absolutePath);
+    const paths = (await this.catalog.listDataFiles(t.info.tableId))
+      .filter((f) => f.fileSizeBytes < this.opts.maxFileSizeBytes)
+      .map((f) => f.absolutePath);
     if (paths.length < 2) return 0;
     await r.acquire(paths);
     try {
@@ -105,7 +107,13 @@ export class Compactor {
     }
   }
 
-  private async compactListed(t: CompactedTable, key: string, nowMs: number, nativeOk: boolean, local?: ReadonlySet<string>): Promise<number> {
+  private async compactListed(
+    t: CompactedTable,
+    key: string,
+    nowMs: number,
+    nativeOk: boolean,
+    local?: ReadonlySet<string>,
+  ): Promise<number> {
     const listed = await this.catalog.listDataFiles(t.info.tableId);
     // A file committed since the paths were acquired (remote) is left for the next cycle.
     const files = local ? listed.filter((f) => local.has(f.absolutePath)) : listed;
@@ -115,7 +123,9 @@ export class Compactor {
     const byId = new Map(files.map((f) => [f.dataFileId, f]));
     // One lookup per distinct commit snapshot (a round trip each on a remote catalog).
     const committedAt = new Map<number, number | undefined>();
-    for (const f of files) if (!committedAt.has(f.beginSnapshot)) committedAt.set(f.beginSnapshot, await this.catalog.snapshotTimeMs(f.beginSnapshot));
+    for (const f of files)
+      if (!committedAt.has(f.beginSnapshot))
+        committedAt.set(f.beginSnapshot, await this.catalog.snapshotTimeMs(f.beginSnapshot));
     const facts = files.map((f): FileFacts => {
       const minText = f.columnStats[t.def.timeColumn]?.min;
       return {
@@ -131,7 +141,13 @@ export class Compactor {
       };
     });
     const o = this.opts;
-    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: this.budget.sortBytesFor(key), ...cutOption(t.def, nowMs, o.retentionDays) };
+    const plan = {
+      nowMs,
+      minAgeSec: o.minAgeSec,
+      maxRowGroupBytes: o.maxRowGroupBytes,
+      maxSortBytes: this.budget.sortBytesFor(key),
+      ...cutOption(t.def, nowMs, o.retentionDays),
+    };
     const filesOf = (g: FileFacts[]) => g.map((f) => byId.get(f.id)!);
     const factsById = new Map(facts.map((f) => [f.id, f]));
     let merged = 0;
@@ -140,13 +156,26 @@ export class Compactor {
       this.countSkips(key, skipped);
       for (const p of partitions) {
         const groups = p.groups.map(filesOf);
-        merged += await this.mergeAndSwap(t, key, "native", groups, p.partition, { partitionValue: p.partition, liveFileIds: p.liveFileIds }, factsById);
+        merged += await this.mergeAndSwap(
+          t,
+          key,
+          "native",
+          groups,
+          p.partition,
+          { partitionValue: p.partition, liveFileIds: p.liveFileIds },
+          factsById,
+        );
       }
       return merged;
     }
-    const { groups, skipped } = planDefaultMerge(facts, { ...plan, maxFileSizeBytes: o.maxFileSizeBytes, maxOutputs: o.maxCompactedFiles });
+    const { groups, skipped } = planDefaultMerge(facts, {
+      ...plan,
+      maxFileSizeBytes: o.maxFileSizeBytes,
+      maxOutputs: o.maxCompactedFiles,
+    });
     this.countSkips(key, skipped);
-    for (const g of groups) merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined, factsById);
+    for (const g of groups)
+      merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined, factsById);
     return merged;
   }
 
@@ -163,10 +192,13 @@ export class Compactor {
     if (a.duplicateRows === 0 && a.latestRows <= 1) return;
     this.nativeOff = true;
     this.m.nativeDisabled.set(1);
-    this.logger.error("native compaction switched itself off until restart: the catalog has duplicate snapshots (a second writer or a damaged catalog); the default merge is used", {
-      duplicate_rows: a.duplicateRows,
-      latest_rows: a.latestRows,
-    });
+    this.logger.error(
+      "native compaction switched itself off until restart: the catalog has duplicate snapshots (a second writer or a damaged catalog); the default merge is used",
+      {
+        duplicate_rows: a.duplicateRows,
+        latest_rows: a.latestRows,
+      },
+    );
   }
 
   /**
@@ -193,11 +225,22 @@ export class Compactor {
       drop();
       if (this.db.interrupted) {
         // The shutdown stopped it (LakeMaintenance.stop): nothing failed, the files stay as they are.
-        this.logger.info("compaction merge stopped by the shutdown; the files stay as they are", { table: key, engine, partition, files: groups.flat().length });
+        this.logger.info("compaction merge stopped by the shutdown; the files stay as they are", {
+          table: key,
+          engine,
+          partition,
+          files: groups.flat().length,
+        });
         return 0;
       }
       this.m.rollbacks.inc({ table: key, reason: "error" });
-      this.logger.error("compaction merge failed; retried next cycle", { table: key, engine, partition, files: groups.flat().length, error: errorMessage(e) });
+      this.logger.error("compaction merge failed; retried next cycle", {
+        table: key,
+        engine,
+        partition,
+        files: groups.flat().length,
+        error: errorMessage(e),
+      });
       return 0;
     }
     if (pieces.length === 0) {
@@ -229,16 +272,30 @@ export class Compactor {
         this.logger.warn("compaction committed but the view refresh failed", { table: key, error: errorMessage(e) });
       } else {
         drop();
-        const reason = isAppError(e) && e.code === "CONFLICT" && typeof e.details?.reason === "string" ? e.details.reason : "error";
+        const reason =
+          isAppError(e) && e.code === "CONFLICT" && typeof e.details?.reason === "string" ? e.details.reason : "error";
         this.m.rollbacks.inc({ table: key, reason });
-        this.logger.warn("compaction swap rolled back; the partition is retried next cycle", { table: key, engine, partition, reason, error: errorMessage(e) });
+        this.logger.warn("compaction swap rolled back; the partition is retried next cycle", {
+          table: key,
+          engine,
+          partition,
+          reason,
+          error: errorMessage(e),
+        });
         return 0;
       }
     }
     this.opts.remote?.committed(writtenPaths);
     this.m.mergedAway.inc({ table: key }, old.length);
     this.m.merges.inc({ table: key, engine }, written.length);
-    this.logger.debug("compacted", { table: key, engine, partition, files: old.length, outputs: written.length, rows: written.reduce((s, f) => s + f.recordCount, 0) });
+    this.logger.debug("compacted", {
+      table: key,
+      engine,
+      partition,
+      files: old.length,
+      outputs: written.length,
+      rows: written.reduce((s, f) => s + f.recordCount, 0),
+    });
     return old.length;
   }
 
@@ -248,7 +305,14 @@ export class Compactor {
    * and the group is merged as two halves, down to pieces of two files; a half of one file is
    * left as it is (rewriting it alone merges nothing) and counted.
    */
-  private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, out: Piece[], facts: Map<number, FileFacts>): Promise<void> {
+  private async write(
+    t: CompactedTable,
+    key: string,
+    files: LiveDataFile[],
+    partition: string | undefined,
+    out: Piece[],
+    facts: Map<number, FileFacts>,
+  ): Promise<void> {
     if (files.length < 2) {
       this.m.skips.inc({ table: key, reason: "out_of_memory" }, files.length);
       return;
@@ -277,13 +341,16 @@ export class Compactor {
       // Split where half of the cost is reached, so two halves of unequal files are both smaller.
       let half = 1;
       for (let acc = costs[0]!; half < files.length - 1 && acc + costs[half]! <= cost / 2; half++) acc += costs[half]!;
-      this.logger.warn("compaction merge ran out of memory; merging it in two pieces, and smaller merges for this table for a while", {
-        table: key,
-        files: files.length,
-        sort_bytes: cost,
-        next_budget: this.budget.sortBytesFor(key),
-        error: errorMessage(e),
-      });
+      this.logger.warn(
+        "compaction merge ran out of memory; merging it in two pieces, and smaller merges for this table for a while",
+        {
+          table: key,
+          files: files.length,
+          sort_bytes: cost,
+          next_budget: this.budget.sortBytesFor(key),
+          error: errorMessage(e),
+        },
+      );
       await this.write(t, key, files.slice(0, half), partition, out, facts);
       await this.write(t, key, files.slice(half), partition, out, facts);
     }

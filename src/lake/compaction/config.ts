@@ -57,14 +57,20 @@ export function compactionConfigProblems(c: CompactionConfig, dataPath: string):
   if (c.engine === "native") {
     const hive = hivePathComponent(dataPath);
     if (hive !== undefined) {
-      out.push(`${key}.engine: native refuses data_path ${dataPath}: its directory ${hive} would be read as a key=value partition; use engine duckdb or another data_path`);
+      out.push(
+        `${key}.engine: native refuses data_path ${dataPath}: its directory ${hive} would be read as a key=value partition; use engine duckdb or another data_path`,
+      );
     }
   } else if (c.target_file_size_bytes !== DEFAULT_TARGET_FILE_SIZE_BYTES) {
-    out.push(`${key}.target_file_size_bytes applies to engine native only (the default merge writes files up to max_file_size_bytes); remove it or set ${key}.engine to native`);
+    out.push(
+      `${key}.target_file_size_bytes applies to engine native only (the default merge writes files up to max_file_size_bytes); remove it or set ${key}.engine to native`,
+    );
   }
   const mem = parseMemorySize(c.memory_limit);
-  if (mem === undefined) out.push(`${key}.memory_limit: ${JSON.stringify(c.memory_limit)} is not a size such as 224MB or 1GB`);
-  else if (mem < MIN_COMPACTION_MEMORY_BYTES) out.push(`${key}.memory_limit: ${c.memory_limit} is below 192MB, too little for DuckDB to sort a merge`);
+  if (mem === undefined)
+    out.push(`${key}.memory_limit: ${JSON.stringify(c.memory_limit)} is not a size such as 224MB or 1GB`);
+  else if (mem < MIN_COMPACTION_MEMORY_BYTES)
+    out.push(`${key}.memory_limit: ${c.memory_limit} is below 192MB, too little for DuckDB to sort a merge`);
   else if (c.max_row_group_bytes !== DEFAULT_MAX_ROW_GROUP_BYTES && c.max_row_group_bytes > mem / ROW_GROUP_SHARE) {
     out.push(
       `${key}.max_row_group_bytes: ${c.max_row_group_bytes} would do nothing: row groups above a fifth of ${key}.memory_limit (${Math.floor(mem / ROW_GROUP_SHARE)} bytes) are never merged; raise memory_limit to at least ${Math.ceil((c.max_row_group_bytes * ROW_GROUP_SHARE) / 1e6)}MB or lower max_row_group_bytes`,

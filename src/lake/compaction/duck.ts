@@ -33,7 +33,11 @@ export class CompactionDb {
         autoload_known_extensions: "false",
       });
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `storage.lakehouse.compaction.memory_limit: cannot start the compaction engine: ${errorMessage(e)}`, { cause: e });
+      throw new AppError(
+        "CONFIG_INVALID",
+        `storage.lakehouse.compaction.memory_limit: cannot start the compaction engine: ${errorMessage(e)}`,
+        { cause: e },
+      );
     }
     const con = await instance.connect();
     const dirs = [opts.dataPath, spill].map((d) => (d.endsWith("/") ? d : d + "/"));

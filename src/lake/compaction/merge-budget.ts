@@ -33,7 +33,9 @@ export class MergeBudget {
   lower(key: string, cost: number): void {
     const prev = this.learned.get(key);
     const lowered = Math.min((prev?.lowered ?? 0) + 1, Math.log2(MAX_BACKOFF_CYCLES));
-    const sortBytes = Math.floor(Math.min(cost, prev && this.cycle < prev.untilCycle ? prev.sortBytes : Number.POSITIVE_INFINITY) / 2);
+    const sortBytes = Math.floor(
+      Math.min(cost, prev && this.cycle < prev.untilCycle ? prev.sortBytes : Number.POSITIVE_INFINITY) / 2,
+    );
     this.learned.set(key, { sortBytes, lowered, untilCycle: this.cycle + 2 ** lowered });
   }
 }

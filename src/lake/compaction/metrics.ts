@@ -17,8 +17,14 @@ export interface CompactionMetrics {
 /** Registers the compaction's metrics; the native engine starts on (the gauge at 0). */
 export function compactionMetrics(metrics: MetricsRegistry): CompactionMetrics {
   const m: CompactionMetrics = {
-    mergedAway: metrics.counter("svc_lake_compacted_files_total", "Data files merged away by compaction, per table.", ["table"]),
-    merges: metrics.counter("svc_lake_compaction_merges_total", "Merged files committed by compaction, per table and engine (duckdb = the default merge).", ["table", "engine"]),
+    mergedAway: metrics.counter("svc_lake_compacted_files_total", "Data files merged away by compaction, per table.", [
+      "table",
+    ]),
+    merges: metrics.counter(
+      "svc_lake_compaction_merges_total",
+      "Merged files committed by compaction, per table and engine (duckdb = the default merge).",
+      ["table", "engine"],
+    ),
     rollbacks: metrics.counter(
       "svc_lake_compaction_rollbacks_total",
       "Merges not committed, per table and reason: row_count and partition_changed (the swap rolled back), out_of_memory and error (the merge failed). The files stay as they were; the merge is retried next cycle.",
@@ -34,7 +40,10 @@ export function compactionMetrics(metrics: MetricsRegistry): CompactionMetrics {
       "Merges that ran out of compaction.memory_limit and were retried as two smaller pieces, per table; the table's merges stay smaller for a while (docs/ARCHITECTURE.md, Compaction memory).",
       ["table"],
     ),
-    nativeDisabled: metrics.gauge("svc_lake_compaction_native_disabled", "1 when the native compaction engine switched itself off (duplicate catalog snapshots) until restart."),
+    nativeDisabled: metrics.gauge(
+      "svc_lake_compaction_native_disabled",
+      "1 when the native compaction engine switched itself off (duplicate catalog snapshots) until restart.",
+    ),
   };
   m.nativeDisabled.set(0);
   return m;

@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { type FileFacts, MAX_MERGES_PER_TABLE, pack, planDefaultMerge, planNative, retentionCutPartition, sortCost, WIDE_ROW_WEIGHT } from "./plan.ts";
+import {
+  type FileFacts,
+  MAX_MERGES_PER_TABLE,
+  pack,
+  planDefaultMerge,
+  planNative,
+  retentionCutPartition,
+  sortCost,
+  WIDE_ROW_WEIGHT,
+} from "./plan.ts";
 
 const NOW = Date.UTC(2026, 10, 24, 12);
 const MIN = 60_000;
@@ -21,7 +30,14 @@ const ids = (groups: FileFacts[][]) => groups.map((g) => g.map((f) => f.id));
 
 describe("pack", () => {
   test("consecutive files up to the limit; a lone file is no merge", () => {
-    const fs = [file({ bytes: 4 }), file({ bytes: 4 }), file({ bytes: 4 }), file({ bytes: 9 }), file({ bytes: 1 }), file({ bytes: 1 })];
+    const fs = [
+      file({ bytes: 4 }),
+      file({ bytes: 4 }),
+      file({ bytes: 4 }),
+      file({ bytes: 9 }),
+      file({ bytes: 1 }),
+      file({ bytes: 1 }),
+    ];
     // [4, 4] closes at the third 4, which then closes alone at the 9; [9, 1] closes at the last 1.
     expect(ids(pack(fs, 10))).toEqual([
       [fs[0]!.id, fs[1]!.id],
@@ -52,7 +68,12 @@ test("rows above 1 KB uncompressed weigh WIDE_ROW_WEIGHT times their bytes in a 
 });
 
 test("pack also stays within the uncompressed bytes one sort holds", () => {
-  const fs = [file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 })];
+  const fs = [
+    file({ bytes: 1, uncompressedBytes: 40 }),
+    file({ bytes: 1, uncompressedBytes: 40 }),
+    file({ bytes: 1, uncompressedBytes: 40 }),
+    file({ bytes: 1, uncompressedBytes: 40 }),
+  ];
   expect(ids(pack(fs, 100, 80))).toEqual([
     [fs[0]!.id, fs[1]!.id],
     [fs[2]!.id, fs[3]!.id],
@@ -91,7 +112,11 @@ describe("native plan", () => {
   const opts = { ...base, targetFileSizeBytes: 50 };
   test("a partition with one young file is untouched whole; a settled one is packed up to the target", () => {
     const settled = Array.from({ length: 7 }, (_, i) => file({ partition: "2026-11-22", minTimeUs: 100 - i }));
-    const touched = [file({ partition: "2026-11-23" }), file({ partition: "2026-11-23" }), file({ partition: "2026-11-23", committedMs: NOW - MIN })];
+    const touched = [
+      file({ partition: "2026-11-23" }),
+      file({ partition: "2026-11-23" }),
+      file({ partition: "2026-11-23", committedMs: NOW - MIN }),
+    ];
     const r = planNative([...settled, ...touched], opts);
     expect(r.partitions.map((p) => p.partition)).toEqual(["2026-11-22"]);
     const byTime = [...settled].reverse().map((f) => f.id);
@@ -105,24 +130,41 @@ describe("native plan", () => {
     const r = planNative([done, ...small], opts);
     expect(ids(r.partitions[0]!.groups)).toEqual([small.map((f) => f.id)]);
     expect(r.partitions[0]!.liveFileIds.sort()).toEqual([done.id, ...small.map((f) => f.id)].sort());
-    expect(planNative([file(), file({ maxRowGroupBytes: 5001 })], opts)).toEqual({ partitions: [], skipped: { row_group_bytes: 1 } });
-    expect(planNative([file(), file(), file({ bytes: 40, hasDeletes: true })], opts)).toEqual({ partitions: [], skipped: { deletes: 1 } });
+    expect(planNative([file(), file({ maxRowGroupBytes: 5001 })], opts)).toEqual({
+      partitions: [],
+      skipped: { row_group_bytes: 1 },
+    });
+    expect(planNative([file(), file(), file({ bytes: 40, hasDeletes: true })], opts)).toEqual({
+      partitions: [],
+      skipped: { deletes: 1 },
+    });
   });
   test("with little compaction memory, merged files stay below the target and are not merged again", () => {
     const small = Array.from({ length: 6 }, () => file({ uncompressedBytes: 250 }));
     const r = planNative(small, { ...opts, maxSortBytes: 600 });
     expect(r.partitions[0]!.groups.map((g) => g.length)).toEqual([2, 2, 2]);
     // A merged file of 600 uncompressed bytes (half of maxSortBytes and more) stays as it is.
-    expect(planNative([file({ uncompressedBytes: 600 }), file({ uncompressedBytes: 600 })], { ...opts, maxSortBytes: 1000 }).partitions).toEqual([]);
+    expect(
+      planNative([file({ uncompressedBytes: 600 }), file({ uncompressedBytes: 600 })], { ...opts, maxSortBytes: 1000 })
+        .partitions,
+    ).toEqual([]);
   });
   test("unpartitioned files are not planned (they get the default merge)", () => {
     expect(planNative([file({ partition: undefined }), file({ partition: undefined })], opts).partitions).toEqual([]);
   });
   test("the retention cut partition and older ones are skipped", () => {
-    const r = planNative([file({ partition: "2026-11-21" }), file({ partition: "2026-11-21" }), file({ partition: "2026-11-22" }), file({ partition: "2026-11-22" })], {
-      ...opts,
-      cutPartition: "2026-11-21",
-    });
+    const r = planNative(
+      [
+        file({ partition: "2026-11-21" }),
+        file({ partition: "2026-11-21" }),
+        file({ partition: "2026-11-22" }),
+        file({ partition: "2026-11-22" }),
+      ],
+      {
+        ...opts,
+        cutPartition: "2026-11-21",
+      },
+    );
     expect(r.partitions.map((p) => p.partition)).toEqual(["2026-11-22"]);
     expect(r.skipped).toEqual({ retention_cut: 1 });
   });

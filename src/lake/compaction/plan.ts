@@ -55,14 +55,18 @@ export const WIDE_ROW_WEIGHT = 8;
 
 /** What a file costs one merge's sort, in the unit of maxSortBytes. */
 export function sortCost(f: Pick<FileFacts, "uncompressedBytes" | "rows">): number {
-  return f.rows > 0 && f.uncompressedBytes / f.rows > WIDE_ROW_BYTES ? f.uncompressedBytes * WIDE_ROW_WEIGHT : f.uncompressedBytes;
+  return f.rows > 0 && f.uncompressedBytes / f.rows > WIDE_ROW_BYTES
+    ? f.uncompressedBytes * WIDE_ROW_WEIGHT
+    : f.uncompressedBytes;
 }
 
 /** Merges per table per cycle of the default merge (docs/ARCHITECTURE.md "Compaction engines": at most 32). */
 export const MAX_MERGES_PER_TABLE = 32;
 
-const isYoung = (f: FileFacts, o: PlanOptions) => f.committedMs !== undefined && o.nowMs - f.committedMs < o.minAgeSec * 1000;
-const isCut = (partition: string | undefined, o: PlanOptions) => o.cutPartition !== undefined && partition !== undefined && partition <= o.cutPartition;
+const isYoung = (f: FileFacts, o: PlanOptions) =>
+  f.committedMs !== undefined && o.nowMs - f.committedMs < o.minAgeSec * 1000;
+const isCut = (partition: string | undefined, o: PlanOptions) =>
+  o.cutPartition !== undefined && partition !== undefined && partition <= o.cutPartition;
 
 function byPartitionThenTime(a: FileFacts, b: FileFacts): number {
   const pa = a.partition ?? "";
@@ -112,7 +116,10 @@ const count = (s: Skipped, r: SkipReason, n = 1) => {
  * group also stays within `maxSortBytes` uncompressed.
  * Skipped files are counted per reason (`young` files are not counted: every fresh file is one).
  */
-export function planDefaultMerge(files: readonly FileFacts[], o: PlanOptions & { maxFileSizeBytes: number; maxOutputs: number }): { groups: FileFacts[][]; skipped: Skipped } {
+export function planDefaultMerge(
+  files: readonly FileFacts[],
+  o: PlanOptions & { maxFileSizeBytes: number; maxOutputs: number },
+): { groups: FileFacts[][]; skipped: Skipped } {
   const skipped: Skipped = {};
   const byPart = new Map<string, FileFacts[]>();
   for (const f of [...files].sort(byPartitionThenTime)) {
@@ -150,7 +157,10 @@ export interface PartitionPlan {
  * has a row group above `maxRowGroupBytes` (uncompressed). Unpartitioned files are not planned
  * here (the caller gives such tables the default merge).
  */
-export function planNative(files: readonly FileFacts[], o: PlanOptions & { targetFileSizeBytes: number }): { partitions: PartitionPlan[]; skipped: Skipped } {
+export function planNative(
+  files: readonly FileFacts[],
+  o: PlanOptions & { targetFileSizeBytes: number },
+): { partitions: PartitionPlan[]; skipped: Skipped } {
   const skipped: Skipped = {};
   const byPart = new Map<string, FileFacts[]>();
   for (const f of [...files].sort(byPartitionThenTime)) {

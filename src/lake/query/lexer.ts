@@ -53,7 +53,8 @@ function quotedEnd(sql: string, i: number, q: string, backslash: boolean): numbe
 export function lexSql(sql: string): LexResult {
   const tokens: Token[] = [];
   let problem: LexResult["problem"];
-  const push = (kind: Token["kind"], start: number, end: number) => tokens.push({ text: sql.slice(start, end), start, end, kind });
+  const push = (kind: Token["kind"], start: number, end: number) =>
+    tokens.push({ text: sql.slice(start, end), start, end, kind });
   let i = 0;
   while (i < sql.length) {
     const c = sql[i]!;
@@ -137,7 +138,10 @@ export function lexSql(sql: string): LexResult {
         j++;
         digits();
       }
-      if ((sql[j] === "e" || sql[j] === "E") && (isDigit(sql[j + 1]) || ((sql[j + 1] === "+" || sql[j + 1] === "-") && isDigit(sql[j + 2])))) {
+      if (
+        (sql[j] === "e" || sql[j] === "E") &&
+        (isDigit(sql[j + 1]) || ((sql[j + 1] === "+" || sql[j + 1] === "-") && isDigit(sql[j + 2])))
+      ) {
         j += 2;
         digits();
       }
@@ -190,7 +194,10 @@ export function lexUserSql(sql: string): Result<Token[], "lexical"> {
     while (quotedSpans[q] && quotedSpans[q]!.end <= m.index) q++;
     const span = quotedSpans[q];
     if (!span || span.start > m.index) {
-      return fail("lexical", `non-ASCII character U+${hex(m[0])} at offset ${m.index} outside a string literal or quoted identifier`);
+      return fail(
+        "lexical",
+        `non-ASCII character U+${hex(m[0])} at offset ${m.index} outside a string literal or quoted identifier`,
+      );
     }
   }
   return ok(toks);

@@ -24,7 +24,13 @@ const cross = async (sql: string, tables: string[]) => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "svc-parse-check-"));
-  engine = await Engine.open({ threads: 1, memoryLimit: "256MB", tempDirectory: join(dir, "tmp"), allowedDirectories: [dir], queryConnections: 1 });
+  engine = await Engine.open({
+    threads: 1,
+    memoryLimit: "256MB",
+    tempDirectory: join(dir, "tmp"),
+    allowedDirectories: [dir],
+    queryConnections: 1,
+  });
   await engine.ddl(`CREATE TABLE ${VIEW} AS SELECT 'call-' || i AS session_id, i AS n FROM range(3) t(i)`);
 });
 afterAll(() => {
@@ -41,9 +47,21 @@ describe("what the guard accepts meets DuckDB's parse and runs as checked", () =
     ["WITH hep_proto_1_call AS (SELECT 42 AS n) SELECT n FROM hep_proto_1_call", [], [{ n: 42 }]],
     ['WITH "HEP_PROTO_1_CALL" AS (SELECT 42 AS n) SELECT n FROM hep_proto_1_call', [], [{ n: 42 }]],
     // a nested CTE shadows the view inside its subquery only: outside it the view is read
-    ["WITH a AS (WITH hep_proto_1_call AS (SELECT 42 AS n) SELECT n FROM hep_proto_1_call) SELECT a.n, count(*) AS c FROM a, hep_proto_1_call v GROUP BY a.n", [VIEW], [{ n: 42, c: 3 }]],
-    ["WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 3) SELECT sum(i) AS s FROM r", [], [{ s: 6 }]],
-    ["SELECT count(*) AS c FROM hep_proto_1_call WHERE session_id IN (SELECT session_id FROM hep_proto_1_call WHERE n > 0)", [VIEW], [{ c: 2 }]],
+    [
+      "WITH a AS (WITH hep_proto_1_call AS (SELECT 42 AS n) SELECT n FROM hep_proto_1_call) SELECT a.n, count(*) AS c FROM a, hep_proto_1_call v GROUP BY a.n",
+      [VIEW],
+      [{ n: 42, c: 3 }],
+    ],
+    [
+      "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 3) SELECT sum(i) AS s FROM r",
+      [],
+      [{ s: 6 }],
+    ],
+    [
+      "SELECT count(*) AS c FROM hep_proto_1_call WHERE session_id IN (SELECT session_id FROM hep_proto_1_call WHERE n > 0)",
+      [VIEW],
+      [{ c: 2 }],
+    ],
     ["SELECT count(*) AS c FROM range(5) r(i), unnest([1, 2]) u(x), json_each('{\"a\": 1}')", [], [{ c: 10 }]],
   ])("%s", async (sql, tables, rows) => {
     const g = checkReadOnlySql(sql, { allowedTables });
@@ -74,7 +92,12 @@ describe("what a fooled guard would let through is refused by DuckDB's parse", (
     ["SELECT * FROM 'hep.parquet'", [], "parse_mismatch", '"hep.parquet"'],
     [`SELECT * FROM ${VIEW}, "/etc/passwd.csv"`, [VIEW], "parse_mismatch", '"/etc/passwd.csv"'],
     // table and scalar functions that read files, wherever they hide
-    [`SELECT * FROM ${VIEW} WHERE session_id IN (SELECT * FROM read_csv('/etc/passwd'))`, [VIEW], "forbidden_function", '"read_csv"'],
+    [
+      `SELECT * FROM ${VIEW} WHERE session_id IN (SELECT * FROM read_csv('/etc/passwd'))`,
+      [VIEW],
+      "forbidden_function",
+      '"read_csv"',
+    ],
     ["SELECT * FROM (SELECT * FROM (FROM read_text('/etc/hostname')))", [], "forbidden_function", '"read_text"'],
     [`SELECT (SELECT getenv('HOME')) FROM ${VIEW}`, [VIEW], "forbidden_function", '"getenv"'],
     [`SELECT * FROM ${VIEW}, system.main.range(3)`, [VIEW], "forbidden_function", '"range"'],
@@ -84,10 +107,20 @@ describe("what a fooled guard would let through is refused by DuckDB's parse", (
     ["SELECT * FROM memory.main.hep_proto_1_call", [VIEW], "parse_mismatch", '"memory.main.hep_proto_1_call"'],
     // scope: a CTE seen outside its subquery, a CTE name taken for the view (or the view for a CTE)
     ["WITH a AS (WITH v AS (SELECT 1) SELECT * FROM v) SELECT * FROM a, v", [], "parse_mismatch", '"v"'],
-    [`WITH a AS (WITH "__svc_cte_v" AS (SELECT 1) FROM "__svc_cte_v") SELECT * FROM a, ${VIEW}`, [], "parse_mismatch", `"${VIEW}"`],
+    [
+      `WITH a AS (WITH "__svc_cte_v" AS (SELECT 1) FROM "__svc_cte_v") SELECT * FROM a, ${VIEW}`,
+      [],
+      "parse_mismatch",
+      `"${VIEW}"`,
+    ],
     // the other way round: the guard took for a table what DuckDB reads as a column or a CTE
     [`SELECT 1 AS hep_proto_1_call`, [VIEW], "parse_mismatch", `the guard read "${VIEW}"`],
-    [`WITH hep_proto_1_call AS (SELECT 1) SELECT * FROM hep_proto_1_call`, [VIEW], "parse_mismatch", `the guard read "${VIEW}"`],
+    [
+      `WITH hep_proto_1_call AS (SELECT 1) SELECT * FROM hep_proto_1_call`,
+      [VIEW],
+      "parse_mismatch",
+      `the guard read "${VIEW}"`,
+    ],
     // DESCRIBE/SHOW as a relation
     [`SELECT * FROM (DESCRIBE ${VIEW})`, [VIEW], "parse_mismatch", '"SHOW_REF"'],
     // what DuckDB does not parse as one query

@@ -34,7 +34,11 @@ export function parseText(sql: string): string {
 }
 
 /** Asks DuckDB for its parse of `sql` and checks it against the guard's tables (CheckedSql.tables). */
-export async function crossCheckWithDuckDb(run: RunSql, sql: string, guardTables: readonly string[]): Promise<Result<void, ParseCheckReason>> {
+export async function crossCheckWithDuckDb(
+  run: RunSql,
+  sql: string,
+  guardTables: readonly string[],
+): Promise<Result<void, ParseCheckReason>> {
   const r = await run("SELECT CAST(json_serialize_sql(CAST(? AS VARCHAR)) AS VARCHAR) AS j", [parseText(sql)]);
   const text = r.rows[0]?.j;
   if (typeof text !== "string") return fail("parse_mismatch", "DuckDB returned no parse for the statement");
@@ -45,23 +49,39 @@ export async function crossCheckWithDuckDb(run: RunSql, sql: string, guardTables
 export function checkParsed(parsed: unknown, guardTables: ReadonlySet<string>): Result<void, ParseCheckReason> {
   if (!isObj(parsed)) return fail("parse_mismatch", "DuckDB's parse is not an object");
   if (parsed.error === true) {
-    if (parsed.error_type === "parser") return fail("syntax", `Parser Error: ${String(parsed.error_message ?? "syntax error")}`);
-    return fail("not_a_query", `DuckDB does not read the statement as one query: ${String(parsed.error_message ?? parsed.error_type)}`);
+    if (parsed.error_type === "parser")
+      return fail("syntax", `Parser Error: ${String(parsed.error_message ?? "syntax error")}`);
+    return fail(
+      "not_a_query",
+      `DuckDB does not read the statement as one query: ${String(parsed.error_message ?? parsed.error_type)}`,
+    );
   }
   const statements = parsed.statements;
   if (!Array.isArray(statements) || statements.length !== 1) {
-    return fail("multiple_statements", `exactly one statement is allowed; DuckDB's parse found ${Array.isArray(statements) ? statements.length : 0}`);
+    return fail(
+      "multiple_statements",
+      `exactly one statement is allowed; DuckDB's parse found ${Array.isArray(statements) ? statements.length : 0}`,
+    );
   }
   const read = new Set<string>();
   const walked = walk(statements[0], new Set(), guardTables, read);
   if (!walked.ok) return walked;
   // The other way round: a view the guard resolved stands where DuckDB reads a relation.
   const unread = [...guardTables].find((t) => !read.has(t));
-  if (unread) return fail("parse_mismatch", `the guard read ${show(unread)} as a table, DuckDB's parse does not; write it in FROM or JOIN`);
+  if (unread)
+    return fail(
+      "parse_mismatch",
+      `the guard read ${show(unread)} as a table, DuckDB's parse does not; write it in FROM or JOIN`,
+    );
   return ok(undefined);
 }
 
-function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySet<string>, read: Set<string>): Result<void, ParseCheckReason> {
+function walk(
+  node: unknown,
+  scope: ReadonlySet<string>,
+  guardTables: ReadonlySet<string>,
+  read: Set<string>,
+): Result<void, ParseCheckReason> {
   if (Array.isArray(node)) {
     for (const n of node) {
       const r = walk(n, scope, guardTables, read);
@@ -74,7 +94,11 @@ function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySe
   const ctes = isObj(node.cte_map) && Array.isArray(node.cte_map.map) ? node.cte_map.map : [];
   const recursive = node.type === "RECURSIVE_CTE_NODE" ? str(node.cte_name) : "";
   if (ctes.length > 0 || recursive) {
-    inner = new Set([...scope, ...ctes.map((c) => (isObj(c) ? str(c.key) : "")).filter((k) => k !== ""), ...(recursive ? [recursive] : [])]);
+    inner = new Set([
+      ...scope,
+      ...ctes.map((c) => (isObj(c) ? str(c.key) : "")).filter((k) => k !== ""),
+      ...(recursive ? [recursive] : []),
+    ]);
   }
   const own = checkNode(node, inner, guardTables, read);
   if (!own.ok) return own;
@@ -86,9 +110,15 @@ function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySe
 }
 
 /** A relation (TableRef) of DuckDB's tree: it has an alias and a sample, and is not an expression or query node. */
-const isTableRef = (n: Obj): boolean => typeof n.type === "string" && "alias" in n && "sample" in n && !("class" in n) && !n.type.endsWith("_NODE");
+const isTableRef = (n: Obj): boolean =>
+  typeof n.type === "string" && "alias" in n && "sample" in n && !("class" in n) && !n.type.endsWith("_NODE");
 
-function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<string>, read: Set<string>): Result<void, ParseCheckReason> {
+function checkNode(
+  n: Obj,
+  scope: ReadonlySet<string>,
+  guardTables: ReadonlySet<string>,
+  read: Set<string>,
+): Result<void, ParseCheckReason> {
   if (n.class === "FUNCTION" && isForbiddenFunction(str(n.function_name))) {
     return fail("forbidden_function", `DuckDB's parse calls ${show(str(n.function_name))}, which is not allowed`);
   }
@@ -111,10 +141,16 @@ function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<
     const name = str(fn.function_name);
     const qualified = str(fn.catalog) !== "" || (str(fn.schema) !== "" && str(fn.schema) !== "main");
     if (qualified || isForbiddenFunction(name) || !ALLOWED_TABLE_FUNCTIONS.has(name)) {
-      return fail("forbidden_function", `DuckDB's parse reads the table function ${show(name)}; allowed in FROM: ${[...ALLOWED_TABLE_FUNCTIONS].join(", ")}`);
+      return fail(
+        "forbidden_function",
+        `DuckDB's parse reads the table function ${show(name)}; allowed in FROM: ${[...ALLOWED_TABLE_FUNCTIONS].join(", ")}`,
+      );
     }
     return ok(undefined);
   }
   if (COMPOSITE_REFS.has(n.type as string)) return ok(undefined);
-  return fail("parse_mismatch", `DuckDB's parse reads a relation of kind ${show(String(n.type))} (DESCRIBE, SHOW and the like are not allowed)`);
+  return fail(
+    "parse_mismatch",
+    `DuckDB's parse reads a relation of kind ${show(String(n.type))} (DESCRIBE, SHOW and the like are not allowed)`,
+  );
 }

@@ -68,8 +68,16 @@ describe("scope: which names are CTEs", () => {
     // a recursive CTE sees itself
     ["WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r", ["r=cte", "r=cte"], ["r"]],
     // a CTE named like a view shadows it in the query, quoted or not
-    ['WITH "Hep_Proto_1_Call" AS (SELECT 1) SELECT * FROM hep_proto_1_call', ["hep_proto_1_call=cte"], ["hep_proto_1_call"]],
-    ["WITH x AS MATERIALIZED (SELECT 1), y(a) AS NOT MATERIALIZED (SELECT 2) FROM x, y", ["x=cte", "y=cte"], ["x", "y"]],
+    [
+      'WITH "Hep_Proto_1_Call" AS (SELECT 1) SELECT * FROM hep_proto_1_call',
+      ["hep_proto_1_call=cte"],
+      ["hep_proto_1_call"],
+    ],
+    [
+      "WITH x AS MATERIALIZED (SELECT 1), y(a) AS NOT MATERIALIZED (SELECT 2) FROM x, y",
+      ["x=cte", "y=cte"],
+      ["x", "y"],
+    ],
   ])("%s", (sql, tables, ctes) => {
     const w = walk(sql);
     expect([w.tables, w.ctes]).toEqual([tables, ctes]);

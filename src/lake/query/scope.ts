@@ -23,7 +23,18 @@ const FIRST_KEYWORDS = new Set(["SELECT", "WITH", "FROM", "VALUES"]);
 /** Words that start a query where a table could stand: `FROM (SELECT …)`, `(TABLE t)`, `(PIVOT t …)`. */
 const QUERY_STARTERS = new Set([...FIRST_KEYWORDS, "TABLE", "PIVOT", "UNPIVOT"]);
 /** Words after which FROM is not a clause but no table can follow a name either. */
-const CLAUSE_ENDS_FROM = new Set(["WHERE", "GROUP", "HAVING", "QUALIFY", "WINDOW", "ORDER", "LIMIT", "OFFSET", "FETCH", "RETURNING"]);
+const CLAUSE_ENDS_FROM = new Set([
+  "WHERE",
+  "GROUP",
+  "HAVING",
+  "QUALIFY",
+  "WINDOW",
+  "ORDER",
+  "LIMIT",
+  "OFFSET",
+  "FETCH",
+  "RETURNING",
+]);
 const CLOSER: Record<string, string> = { "(": ")", "[": "]", "{": "}" };
 
 /** The statement must start (after opening brackets) with one of these. */
@@ -80,7 +91,11 @@ export function walkScopes(toks: readonly Token[], hooks: ScopeHooks): Result<vo
         i = r.value;
         continue;
       }
-      if (t.kind === "string") return fail("file_as_table", `a string cannot be a table (${show(t.text)} at offset ${t.start}); files are not readable`);
+      if (t.kind === "string")
+        return fail(
+          "file_as_table",
+          `a string cannot be a table (${show(t.text)} at offset ${t.start}); files are not readable`,
+        );
       return fail("bad_table_reference", `expected a table name at offset ${t.start}, found ${show(t.text)}`);
     }
     tablePos = false;
@@ -97,7 +112,8 @@ export function walkScopes(toks: readonly Token[], hooks: ScopeHooks): Result<vo
       continue;
     }
     if (t.text === ")" || t.text === "]" || t.text === "}") {
-      if (stack.length === 1 || f.closer !== t.text) return fail("unbalanced", `unbalanced ${show(t.text)} at offset ${t.start}`);
+      if (stack.length === 1 || f.closer !== t.text)
+        return fail("unbalanced", `unbalanced ${show(t.text)} at offset ${t.start}`);
       stack.pop();
       f.onClose?.();
       continue;

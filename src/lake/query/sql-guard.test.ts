@@ -27,11 +27,19 @@ describe("checkReadOnlySql rejects bypass attempts", () => {
     ["SELECT * FROM system.main.read_text('/etc/hostname')", "forbidden_function", "read_text"],
     ["SELECT * FROM hep_proto_1_call c, LATERAL read_text(c.payload)", "forbidden_function", "read_text"],
     ["WITH x AS (SELECT * FROM read_text('/etc/hostname')) SELECT * FROM x", "forbidden_function", "read_text"],
-    ["SELECT * FROM hep_proto_1_call WHERE session_id IN (FROM read_csv('/etc/passwd'))", "forbidden_function", "read_csv"],
+    [
+      "SELECT * FROM hep_proto_1_call WHERE session_id IN (FROM read_csv('/etc/passwd'))",
+      "forbidden_function",
+      "read_csv",
+    ],
     // dynamic SQL, settings, environment, catalog internals, state changes
     ["SELECT * FROM query('SELECT 1')", "forbidden_function", "query"],
     ["SELECT * FROM query_table('hep_proto_1_call')", "forbidden_function", "query_table"],
-    ["SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))", "forbidden_function", "json_execute_serialized_sql"],
+    [
+      "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
+      "forbidden_function",
+      "json_execute_serialized_sql",
+    ],
     ["SELECT current_setting('allowed_directories')", "forbidden_function", "current_setting"],
     ["SELECT * FROM duckdb_settings()", "forbidden_function", "duckdb_settings"],
     ["SELECT getenv('HOME')", "forbidden_function", "getenv"],
@@ -87,7 +95,11 @@ describe("checkReadOnlySql rejects bypass attempts", () => {
     ["SELECT ARRAY(FROM pg_views)", "table_not_allowed", "pg_views"],
     ["SELECT * FROM (TABLE pg_views)", "table_not_allowed", "pg_views"],
     ["SELECT * FROM hep_proto_1_call UNION ALL FROM pg_views", "table_not_allowed", "pg_views"],
-    ["SELECT * FROM hep_proto_1_call a JOIN hep_proto_1_call b ON a.uuid = b.uuid, pg_tables", "table_not_allowed", "pg_tables"],
+    [
+      "SELECT * FROM hep_proto_1_call a JOIN hep_proto_1_call b ON a.uuid = b.uuid, pg_tables",
+      "table_not_allowed",
+      "pg_tables",
+    ],
     ["WITH x AS (SELECT 1) SELECT * FROM x, information_schema.views", "table_not_allowed", "information_schema.views"],
     // a CTE cannot lend its name to a system view: not in its own body, not before it is declared
     ["WITH pg_views AS (SELECT * FROM pg_views) SELECT * FROM pg_views", "table_not_allowed", "pg_views"],
@@ -114,36 +126,78 @@ describe("checkReadOnlySql rejects bypass attempts", () => {
 describe("checkReadOnlySql accepts analytical SQL", () => {
   test.each<[string, string[]]>([
     ["SELECT count(*) FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT method, count(*) AS n FROM svc_lake.main.hep_proto_1_call GROUP BY method ORDER BY n DESC", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT session_id, row_number() OVER (PARTITION BY session_id ORDER BY timestamp) AS rn FROM main.hep_proto_1_call QUALIFY rn = 1", ["svc_lake.main.hep_proto_1_call"]],
-    ["WITH calls AS (SELECT session_id, min(timestamp) AS t0 FROM hep_proto_1_call GROUP BY 1) SELECT * FROM calls ORDER BY t0 DESC LIMIT 10", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT method, count(*) AS n FROM svc_lake.main.hep_proto_1_call GROUP BY method ORDER BY n DESC",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
+    [
+      "SELECT session_id, row_number() OVER (PARTITION BY session_id ORDER BY timestamp) AS rn FROM main.hep_proto_1_call QUALIFY rn = 1",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
+    [
+      "WITH calls AS (SELECT session_id, min(timestamp) AS t0 FROM hep_proto_1_call GROUP BY 1) SELECT * FROM calls ORDER BY t0 DESC LIMIT 10",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     [
       "SELECT c.session_id, r.payload FROM hep_proto_1_call c LEFT JOIN hep_proto_5_default r ON r.session_id = c.session_id, hep_proto_1_registration g WHERE g.aor = c.caller",
       ["svc_lake.main.hep_proto_1_call", "svc_lake.main.hep_proto_1_registration", "svc_lake.main.hep_proto_5_default"],
     ],
-    ["SELECT json_extract(data_extra, '$.to_tag') AS tag, data_extra->>'$.from_tag' AS ft FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT date_trunc('minute', timestamp) AS m, count(*) FROM hep_proto_1_call GROUP BY ALL ORDER BY m", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT * FROM hep_proto_1_call WHERE regexp_matches(caller, '^al') AND timestamp > now() - INTERVAL 1 HOUR", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT count(*) FILTER (WHERE method = 'INVITE') AS invites, count(*) FILTER (WHERE response_code >= 400) AS failures FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT json_extract(data_extra, '$.to_tag') AS tag, data_extra->>'$.from_tag' AS ft FROM hep_proto_1_call",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
+    [
+      "SELECT date_trunc('minute', timestamp) AS m, count(*) FROM hep_proto_1_call GROUP BY ALL ORDER BY m",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
+    [
+      "SELECT * FROM hep_proto_1_call WHERE regexp_matches(caller, '^al') AND timestamp > now() - INTERVAL 1 HOUR",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
+    [
+      "SELECT count(*) FILTER (WHERE method = 'INVITE') AS invites, count(*) FILTER (WHERE response_code >= 400) AS failures FROM hep_proto_1_call",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     ["SELECT count(*) FROM hep_proto_1_call AT (VERSION => 3)", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT * FROM hep_proto_1_call AT (TIMESTAMP => '2026-01-01 00:00:00') old LIMIT 1", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT * FROM hep_proto_1_call AT (TIMESTAMP => '2026-01-01 00:00:00') old LIMIT 1",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     ["SELECT * FROM svc_lake.main.hep_proto_1_call AT SNAPSHOT 2", ["svc_lake.main.hep_proto_1_call"]],
     ["SELECT * FROM hep_proto_1_call WHERE session_id = 'drop table x; -- /* */'", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT * FROM hep_proto_1_call WHERE session_id IN ('insert-update-delete@host', 'copy;attach')", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT * FROM hep_proto_1_call WHERE session_id IN ('insert-update-delete@host', 'copy;attach')",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     ["SELECT 'COPY (SELECT 1) TO ''x''' AS s, $$read_text('/etc/passwd')$$ AS d, E'it\\'s' AS e", []],
     ["FROM hep_proto_1_call SELECT method LIMIT 5", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT extract(year FROM timestamp) AS y, substring(caller FROM 1 FOR 3) AS p FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT extract(year FROM timestamp) AS y, substring(caller FROM 1 FOR 3) AS p FROM hep_proto_1_call",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     ["SELECT * FROM hep_proto_1_call WHERE caller IS NOT DISTINCT FROM callee", ["svc_lake.main.hep_proto_1_call"]],
     ["SELECT i FROM range(10) r(i) WHERE i % 2 = 0", []],
     ["SELECT * FROM generate_series(TIMESTAMP '2026-01-01', TIMESTAMP '2026-01-02', INTERVAL 1 HOUR)", []],
     ["SELECT unnest(string_split(caller, '@')) AS part FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
     ["WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT sum(n) FROM r", []],
-    ["SELECT * FROM mem_hep_proto_1_call UNION ALL SELECT * FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call", "svc_lake.main.mem_hep_proto_1_call"]],
-    ["SELECT count(*) FROM hep_proto_1_call a JOIN hep_proto_1_call b USING (session_id)", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT * FROM mem_hep_proto_1_call UNION ALL SELECT * FROM hep_proto_1_call",
+      ["svc_lake.main.hep_proto_1_call", "svc_lake.main.mem_hep_proto_1_call"],
+    ],
+    [
+      "SELECT count(*) FROM hep_proto_1_call a JOIN hep_proto_1_call b USING (session_id)",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     ["VALUES (1, 'a'), (2, 'b')", []],
     ['SELECT "set", "load" FROM (SELECT 1 AS "set", 2 AS "load")', []],
-    ["SELECT s.method, l.x FROM (SELECT * FROM hep_proto_1_call) s, LATERAL (SELECT s.method AS x) l", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT histogram(method), list(method ORDER BY timestamp), approx_quantile(response_code, 0.5) FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
+    [
+      "SELECT s.method, l.x FROM (SELECT * FROM hep_proto_1_call) s, LATERAL (SELECT s.method AS x) l",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
+    [
+      "SELECT histogram(method), list(method ORDER BY timestamp), approx_quantile(response_code, 0.5) FROM hep_proto_1_call",
+      ["svc_lake.main.hep_proto_1_call"],
+    ],
     ["SELECT * FROM json_each('{\"a\": 1}')", []],
     ["SELECT x FROM (SELECT [1, 2, 3] AS l, {'k': 1} AS s) t, unnest(t.l) AS u(x)", []],
     ["(SELECT 1 AS a) UNION (SELECT 2)", []],
@@ -168,12 +222,16 @@ describe("checkReadOnlySql accepts analytical SQL", () => {
 describe("checkReadOnlySql output", () => {
   test("qualifies lake tables, drops comments and the trailing semicolon, keeps strings as written", () => {
     const r = check("SELECT /* c */ caller -- x\nFROM hep_proto_1_call WHERE session_id = 'a -- b /* c */' ;");
-    expect(r.ok && r.value.sql).toBe(`SELECT caller FROM svc_lake."main"."hep_proto_1_call" WHERE session_id = 'a -- b /* c */'`);
+    expect(r.ok && r.value.sql).toBe(
+      `SELECT caller FROM svc_lake."main"."hep_proto_1_call" WHERE session_id = 'a -- b /* c */'`,
+    );
   });
 
   test("CTE names get a private prefix; references keep the user's name as alias", () => {
     const r = check("WITH x AS (SELECT 1 AS a) SELECT x.a FROM x, x AS y");
-    expect(r.ok && r.value.sql).toBe(`WITH "__svc_cte_x" AS (SELECT 1 AS a) SELECT x.a FROM "__svc_cte_x" AS "x", "__svc_cte_x" AS y`);
+    expect(r.ok && r.value.sql).toBe(
+      `WITH "__svc_cte_x" AS (SELECT 1 AS a) SELECT x.a FROM "__svc_cte_x" AS "x", "__svc_cte_x" AS y`,
+    );
   });
 
   test("time travel clauses stay right after the qualified table", () => {
@@ -183,7 +241,10 @@ describe("checkReadOnlySql output", () => {
 
   test("a table of another schema is allowed when listed", () => {
     const r = checkReadOnlySql("SELECT * FROM telegraf.cpu", { allowedTables: new Set(["svc_lake.telegraf.cpu"]) });
-    expect(r.ok && r.value).toEqual({ sql: `SELECT * FROM svc_lake."telegraf"."cpu"`, tables: ["svc_lake.telegraf.cpu"] });
+    expect(r.ok && r.value).toEqual({
+      sql: `SELECT * FROM svc_lake."telegraf"."cpu"`,
+      tables: ["svc_lake.telegraf.cpu"],
+    });
   });
 
   test("a forbidden word used as a column must be quoted, and the message says so", () => {

@@ -48,7 +48,10 @@ export function checkReadOnlySql(sql: string, opts: SqlGuardOptions): Result<Che
   if (param) return fail("parameter", `parameters are not supported (${show(param.text)} at offset ${param.start})`);
   const lead = toks.find((t) => t.text !== "(");
   if (!lead || !isQueryStart(lead)) {
-    return fail("not_a_query", `only SELECT, WITH, FROM or VALUES queries are allowed; found ${show(lead?.text ?? "(")}`);
+    return fail(
+      "not_a_query",
+      `only SELECT, WITH, FROM or VALUES queries are allowed; found ${show(lead?.text ?? "(")}`,
+    );
   }
 
   const edits: Edit[] = [];
@@ -57,7 +60,10 @@ export function checkReadOnlySql(sql: string, opts: SqlGuardOptions): Result<Che
     token(i, word, atTable) {
       const t = toks[i]!;
       if (word && FORBIDDEN_KEYWORDS.has(word)) {
-        return fail("forbidden_keyword", `${word} is not allowed in a read-only query (at offset ${t.start}; quote it as "${t.text.toLowerCase()}" if it is a column)`);
+        return fail(
+          "forbidden_keyword",
+          `${word} is not allowed in a read-only query (at offset ${t.start}; quote it as "${t.text.toLowerCase()}" if it is a column)`,
+        );
       }
       if (!atTable && isName(t) && toks[i + 1]?.text === "(" && isForbiddenFunction(nameOf(t))) {
         return fail("forbidden_function", `function ${show(nameOf(t))} is not allowed (at offset ${t.start})`);

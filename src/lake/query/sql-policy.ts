@@ -49,13 +49,36 @@ const FORBIDDEN_FUNCTIONS = new Set([
   "shobj_description",
   "summary",
 ]);
-const FORBIDDEN_PREFIXES = ["read_", "parquet_", "duckdb_", "pragma_", "pg_", "iceberg_", "delta_", "ducklake_", "sqlite_", "postgres_", "mysql_", "http", "arrow_", "enable_", "disable_"];
+const FORBIDDEN_PREFIXES = [
+  "read_",
+  "parquet_",
+  "duckdb_",
+  "pragma_",
+  "pg_",
+  "iceberg_",
+  "delta_",
+  "ducklake_",
+  "sqlite_",
+  "postgres_",
+  "mysql_",
+  "http",
+  "arrow_",
+  "enable_",
+  "disable_",
+];
 
 /** `name` lower case. */
-export const isForbiddenFunction = (name: string): boolean => FORBIDDEN_FUNCTIONS.has(name) || name.endsWith("_scan") || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
+export const isForbiddenFunction = (name: string): boolean =>
+  FORBIDDEN_FUNCTIONS.has(name) || name.endsWith("_scan") || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
 
 /** The only table functions allowed in FROM: generators over values, nothing that names a table or file. */
-export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set(["range", "generate_series", "unnest", "json_each", "json_tree"]);
+export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
+  "range",
+  "generate_series",
+  "unnest",
+  "json_each",
+  "json_tree",
+]);
 
 /** Prefix of CTE names in the statement that runs (sql-guard.ts): no system view carries it. */
 export const CTE_PREFIX = "__svc_cte_";

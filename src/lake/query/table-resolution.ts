@@ -36,7 +36,13 @@ const NOT_ALIAS = new Set(
  * The table reference starting at toks[i] (a name): `a`, `a.b`, `a.b.c` or a function call.
  * `isCte` says whether a one-part name is a CTE visible at this point (scope.ts).
  */
-export function resolveTableRef(sql: string, toks: readonly Token[], i: number, isCte: (name: string) => boolean, allowedTables: ReadonlySet<string>): Result<Resolved, SqlRejectReason> {
+export function resolveTableRef(
+  sql: string,
+  toks: readonly Token[],
+  i: number,
+  isCte: (name: string) => boolean,
+  allowedTables: ReadonlySet<string>,
+): Result<Resolved, SqlRejectReason> {
   const parts = [nameOf(toks[i]!)];
   let j = i;
   while (toks[j + 1]?.text === "." && isName(toks[j + 2])) {
@@ -49,20 +55,33 @@ export function resolveTableRef(sql: string, toks: readonly Token[], i: number, 
   if (next?.text === "(") {
     const fn = parts.at(-1)!;
     if (parts.length > 1 || isForbiddenFunction(fn) || !ALLOWED_TABLE_FUNCTIONS.has(fn)) {
-      return fail("forbidden_function", `table function ${show(written)} is not allowed in FROM (allowed: ${[...ALLOWED_TABLE_FUNCTIONS].join(", ")})`);
+      return fail(
+        "forbidden_function",
+        `table function ${show(written)} is not allowed in FROM (allowed: ${[...ALLOWED_TABLE_FUNCTIONS].join(", ")})`,
+      );
     }
     return ok({ last: j });
   }
   if (parts.length === 1 && isCte(parts[0]!)) {
-    const hasAlias = upper(next) === "AS" || next?.kind === "quoted" || (next?.kind === "word" && !NOT_ALIAS.has(upper(next)));
-    return ok({ last: j, edit: { ...span, text: ident(CTE_PREFIX + parts[0]) + (hasAlias ? "" : ` AS ${ident(parts[0]!)}`) } });
+    const hasAlias =
+      upper(next) === "AS" || next?.kind === "quoted" || (next?.kind === "word" && !NOT_ALIAS.has(upper(next)));
+    return ok({
+      last: j,
+      edit: { ...span, text: ident(CTE_PREFIX + parts[0]) + (hasAlias ? "" : ` AS ${ident(parts[0]!)}`) },
+    });
   }
   const qualified = qualify(parts);
-  if (!qualified) return fail("table_not_allowed", `${show(written)} is not a svc_lake table (write svc_lake.<schema>.<table>)`);
+  if (!qualified)
+    return fail("table_not_allowed", `${show(written)} is not a svc_lake table (write svc_lake.<schema>.<table>)`);
   const [schema, table] = qualified;
-  if (/__g\d+$/.test(table)) return fail("table_not_allowed", `${show(written)} is an internal buffer generation; read svc_lake.${schema}.${table.replace(/__g\d+$/, "")} instead`);
+  if (/__g\d+$/.test(table))
+    return fail(
+      "table_not_allowed",
+      `${show(written)} is an internal buffer generation; read svc_lake.${schema}.${table.replace(/__g\d+$/, "")} instead`,
+    );
   const full = `svc_lake.${schema}.${table}`;
-  if (!allowedTables.has(full)) return fail("table_not_allowed", `${show(written)} is not a lake table (see GET /statistics/measurements)`);
+  if (!allowedTables.has(full))
+    return fail("table_not_allowed", `${show(written)} is not a lake table (see GET /statistics/measurements)`);
   return ok({ last: j, table: full, edit: { ...span, text: `svc_lake.${ident(schema)}.${ident(table)}` } });
 }
 

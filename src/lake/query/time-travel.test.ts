@@ -3,10 +3,31 @@ import { findTimeTravel, rewriteTimeTravel } from "./time-travel.ts";
 
 describe("time travel clause detection", () => {
   test.each([
-    ["SELECT * FROM svc_lake.main.hep_proto_1_call AT (VERSION => 3)", "hep_proto_1_call", "main", "version", "3", false],
-    ["SELECT * FROM main.t AT (TIMESTAMP => '2026-11-22 10:00:00') x WHERE 1", "t", "main", "timestamp", "2026-11-22 10:00:00", true],
+    [
+      "SELECT * FROM svc_lake.main.hep_proto_1_call AT (VERSION => 3)",
+      "hep_proto_1_call",
+      "main",
+      "version",
+      "3",
+      false,
+    ],
+    [
+      "SELECT * FROM main.t AT (TIMESTAMP => '2026-11-22 10:00:00') x WHERE 1",
+      "t",
+      "main",
+      "timestamp",
+      "2026-11-22 10:00:00",
+      true,
+    ],
     ["select count(*) from t at snapshot 7 where a = 1", "t", undefined, "version", "7", false],
-    ['SELECT * FROM "svc_lake"."main"."t" AT TIMESTAMP \'2026-01-01\' AS old JOIN u ON true', "t", "main", "timestamp", "2026-01-01", true],
+    [
+      'SELECT * FROM "svc_lake"."main"."t" AT TIMESTAMP \'2026-01-01\' AS old JOIN u ON true',
+      "t",
+      "main",
+      "timestamp",
+      "2026-01-01",
+      true,
+    ],
   ])("%s", (sql, table, schema, kind, value, hasAlias) => {
     const [ref] = findTimeTravel(sql);
     expect(ref).toMatchObject({ table, schema, kind, value, hasAlias });

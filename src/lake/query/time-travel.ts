@@ -96,7 +96,10 @@ export function findTimeTravel(sql: string): TimeTravelRef[] {
  * rewriteTimeTravel with an asynchronous `resolve` (the catalog port answers promises): each
  * reference is resolved in order first, then the SQL is rewritten in one pass.
  */
-export async function rewriteTimeTravelAsync(sql: string, resolve: (ref: TimeTravelRef) => Promise<string>): Promise<string> {
+export async function rewriteTimeTravelAsync(
+  sql: string,
+  resolve: (ref: TimeTravelRef) => Promise<string>,
+): Promise<string> {
   const refs = findTimeTravel(sql);
   if (refs.length === 0) return sql;
   const bodies = new Map<number, string>();

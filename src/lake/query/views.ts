@@ -19,7 +19,9 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
   const parts: string[] = [];
   for (const [key, group] of groups) {
     const present = new Set(key.split("\u0000"));
-    const cols = def.columns.map((c) => (present.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`)).join(", ");
+    const cols = def.columns
+      .map((c) => (present.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`))
+      .join(", ");
     const paths = group.map((f) => literal(f.absolutePath)).join(", ");
     parts.push(`SELECT ${cols} FROM read_parquet([${paths}], hive_partitioning = false)`);
   }
@@ -27,7 +29,12 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
 }
 
 /** Body of a table read: Parquet parts plus (optionally) the buffer's SELECT parts. */
-export function unionSql(def: TableDef, files: readonly LiveDataFile[], buffer: readonly string[] | undefined, bufferFirst = false): string {
+export function unionSql(
+  def: TableDef,
+  files: readonly LiveDataFile[],
+  buffer: readonly string[] | undefined,
+  bufferFirst = false,
+): string {
   const parts = filesSelect(def, files);
   if (buffer) parts.splice(bufferFirst ? 0 : parts.length, 0, ...buffer);
   if (parts.length === 0) {

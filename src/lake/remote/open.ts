@@ -32,9 +32,18 @@ export const cacheDirOf = (stateDir: string) => join(stateDir, "lake-cache");
  * The store of a remote data_path and its read cache; AppError CONFIG_INVALID (bad path, refused
  * credential, missing bucket: the message names the key) or UNAVAILABLE (nothing answers).
  */
-export async function openRemoteFiles(s: RemoteSettings, stateDir: string, metrics: MetricsRegistry, env: Record<string, string | undefined> = process.env): Promise<RemoteFiles> {
+export async function openRemoteFiles(
+  s: RemoteSettings,
+  stateDir: string,
+  metrics: MetricsRegistry,
+  env: Record<string, string | undefined> = process.env,
+): Promise<RemoteFiles> {
   parseDataPath(s.data_path);
-  const store = openObjectStore({ data_path: s.data_path, s3: s.s3, azure: s.azure }, env, s.store_timeout_sec ? { requestTimeoutMs: s.store_timeout_sec * 1000 } : {});
+  const store = openObjectStore(
+    { data_path: s.data_path, s3: s.s3, azure: s.azure },
+    env,
+    s.store_timeout_sec ? { requestTimeoutMs: s.store_timeout_sec * 1000 } : {},
+  );
   await probe(store);
   return new RemoteFiles(store, cacheDirOf(stateDir), s.read_cache_bytes, remoteFilesMetrics(metrics));
 }
@@ -62,7 +71,10 @@ export function publishDataPath(catalogPath: string, location: string): void {
   const db = new Database(catalogPath);
   try {
     db.exec("PRAGMA busy_timeout = 5000");
-    db.run("UPDATE ducklake_metadata SET value = ? WHERE key = 'data_path' AND scope IS NULL AND value <> ?", [location, location]);
+    db.run("UPDATE ducklake_metadata SET value = ? WHERE key = 'data_path' AND scope IS NULL AND value <> ?", [
+      location,
+      location,
+    ]);
   } finally {
     db.close();
   }
@@ -73,7 +85,12 @@ export function publishDataPath(catalogPath: string, location: string): void {
  * files), and every live file of a table whose name it mentions outside quotes (a view reads all
  * of them). Over-approximates: a name inside a longer identifier (`mem_<name>`) does not count.
  */
-export async function filesOfSql(sql: string, cacheDir: string, tables: ReadonlyArray<{ def: Pick<TableDef, "name"> }>, filesOf: (i: number) => Promise<readonly LiveDataFile[]>): Promise<string[]> {
+export async function filesOfSql(
+  sql: string,
+  cacheDir: string,
+  tables: ReadonlyArray<{ def: Pick<TableDef, "name"> }>,
+  filesOf: (i: number) => Promise<readonly LiveDataFile[]>,
+): Promise<string[]> {
   const out = new Set<string>();
   for (const m of sql.matchAll(/'((?:[^']|'')*)'/g)) {
     const text = m[1]!.replace(/''/g, "'");
@@ -82,7 +99,8 @@ export async function filesOfSql(sql: string, cacheDir: string, tables: Readonly
   const bare = sql.replace(/'(?:[^']|'')*'/g, "''").toLowerCase();
   for (const [i, t] of tables.entries()) {
     const name = t.def.name.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    if (new RegExp(`(^|[^a-z0-9_])${name}($|[^a-z0-9_])`).test(bare)) for (const f of await filesOf(i)) out.add(f.absolutePath);
+    if (new RegExp(`(^|[^a-z0-9_])${name}($|[^a-z0-9_])`).test(bare))
+      for (const f of await filesOf(i)) out.add(f.absolutePath);
   }
   return [...out];
 }
@@ -95,7 +113,9 @@ export async function withFilesOf<T>(
   catalog: Pick<LakeCatalog, "listDataFiles">,
   run: () => Promise<T>,
 ): Promise<T> {
-  const files = await filesOfSql(sql, remote.cacheDir, tables, (i) => catalog.listDataFiles(tables[i]!.info.tableId, { statsColumns: [] }));
+  const files = await filesOfSql(sql, remote.cacheDir, tables, (i) =>
+    catalog.listDataFiles(tables[i]!.info.tableId, { statsColumns: [] }),
+  );
   await remote.acquire(files);
   try {
     return await run();
@@ -172,11 +192,23 @@ export async function sweepRemoteOrphans(
     for (const k of stale) if (!gone.has(k) && !referenced.has(join(remote.cacheDir, k))) remote.dropLocal(k);
     out.forgotten = await catalog.forgetInflight(stale);
   } catch (e) {
-    log.error("orphan sweep of the object store failed; retried at the next start", { store: remote.store.location, error: errorMessage(e) });
+    log.error("orphan sweep of the object store failed; retried at the next start", {
+      store: remote.store.location,
+      error: errorMessage(e),
+    });
     return out;
   }
   out.unknown = unknown.length;
-  if (out.deleted > 0) log.info("removed unreferenced data files left by an interrupted flush", { store: remote.store.location, files: out.deleted });
-  if (out.unknown > 0) log.warn("the object store holds data files the catalog does not reference; left in place", { store: remote.store.location, files: out.unknown, first: unknown.slice(0, 5) });
+  if (out.deleted > 0)
+    log.info("removed unreferenced data files left by an interrupted flush", {
+      store: remote.store.location,
+      files: out.deleted,
+    });
+  if (out.unknown > 0)
+    log.warn("the object store holds data files the catalog does not reference; left in place", {
+      store: remote.store.location,
+      files: out.unknown,
+      first: unknown.slice(0, 5),
+    });
   return out;
 }

@@ -26,7 +26,16 @@ function setup(cap: number) {
     writeFileSync(join(bucket, key), text);
   };
   const local = (key: string) => join(files.cacheDir, key);
-  return { root, bucket, store, files, metrics, put, local, [Symbol.dispose]: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    root,
+    bucket,
+    store,
+    files,
+    metrics,
+    put,
+    local,
+    [Symbol.dispose]: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 describe("RemoteFiles", () => {
@@ -88,19 +97,36 @@ describe("RemoteFiles", () => {
   test("the orphan sweep deletes only reserved objects older than the grace age, never unknown ones", async () => {
     using t = setup(100);
     const old = new Date(Date.now() - 2 * 3_600_000);
-    for (const k of ["main/t/ducklake-live.parquet", "main/t/ducklake-reserved-old.parquet", "main/t/ducklake-reserved-young.parquet", "main/t/ducklake-unknown.parquet", "main/t/notes.parquet"]) {
+    for (const k of [
+      "main/t/ducklake-live.parquet",
+      "main/t/ducklake-reserved-old.parquet",
+      "main/t/ducklake-reserved-young.parquet",
+      "main/t/ducklake-unknown.parquet",
+      "main/t/notes.parquet",
+    ]) {
       t.put(k, "PAR1");
       if (!k.includes("young")) utimesSync(join(t.bucket, k), old, old);
     }
     const referenced = new Set([t.local("main/t/ducklake-live.parquet")]);
     const inflight = new Set(["main/t/ducklake-reserved-old.parquet", "main/t/ducklake-reserved-young.parquet"]);
     const forgot: string[] = [];
-    const r = await sweepRemoteOrphans(t.files, referenced, inflight, { forgetInflight: async (p) => (forgot.push(...p), p.length) }, createLogger({ test: true }));
+    const r = await sweepRemoteOrphans(
+      t.files,
+      referenced,
+      inflight,
+      { forgetInflight: async (p) => (forgot.push(...p), p.length) },
+      createLogger({ test: true }),
+    );
     expect(r).toEqual({ deleted: 1, unknown: 1, young: 1, forgotten: 1 });
     expect(forgot).toEqual(["main/t/ducklake-reserved-old.parquet"]);
     const left = [];
     for await (const o of t.store.list("")) left.push(o.key);
-    expect(left).toEqual(["main/t/ducklake-live.parquet", "main/t/ducklake-reserved-young.parquet", "main/t/ducklake-unknown.parquet", "main/t/notes.parquet"]);
+    expect(left).toEqual([
+      "main/t/ducklake-live.parquet",
+      "main/t/ducklake-reserved-young.parquet",
+      "main/t/ducklake-unknown.parquet",
+      "main/t/notes.parquet",
+    ]);
   });
 });
 
@@ -110,7 +136,11 @@ describe("the orphan sweep and the SQLite catalog's reservations", () => {
     const catalog = openLakeCatalog({ path: join(t.root, "catalog.sqlite"), dataPath: t.files.cacheDir });
     try {
       const { tableId } = await catalog.ensureTable("main", { name: "t", columns: [{ name: "k", type: "varchar" }] });
-      const [old, young, never] = [await catalog.newDataFilePath(tableId), await catalog.newDataFilePath(tableId), await catalog.newDataFilePath(tableId)] as [string, string, string];
+      const [old, young, never] = [
+        await catalog.newDataFilePath(tableId),
+        await catalog.newDataFilePath(tableId),
+        await catalog.newDataFilePath(tableId),
+      ] as [string, string, string];
       const unknown = "main/t/ducklake-unknown.parquet";
       const at = new Date(Date.now() - 2 * 3_600_000);
       for (const k of [old, young, unknown]) t.put(k, "PAR1");
@@ -118,7 +148,13 @@ describe("the orphan sweep and the SQLite catalog's reservations", () => {
       // The flush of `never` wrote its staging copy and died before the upload.
       mkdirSync(dirname(t.local(never)), { recursive: true });
       writeFileSync(t.local(never), "PAR1");
-      const r = await sweepRemoteOrphans(t.files, new Set(), await catalog.inflightPaths(), catalog, createLogger({ test: true }));
+      const r = await sweepRemoteOrphans(
+        t.files,
+        new Set(),
+        await catalog.inflightPaths(),
+        catalog,
+        createLogger({ test: true }),
+      );
       expect(r).toEqual({ deleted: 1, unknown: 1, young: 1, forgotten: 2 });
       expect([...(await catalog.inflightPaths())]).toEqual([young]);
       expect(existsSync(t.local(never))).toBe(false);
@@ -136,9 +172,20 @@ describe("filesOfSql", () => {
   const tables = [{ def: { name: "calls" } }, { def: { name: "regs" } }];
   const live = [[file("/c/main/calls/1.parquet"), file("/c/main/calls/2.parquet")], [file("/c/main/regs/1.parquet")]];
   test("quoted cache paths, and every file of a table named outside quotes", async () => {
-    expect(await filesOfSql("SELECT * FROM read_parquet(['/c/main/calls/2.parquet'], hive_partitioning = false)", "/c", tables, async (i) => live[i]!)).toEqual(["/c/main/calls/2.parquet"]);
-    expect(await filesOfSql("SELECT * FROM svc_lake.main.regs WHERE x = 'calls'", "/c", tables, async (i) => live[i]!)).toEqual(["/c/main/regs/1.parquet"]);
+    expect(
+      await filesOfSql(
+        "SELECT * FROM read_parquet(['/c/main/calls/2.parquet'], hive_partitioning = false)",
+        "/c",
+        tables,
+        async (i) => live[i]!,
+      ),
+    ).toEqual(["/c/main/calls/2.parquet"]);
+    expect(
+      await filesOfSql("SELECT * FROM svc_lake.main.regs WHERE x = 'calls'", "/c", tables, async (i) => live[i]!),
+    ).toEqual(["/c/main/regs/1.parquet"]);
     expect(await filesOfSql("SELECT * FROM svc_lake.main.mem_calls", "/c", tables, async (i) => live[i]!)).toEqual([]);
-    expect(await filesOfSql("SELECT 1 FROM read_csv('/spool/calls.csv')", "/c", tables, async (i) => live[i]!)).toEqual([]);
+    expect(await filesOfSql("SELECT 1 FROM read_csv('/spool/calls.csv')", "/c", tables, async (i) => live[i]!)).toEqual(
+      [],
+    );
   });
 });

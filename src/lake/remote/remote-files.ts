@@ -35,11 +35,27 @@ export interface RemoteFilesMetrics {
 
 export function remoteFilesMetrics(reg: MetricsRegistry): RemoteFilesMetrics {
   return {
-    hits: reg.counter("svc_lake_cache_hits_total", "Parquet files a read found in the local read cache (remote data_path)."),
-    misses: reg.counter("svc_lake_cache_misses_total", "Parquet files a read had to fetch from the object store into the local read cache."),
-    fetchedBytes: reg.counter("svc_lake_cache_fetched_bytes_total", "Bytes fetched from the object store into the local read cache."),
-    evicted: reg.counter("svc_lake_cache_evicted_files_total", "Files removed from the local read cache to stay under storage.lakehouse.read_cache_bytes."),
-    uploads: reg.counter("svc_lake_uploads_total", "Parquet files put into the object store before their commit, by result (ok, failed).", ["result"]),
+    hits: reg.counter(
+      "svc_lake_cache_hits_total",
+      "Parquet files a read found in the local read cache (remote data_path).",
+    ),
+    misses: reg.counter(
+      "svc_lake_cache_misses_total",
+      "Parquet files a read had to fetch from the object store into the local read cache.",
+    ),
+    fetchedBytes: reg.counter(
+      "svc_lake_cache_fetched_bytes_total",
+      "Bytes fetched from the object store into the local read cache.",
+    ),
+    evicted: reg.counter(
+      "svc_lake_cache_evicted_files_total",
+      "Files removed from the local read cache to stay under storage.lakehouse.read_cache_bytes.",
+    ),
+    uploads: reg.counter(
+      "svc_lake_uploads_total",
+      "Parquet files put into the object store before their commit, by result (ok, failed).",
+      ["result"],
+    ),
     cacheBytes: reg.gauge("svc_lake_cache_bytes", "Bytes of Parquet files in the local read cache (remote data_path)."),
   };
 }
@@ -84,7 +100,8 @@ export class RemoteFiles {
         if (!st) continue;
         if (st.isDirectory()) walk(abs);
         else if (n.endsWith(".svc-fetch")) rmSync(abs, { force: true });
-        else if (st.isFile() && n.endsWith(".parquet") && st.size > 0) found.push({ key: this.keyOf(abs)!, bytes: st.size, mtime: st.mtimeMs });
+        else if (st.isFile() && n.endsWith(".parquet") && st.size > 0)
+          found.push({ key: this.keyOf(abs)!, bytes: st.size, mtime: st.mtimeMs });
       }
     };
     walk(this.cacheDir);
@@ -107,7 +124,8 @@ export class RemoteFiles {
   async upload(absPaths: readonly string[]): Promise<void> {
     for (const abs of absPaths) {
       const key = this.keyOf(abs);
-      if (key === undefined) throw new AppError("INTERNAL", `data file ${abs} is outside the read cache ${this.cacheDir}`);
+      if (key === undefined)
+        throw new AppError("INTERNAL", `data file ${abs} is outside the read cache ${this.cacheDir}`);
       try {
         await this.store.put(key, { file: abs });
       } catch (e) {
@@ -137,7 +155,11 @@ export class RemoteFiles {
     const keys = [...new Set(absPaths.map((p) => this.keyOf(p)).filter((k): k is string => k !== undefined))];
     for (const k of keys) this.pin(k);
     try {
-      const missing = keys.filter((k) => !((this.entries.get(k)?.bytes ?? 0) > 0) || !((statSync(join(this.cacheDir, k), { throwIfNoEntry: false })?.size ?? 0) > 0));
+      const missing = keys.filter(
+        (k) =>
+          !((this.entries.get(k)?.bytes ?? 0) > 0) ||
+          !((statSync(join(this.cacheDir, k), { throwIfNoEntry: false })?.size ?? 0) > 0),
+      );
       this.metrics.hits.inc(undefined, keys.length - missing.length);
       for (let i = 0; i < missing.length; i += FETCH_CONCURRENCY) {
         await Promise.all(missing.slice(i, i + FETCH_CONCURRENCY).map((k) => this.fetch(k)));
@@ -204,7 +226,9 @@ export class RemoteFiles {
   /** Least recently used unpinned files go until the cache is under its cap. */
   private evict(): void {
     if (this.total <= this.capBytes) return;
-    const victims = [...this.entries.entries()].filter(([, e]) => e.pins === 0 && e.bytes > 0).sort((a, b) => a[1].usedAt - b[1].usedAt);
+    const victims = [...this.entries.entries()]
+      .filter(([, e]) => e.pins === 0 && e.bytes > 0)
+      .sort((a, b) => a[1].usedAt - b[1].usedAt);
     for (const [key, e] of victims) {
       if (this.total <= this.capBytes) break;
       // A view names every live file and DuckDB checks that each exists when it binds the view:

@@ -7,7 +7,8 @@ import { AppError } from "../../core/index.ts";
 
 /** The storage emulator's documented development account (Azurite, UseDevelopmentStorage=true). */
 export const DEV_ACCOUNT = "devstoreaccount1";
-export const DEV_ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+export const DEV_ACCOUNT_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 export interface AzureSettings {
   account_name: string;
@@ -16,7 +17,9 @@ export interface AzureSettings {
   endpoint: string;
 }
 
-export type AzureAuth = { kind: "shared-key"; account: string; key: Buffer } | { kind: "sas"; account: string; query: string };
+export type AzureAuth =
+  | { kind: "shared-key"; account: string; key: Buffer }
+  | { kind: "sas"; account: string; query: string };
 
 export interface AzureTarget {
   /** Blob service URL without a trailing slash: `https://acct.blob.core.windows.net`, `http://127.0.0.1:10000/devstoreaccount1`. */
@@ -33,7 +36,11 @@ export function parseConnectionString(s: string): Map<string, string> {
     if (part.trim() === "") continue;
     const eq = part.indexOf("=");
     // Nothing of the part is shown: a key pasted without "AccountKey=" is still a secret.
-    if (eq <= 0) throw new AppError("CONFIG_INVALID", `${KEY}.connection_string: part ${i + 1} (between semicolons) is not Name=value`);
+    if (eq <= 0)
+      throw new AppError(
+        "CONFIG_INVALID",
+        `${KEY}.connection_string: part ${i + 1} (between semicolons) is not Name=value`,
+      );
     out.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
   }
   return out;
@@ -52,9 +59,13 @@ function checkEndpoint(url: string, where: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new AppError("CONFIG_INVALID", `${where} "${url}" is not a URL with a scheme (https://<account>.blob.core.windows.net, http://127.0.0.1:10000/devstoreaccount1)`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${where} "${url}" is not a URL with a scheme (https://<account>.blob.core.windows.net, http://127.0.0.1:10000/devstoreaccount1)`,
+    );
   }
-  if (u.protocol !== "https:" && u.protocol !== "http:") throw new AppError("CONFIG_INVALID", `${where} "${url}": the scheme must be http or https`);
+  if (u.protocol !== "https:" && u.protocol !== "http:")
+    throw new AppError("CONFIG_INVALID", `${where} "${url}": the scheme must be http or https`);
   if (u.search !== "" || u.hash !== "") throw new AppError("CONFIG_INVALID", `${where} "${url}": no query or fragment`);
   return url.replace(/\/+$/, "");
 }
@@ -83,11 +94,20 @@ export function resolveAzureTarget(s: AzureSettings): AzureTarget {
       const sas = cs.get("sharedaccesssignature");
       if (key) auth = { kind: "shared-key", account, key: decodeKey(key, `${KEY}.connection_string AccountKey`) };
       else if (sas) auth = { kind: "sas", account, query: sas.replace(/^\?/, "") };
-      else throw new AppError("CONFIG_INVALID", `${KEY}.connection_string has neither AccountKey nor SharedAccessSignature`);
+      else
+        throw new AppError(
+          "CONFIG_INVALID",
+          `${KEY}.connection_string has neither AccountKey nor SharedAccessSignature`,
+        );
       if (endpoint === "") {
-        if (account === "") throw new AppError("CONFIG_INVALID", `${KEY}.connection_string has neither AccountName nor BlobEndpoint`);
+        if (account === "")
+          throw new AppError("CONFIG_INVALID", `${KEY}.connection_string has neither AccountName nor BlobEndpoint`);
         const protocol = (cs.get("defaultendpointsprotocol") ?? "https").toLowerCase();
-        if (protocol !== "https" && protocol !== "http") throw new AppError("CONFIG_INVALID", `${KEY}.connection_string DefaultEndpointsProtocol must be http or https`);
+        if (protocol !== "https" && protocol !== "http")
+          throw new AppError(
+            "CONFIG_INVALID",
+            `${KEY}.connection_string DefaultEndpointsProtocol must be http or https`,
+          );
         endpoint = `${protocol}://${account}.blob.${cs.get("endpointsuffix") ?? "core.windows.net"}`;
       }
     }
@@ -97,11 +117,18 @@ export function resolveAzureTarget(s: AzureSettings): AzureTarget {
   } else {
     // The platform credential chain (managed identity, workload identity) is not in this build
     // (docs/STORAGE.md "Object stores", what is left).
-    throw new AppError("CONFIG_INVALID", `${KEY}: set account_name with account_key, or connection_string (this build has no managed-identity credential chain)`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${KEY}: set account_name with account_key, or connection_string (this build has no managed-identity credential chain)`,
+    );
   }
   if (s.endpoint !== "") endpoint = checkEndpoint(s.endpoint, `${KEY}.endpoint`);
   if (endpoint === "") endpoint = `https://${account}.blob.core.windows.net`;
-  if (!/^[a-z0-9]{3,24}$/.test(account)) throw new AppError("CONFIG_INVALID", `${KEY}.account_name "${account}" is not a storage account name (3-24 of a-z 0-9)`);
+  if (!/^[a-z0-9]{3,24}$/.test(account))
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${KEY}.account_name "${account}" is not a storage account name (3-24 of a-z 0-9)`,
+    );
   return { endpoint, auth };
 }
 
@@ -110,12 +137,28 @@ export function resolveAzureTarget(s: AzureSettings): AzureTarget {
  * HMAC-SHA256 over the verb, the standard headers, the x-ms-* headers and the canonical resource
  * `/<account><url path>` with the query parameters sorted by name.
  */
-export function sharedKeyAuthorization(account: string, key: Buffer, method: string, url: URL, headers: Record<string, string>): string {
+export function sharedKeyAuthorization(
+  account: string,
+  key: Buffer,
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+): string {
   const h = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   const length = h.get("content-length");
-  const std = ["content-encoding", "content-language", "content-length", "content-md5", "content-type", "date", "if-modified-since", "if-match", "if-none-match", "if-unmodified-since", "range"].map(
-    (n) => (n === "content-length" ? (length === "0" ? "" : (length ?? "")) : (h.get(n) ?? "")),
-  );
+  const std = [
+    "content-encoding",
+    "content-language",
+    "content-length",
+    "content-md5",
+    "content-type",
+    "date",
+    "if-modified-since",
+    "if-match",
+    "if-none-match",
+    "if-unmodified-since",
+    "range",
+  ].map((n) => (n === "content-length" ? (length === "0" ? "" : (length ?? "")) : (h.get(n) ?? "")));
   const msHeaders = [...h.entries()]
     .filter(([k]) => k.startsWith("x-ms-"))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

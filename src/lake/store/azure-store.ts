@@ -45,7 +45,17 @@ interface Req {
 /** The XML character entities List Blobs may use in names. */
 const unescapeXml = (s: string) =>
   s.replace(/&(lt|gt|amp|quot|apos|#x[0-9a-fA-F]+|#[0-9]+);/g, (_, e: string) =>
-    e === "lt" ? "<" : e === "gt" ? ">" : e === "amp" ? "&" : e === "quot" ? '"' : e === "apos" ? "'" : String.fromCodePoint(e[1] === "x" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1))),
+    e === "lt"
+      ? "<"
+      : e === "gt"
+        ? ">"
+        : e === "amp"
+          ? "&"
+          : e === "quot"
+            ? '"'
+            : e === "apos"
+              ? "'"
+              : String.fromCodePoint(e[1] === "x" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1))),
   );
 const tag = (xml: string, name: string) => {
   const m = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml);
@@ -73,13 +83,17 @@ export class AzureBlobStore implements ObjectStore {
     const path = key === undefined ? "" : `/${(this.prefix + key).split("/").map(encodeURIComponent).join("/")}`;
     const url = new URL(`${this.target.endpoint}/${this.container}${path}`);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
-    if (this.target.auth.kind === "sas") for (const [k, v] of new URLSearchParams(this.target.auth.query)) url.searchParams.set(k, v);
+    if (this.target.auth.kind === "sas")
+      for (const [k, v] of new URLSearchParams(this.target.auth.query)) url.searchParams.set(k, v);
     return url;
   }
 
   /** One signed request with retries; answers of 4xx come back to the caller, the rest throw. */
   private async send(op: string, req: Req): Promise<Response> {
-    let lastFailure: { failure: StoreFailure; detail: string; cause?: unknown } = { failure: "unreachable", detail: "no attempt" };
+    let lastFailure: { failure: StoreFailure; detail: string; cause?: unknown } = {
+      failure: "unreachable",
+      detail: "no attempt",
+    };
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       if (attempt > 1) await Bun.sleep(RETRY_DELAY_MS * 2 ** (attempt - 2)); // a restarting service gets a moment
       const url = this.url(req.key, req.query);
@@ -91,7 +105,8 @@ export class AzureBlobStore implements ObjectStore {
       };
       if (req.method === "GET" || req.method === "HEAD") delete headers["content-length"];
       const auth = this.target.auth;
-      if (auth.kind === "shared-key") headers.authorization = sharedKeyAuthorization(auth.account, auth.key, req.method, url, headers);
+      if (auth.kind === "shared-key")
+        headers.authorization = sharedKeyAuthorization(auth.account, auth.key, req.method, url, headers);
       let res: Response;
       try {
         res = await fetch(url, {
@@ -109,7 +124,10 @@ export class AzureBlobStore implements ObjectStore {
       }
       if (res.status === 500 || res.status === 503) {
         await res.body?.cancel();
-        lastFailure = { failure: "unreachable", detail: `HTTP ${res.status} ${res.headers.get("x-ms-error-code") ?? ""}`.trim() };
+        lastFailure = {
+          failure: "unreachable",
+          detail: `HTTP ${res.status} ${res.headers.get("x-ms-error-code") ?? ""}`.trim(),
+        };
         continue;
       }
       return res;
@@ -123,7 +141,8 @@ export class AzureBlobStore implements ObjectStore {
     const code = res.headers.get("x-ms-error-code") ?? "";
     const detail = `HTTP ${res.status}${code ? ` ${code}` : ""}`;
     if (res.status === 403 || res.status === 401) return storeError("credentials", op, this.location, KEYS, detail);
-    if (code === "ContainerNotFound") return storeError("no-bucket", op, this.location, KEYS, `container "${this.container}" does not exist`);
+    if (code === "ContainerNotFound")
+      return storeError("no-bucket", op, this.location, KEYS, `container "${this.container}" does not exist`);
     if (res.status === 404) return storeError("missing", op, this.location, KEYS, detail);
     return storeError("other", op, this.location, KEYS, detail);
   }
@@ -144,7 +163,10 @@ export class AzureBlobStore implements ObjectStore {
     const file = Bun.file(source.file);
     if (!(await file.exists())) throw new AppError("NOT_FOUND", `${op}: source file ${source.file} does not exist`);
     if (file.size < MULTIPART_THRESHOLD) {
-      await this.expectOk(op, await this.send(op, { method: "PUT", key, headers: blockBlob, body: await file.bytes() }));
+      await this.expectOk(
+        op,
+        await this.send(op, { method: "PUT", key, headers: blockBlob, body: await file.bytes() }),
+      );
       return;
     }
     // Blocks of one size-padded id each (Put Block List needs ids of equal length), read one at
@@ -159,7 +181,13 @@ export class AzureBlobStore implements ObjectStore {
     const list = `<?xml version="1.0" encoding="utf-8"?><BlockList>${ids.map((id) => `<Latest>${id}</Latest>`).join("")}</BlockList>`;
     await this.expectOk(
       op,
-      await this.send(op, { method: "PUT", key, query: { comp: "blocklist" }, headers: { "x-ms-blob-content-type": "application/octet-stream" }, body: new TextEncoder().encode(list) }),
+      await this.send(op, {
+        method: "PUT",
+        key,
+        query: { comp: "blocklist" },
+        headers: { "x-ms-blob-content-type": "application/octet-stream" },
+        body: new TextEncoder().encode(list),
+      }),
     );
   }
 
@@ -177,7 +205,11 @@ export class AzureBlobStore implements ObjectStore {
     checkKey(key);
     if (length <= 0) return new Uint8Array(0);
     const op = `get ${key} bytes ${offset}+${length}`;
-    const res = await this.send(op, { method: "GET", key, headers: { "x-ms-range": `bytes=${offset}-${offset + length - 1}` } });
+    const res = await this.send(op, {
+      method: "GET",
+      key,
+      headers: { "x-ms-range": `bytes=${offset}-${offset + length - 1}` },
+    });
     if (res.status === 416) {
       await res.body?.cancel();
       return new Uint8Array(0); // the range starts past the end
@@ -191,7 +223,10 @@ export class AzureBlobStore implements ObjectStore {
     // HEAD answers carry no body, so no error code: a 404 of a missing container looks like a missing blob.
     if (res.status === 404) return undefined;
     await this.expectOk(op, res);
-    return { size: Number(res.headers.get("content-length") ?? 0), etag: (res.headers.get("etag") ?? "").replace(/^"|"$/g, "") };
+    return {
+      size: Number(res.headers.get("content-length") ?? 0),
+      etag: (res.headers.get("etag") ?? "").replace(/^"|"$/g, ""),
+    };
   }
 
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
@@ -199,13 +234,22 @@ export class AzureBlobStore implements ObjectStore {
     const op = `list "${prefix}"`;
     let marker = "";
     do {
-      const query: Record<string, string> = { restype: "container", comp: "list", prefix: this.prefix + prefix, maxresults: "1000" };
+      const query: Record<string, string> = {
+        restype: "container",
+        comp: "list",
+        prefix: this.prefix + prefix,
+        maxresults: "1000",
+      };
       if (marker) query.marker = marker;
       const res = await this.expectOk(op, await this.send(op, { method: "GET", query }));
       const xml = await res.text();
       for (const m of xml.matchAll(/<Blob>([\s\S]*?)<\/Blob>/g)) {
         const name = tag(m[1]!, "Name") ?? "";
-        yield { key: name.slice(this.prefix.length), size: Number(tag(m[1]!, "Content-Length") ?? 0), lastModified: new Date(tag(m[1]!, "Last-Modified") ?? 0) };
+        yield {
+          key: name.slice(this.prefix.length),
+          size: Number(tag(m[1]!, "Content-Length") ?? 0),
+          lastModified: new Date(tag(m[1]!, "Last-Modified") ?? 0),
+        };
       }
       marker = tag(xml, "NextMarker") ?? "";
     } while (marker !== "");

@@ -9,8 +9,16 @@ describe("parseDataPath", () => {
   });
 
   test("s3 and az URIs give bucket or container and a prefix ending in /", () => {
-    expect(parseDataPath("s3://lake-bucket/svc/prod/")).toEqual({ kind: "s3", bucket: "lake-bucket", prefix: "svc/prod/" });
-    expect(parseDataPath("s3://lake-bucket/svc/prod")).toEqual({ kind: "s3", bucket: "lake-bucket", prefix: "svc/prod/" });
+    expect(parseDataPath("s3://lake-bucket/svc/prod/")).toEqual({
+      kind: "s3",
+      bucket: "lake-bucket",
+      prefix: "svc/prod/",
+    });
+    expect(parseDataPath("s3://lake-bucket/svc/prod")).toEqual({
+      kind: "s3",
+      bucket: "lake-bucket",
+      prefix: "svc/prod/",
+    });
     expect(parseDataPath("s3://lake.bucket")).toEqual({ kind: "s3", bucket: "lake.bucket", prefix: "" });
     expect(parseDataPath("S3://lake-bucket/")).toEqual({ kind: "s3", bucket: "lake-bucket", prefix: "" });
     expect(parseDataPath("az://lake/a/b/")).toEqual({ kind: "azure", container: "lake", prefix: "a/b/" });

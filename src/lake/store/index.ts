@@ -10,11 +10,28 @@ import { S3Store, type S3Settings } from "./s3-store.ts";
 import type { ObjectStore, StoreOptions } from "./types.ts";
 
 export { parseDataPath, type DataPath } from "./data-path.ts";
-export { DEV_ACCOUNT, DEV_ACCOUNT_KEY, parseConnectionString, resolveAzureTarget, sharedKeyAuthorization, type AzureSettings, type AzureTarget } from "./azure-auth.ts";
+export {
+  DEV_ACCOUNT,
+  DEV_ACCOUNT_KEY,
+  parseConnectionString,
+  resolveAzureTarget,
+  sharedKeyAuthorization,
+  type AzureSettings,
+  type AzureTarget,
+} from "./azure-auth.ts";
 export { AzureBlobStore } from "./azure-store.ts";
 export { LocalStore } from "./local-store.ts";
 export { resolveS3Endpoint, S3Store, type S3Settings } from "./s3-store.ts";
-export { checkKey, MULTIPART_THRESHOLD, PART_SIZE, type ObjectHead, type ObjectInfo, type ObjectStore, type PutSource, type StoreOptions } from "./types.ts";
+export {
+  checkKey,
+  MULTIPART_THRESHOLD,
+  PART_SIZE,
+  type ObjectHead,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutSource,
+  type StoreOptions,
+} from "./types.ts";
 
 export interface ObjectStoreSettings {
   data_path: string;
@@ -24,7 +41,11 @@ export interface ObjectStoreSettings {
 }
 
 /** The store data_path names; AppError CONFIG_INVALID naming the key for a bad path or credential setting. */
-export function openObjectStore(s: ObjectStoreSettings, env: Record<string, string | undefined> = process.env, opts: StoreOptions = {}): ObjectStore {
+export function openObjectStore(
+  s: ObjectStoreSettings,
+  env: Record<string, string | undefined> = process.env,
+  opts: StoreOptions = {},
+): ObjectStore {
   const where = parseDataPath(s.data_path);
   switch (where.kind) {
     case "local":

@@ -12,7 +12,8 @@ import { checkKey, checkPrefix, type ObjectHead, type ObjectInfo, type ObjectSto
 /** Temp files of unfinished puts: never listed, and a crash leaves only these behind. */
 const TEMP_SUFFIX = ".svc-tmp";
 
-const isMissing = (e: unknown) => (e as { code?: string }).code === "ENOENT" || (e as { code?: string }).code === "ENOTDIR";
+const isMissing = (e: unknown) =>
+  (e as { code?: string }).code === "ENOENT" || (e as { code?: string }).code === "ENOTDIR";
 
 export class LocalStore implements ObjectStore {
   readonly kind = "local" as const;
@@ -57,7 +58,8 @@ export class LocalStore implements ObjectStore {
       }
     } catch (e) {
       await rm(temp, { force: true });
-      if (!(source instanceof Uint8Array) && isMissing(e)) throw new AppError("NOT_FOUND", `put ${key}: source file ${source.file} does not exist`, { cause: e });
+      if (!(source instanceof Uint8Array) && isMissing(e))
+        throw new AppError("NOT_FOUND", `put ${key}: source file ${source.file} does not exist`, { cause: e });
       throw new AppError("DEPENDENCY_FAILED", `put ${key} into ${this.root}: ${(e as Error).message}`, { cause: e });
     }
   }
@@ -123,7 +125,9 @@ export class LocalStore implements ObjectStore {
         entries = await readdir(dir, { withFileTypes: true });
       } catch (e) {
         if (isMissing(e)) return;
-        throw new AppError("DEPENDENCY_FAILED", `list ${prefix} in ${this.root}: ${(e as Error).message}`, { cause: e });
+        throw new AppError("DEPENDENCY_FAILED", `list ${prefix} in ${this.root}: ${(e as Error).message}`, {
+          cause: e,
+        });
       }
       for (const ent of entries) {
         const p = join(dir, ent.name);

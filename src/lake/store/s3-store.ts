@@ -6,7 +6,18 @@
  */
 import { AppError } from "../../core/index.ts";
 import { describeThrown, storeError, withDeadline, type StoreFailure, type StoreKeys } from "./store-errors.ts";
-import { checkKey, checkPrefix, DEFAULT_REQUEST_TIMEOUT_MS, PART_SIZE, putTimeoutMs, type ObjectHead, type ObjectInfo, type ObjectStore, type PutSource, type StoreOptions } from "./types.ts";
+import {
+  checkKey,
+  checkPrefix,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  PART_SIZE,
+  putTimeoutMs,
+  type ObjectHead,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutSource,
+  type StoreOptions,
+} from "./types.ts";
 
 export interface S3Settings {
   region: string;
@@ -61,10 +72,15 @@ export function resolveS3Endpoint(s: S3Settings, env: Record<string, string | un
   try {
     u = new URL(value);
   } catch {
-    throw new AppError("CONFIG_INVALID", `${where} "${value}" is not a URL with a scheme (https://s3.example.com, http://127.0.0.1:9000)`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `${where} "${value}" is not a URL with a scheme (https://s3.example.com, http://127.0.0.1:9000)`,
+    );
   }
-  if (u.protocol !== "https:" && u.protocol !== "http:") throw new AppError("CONFIG_INVALID", `${where} "${value}": the scheme must be http or https`);
-  if (u.username !== "" || u.password !== "" || u.search !== "" || u.hash !== "") throw new AppError("CONFIG_INVALID", `${where}: no credentials, query or fragment in the URL`);
+  if (u.protocol !== "https:" && u.protocol !== "http:")
+    throw new AppError("CONFIG_INVALID", `${where} "${value}": the scheme must be http or https`);
+  if (u.username !== "" || u.password !== "" || u.search !== "" || u.hash !== "")
+    throw new AppError("CONFIG_INVALID", `${where}: no credentials, query or fragment in the URL`);
   return value.replace(/\/+$/, "");
 }
 
@@ -85,7 +101,10 @@ export class S3Store implements ObjectStore {
     this.location = `s3://${bucket}/${prefix}`;
     const endpoint = resolveS3Endpoint(s, env);
     if ((s.access_key_id === "") !== (s.secret_access_key === "")) {
-      throw new AppError("CONFIG_INVALID", "storage.lakehouse.s3.access_key_id and secret_access_key are set together or not at all");
+      throw new AppError(
+        "CONFIG_INVALID",
+        "storage.lakehouse.s3.access_key_id and secret_access_key are set together or not at all",
+      );
     }
     this.client = new Bun.S3Client({
       bucket,
@@ -105,7 +124,11 @@ export class S3Store implements ObjectStore {
 
   /** `work` within the time-out (`ms` for puts), else UNAVAILABLE. */
   private timed<T>(op: string, work: Promise<T>, ms = this.timeoutMs): Promise<T> {
-    return withDeadline(ms, () => storeError("unreachable", op, this.location, KEYS, `no answer within ${ms} ms`), work);
+    return withDeadline(
+      ms,
+      () => storeError("unreachable", op, this.location, KEYS, `no answer within ${ms} ms`),
+      work,
+    );
   }
 
   private fail(op: string, e: unknown): AppError {
@@ -130,7 +153,11 @@ export class S3Store implements ObjectStore {
       size = file.size;
     }
     try {
-      await this.timed(op, this.client.write(path, body, { type: "application/octet-stream" }), putTimeoutMs(this.timeoutMs, size));
+      await this.timed(
+        op,
+        this.client.write(path, body, { type: "application/octet-stream" }),
+        putTimeoutMs(this.timeoutMs, size),
+      );
     } catch (e) {
       throw this.fail(op, e);
     }
@@ -192,7 +219,14 @@ export class S3Store implements ObjectStore {
     do {
       let page: Awaited<ReturnType<Bun.S3Client["list"]>>;
       try {
-        page = await this.timed(`list "${prefix}"`, this.client.list({ prefix: this.prefix + prefix, maxKeys: 1000, ...(token ? { continuationToken: token } : {}) }));
+        page = await this.timed(
+          `list "${prefix}"`,
+          this.client.list({
+            prefix: this.prefix + prefix,
+            maxKeys: 1000,
+            ...(token ? { continuationToken: token } : {}),
+          }),
+        );
       } catch (e) {
         throw this.fail(`list "${prefix}"`, e);
       }

@@ -26,19 +26,38 @@ export interface StoreKeys {
   endpoint: string;
 }
 
-export function storeError(failure: StoreFailure, op: string, location: string, keys: StoreKeys, detail: string, cause?: unknown): AppError {
+export function storeError(
+  failure: StoreFailure,
+  op: string,
+  location: string,
+  keys: StoreKeys,
+  detail: string,
+  cause?: unknown,
+): AppError {
   const where = `${op} on ${location}`;
   switch (failure) {
     case "credentials":
-      return new AppError("CONFIG_INVALID", `${where}: the store refused the credentials (${detail}); check ${keys.credentials}`, { cause });
+      return new AppError(
+        "CONFIG_INVALID",
+        `${where}: the store refused the credentials (${detail}); check ${keys.credentials}`,
+        { cause },
+      );
     case "no-bucket":
       return new AppError("CONFIG_INVALID", `${where}: ${detail}; check storage.lakehouse.data_path`, { cause });
     case "region":
-      return new AppError("CONFIG_INVALID", `${where}: the bucket is in another region (${detail}); check storage.lakehouse.s3.region`, { cause });
+      return new AppError(
+        "CONFIG_INVALID",
+        `${where}: the bucket is in another region (${detail}); check storage.lakehouse.s3.region`,
+        { cause },
+      );
     case "missing":
       return new AppError("NOT_FOUND", `${where}: the object does not exist`, { cause });
     case "unreachable":
-      return new AppError("UNAVAILABLE", `${where}: the store is unreachable (${detail}); check ${keys.endpoint} and the network`, { cause });
+      return new AppError(
+        "UNAVAILABLE",
+        `${where}: the store is unreachable (${detail}); check ${keys.endpoint} and the network`,
+        { cause },
+      );
     default:
       return new AppError("DEPENDENCY_FAILED", `${where}: ${detail}`, { cause });
   }

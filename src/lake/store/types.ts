@@ -75,8 +75,17 @@ export const MULTIPART_THRESHOLD = PART_SIZE;
  */
 export function checkKey(key: string): string {
   const bad =
-    key.length === 0 || key.length > 1024 || key.startsWith("/") || key.includes("\\") || /[\u0000-\u001f\u007f]/.test(key) || key.split("/").some((s) => s === "" || s === "." || s === "..");
-  if (bad) throw new AppError("BAD_REQUEST", `invalid object key ${JSON.stringify(key.slice(0, 200))}: relative, "/"-separated, no empty, "." or ".." segment`);
+    key.length === 0 ||
+    key.length > 1024 ||
+    key.startsWith("/") ||
+    key.includes("\\") ||
+    /[\u0000-\u001f\u007f]/.test(key) ||
+    key.split("/").some((s) => s === "" || s === "." || s === "..");
+  if (bad)
+    throw new AppError(
+      "BAD_REQUEST",
+      `invalid object key ${JSON.stringify(key.slice(0, 200))}: relative, "/"-separated, no empty, "." or ".." segment`,
+    );
   return key;
 }
 

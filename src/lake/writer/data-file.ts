@@ -42,7 +42,12 @@ type Read = (sql: string) => Promise<Record<string, unknown>[]>;
  * path it is given itself (joined Parquet seals, join-seals.ts); either way the file is then
  * fsynced and described the same way.
  */
-export async function writeDataFile(run: Run, read: Read, source: string | ((abs: string) => Promise<void>), t: DataFileTarget): Promise<NewDataFile> {
+export async function writeDataFile(
+  run: Run,
+  read: Read,
+  source: string | ((abs: string) => Promise<void>),
+  t: DataFileTarget,
+): Promise<NewDataFile> {
   const abs = join(t.dataPath, t.relPath);
   mkdirSync(dirname(abs), { recursive: true });
   const cols = t.def.columns.map((c) => ident(c.name)).join(", ");
@@ -52,7 +57,8 @@ export async function writeDataFile(run: Run, read: Read, source: string | ((abs
     if (typeof source === "function") await source(abs);
     else
       await run(
-        `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` + `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
+        `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` +
+          `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
       );
     // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
     await fsyncAsync(abs);
@@ -68,18 +74,29 @@ export async function writeDataFile(run: Run, read: Read, source: string | ((abs
     const nan = new Set<string>();
     if (floats.length > 0) {
       // Parquet min/max leave NaN out; the catalog records whether a float column holds any.
-      const r = (await read(`SELECT ${floats.map((c, i) => `bool_or(isnan(${ident(c.name)})) AS "n${i}"`).join(", ")} FROM read_parquet(${literal(abs)})`))[0] ?? {};
+      const r =
+        (
+          await read(
+            `SELECT ${floats.map((c, i) => `bool_or(isnan(${ident(c.name)})) AS "n${i}"`).join(", ")} FROM read_parquet(${literal(abs)})`,
+          )
+        )[0] ?? {};
       floats.forEach((c, i) => r[`n${i}`] === true && nan.add(c.name));
     }
     const columnStats = columnStatsFromParquet(
       { columns: t.info.columns.map((c, order) => ({ ...c, order })) },
       chunks.map((ch) => ({
         path_in_schema: String(ch.path_in_schema),
-        stats_min_value: ch.stats_min_value === null || ch.stats_min_value === undefined ? null : String(ch.stats_min_value),
-        stats_max_value: ch.stats_max_value === null || ch.stats_max_value === undefined ? null : String(ch.stats_max_value),
-        stats_null_count: ch.stats_null_count === null || ch.stats_null_count === undefined ? null : Number(ch.stats_null_count),
+        stats_min_value:
+          ch.stats_min_value === null || ch.stats_min_value === undefined ? null : String(ch.stats_min_value),
+        stats_max_value:
+          ch.stats_max_value === null || ch.stats_max_value === undefined ? null : String(ch.stats_max_value),
+        stats_null_count:
+          ch.stats_null_count === null || ch.stats_null_count === undefined ? null : Number(ch.stats_null_count),
         num_values: ch.num_values === null || ch.num_values === undefined ? null : Number(ch.num_values),
-        total_compressed_size: ch.total_compressed_size === null || ch.total_compressed_size === undefined ? null : Number(ch.total_compressed_size),
+        total_compressed_size:
+          ch.total_compressed_size === null || ch.total_compressed_size === undefined
+            ? null
+            : Number(ch.total_compressed_size),
       })),
       nan,
     );
@@ -90,7 +107,9 @@ export async function writeDataFile(run: Run, read: Read, source: string | ((abs
       fileSizeBytes: statSync(abs).size,
       footerSize: parquetFooterSize(abs),
       columnStats,
-      ...(t.def.partitionBy && t.partitionValue !== undefined ? { partitionValues: { [t.def.partitionBy]: t.partitionValue } } : {}),
+      ...(t.def.partitionBy && t.partitionValue !== undefined
+        ? { partitionValues: { [t.def.partitionBy]: t.partitionValue } }
+        : {}),
     };
   } catch (e) {
     rmSync(abs, { force: true });

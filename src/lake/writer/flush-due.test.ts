@@ -1,7 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { flushDue, flushGapMs, MIN_FLUSH_GAP_MS, type FlushDueInput } from "./flush-due.ts";
 
-const base: FlushDueInput = { rows: 0, oldestAgeMs: 0, sinceLastFlushMs: Number.POSITIVE_INFINITY, batchSize: 10_000, flushIntervalMs: 30_000, maxBufferedRows: 200_000, gapMs: 500 };
+const base: FlushDueInput = {
+  rows: 0,
+  oldestAgeMs: 0,
+  sinceLastFlushMs: Number.POSITIVE_INFINITY,
+  batchSize: 10_000,
+  flushIntervalMs: 30_000,
+  maxBufferedRows: 200_000,
+  gapMs: 500,
+};
 
 describe('when the writer\'s tick starts a flush (docs/ARCHITECTURE.md "When a flush starts")', () => {
   test("at batch_size rows once the gap since the table's last flush passed, not before", () => {

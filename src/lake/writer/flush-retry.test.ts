@@ -1,19 +1,53 @@
 import { describe, expect, test } from "bun:test";
-import { CATALOG_FAILED, FlushRetry, flushFailureReason, LOG_EVERY_MS, RateLimitedLog, RETRY_BASE_MS, RETRY_MAX_MS } from "./flush-retry.ts";
+import {
+  CATALOG_FAILED,
+  FlushRetry,
+  flushFailureReason,
+  LOG_EVERY_MS,
+  RateLimitedLog,
+  RETRY_BASE_MS,
+  RETRY_MAX_MS,
+} from "./flush-retry.ts";
 
 describe("flushFailureReason", () => {
   test.each([
-    ["ENOSPC from node:fs", Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }), "no_space"],
-    ["DuckDB COPY on a full disk", new Error('IO Error: Could not write file "/x/ducklake-1.parquet": No space left on device'), "no_space"],
+    [
+      "ENOSPC from node:fs",
+      Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }),
+      "no_space",
+    ],
+    [
+      "DuckDB COPY on a full disk",
+      new Error('IO Error: Could not write file "/x/ducklake-1.parquet": No space left on device'),
+      "no_space",
+    ],
     ["SQLite full", Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }), "no_space"],
-    ["quota in the cause", new Error("flush failed", { cause: Object.assign(new Error("quota"), { code: "EDQUOT" }) }), "no_space"],
+    [
+      "quota in the cause",
+      new Error("flush failed", { cause: Object.assign(new Error("quota"), { code: "EDQUOT" }) }),
+      "no_space",
+    ],
     ["DuckDB I/O error", new Error("IO Error: Could not read from file: Input/output error"), "io"],
     ["SQLite I/O error", Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE" }), "io"],
-    ["DuckDB out of memory (a wide table's flush)", new Error("Out of Memory Error: failed to pin block of size 256.0 KiB (953.4 MiB/953.6 MiB used)"), "out_of_memory"],
-    ["the catalog did not answer (PostgreSQL down)", Object.assign(new Error("catalog: the commit failed"), { code: CATALOG_FAILED, cause: new Error("Connection closed") }), "catalog"],
+    [
+      "DuckDB out of memory (a wide table's flush)",
+      new Error("Out of Memory Error: failed to pin block of size 256.0 KiB (953.4 MiB/953.6 MiB used)"),
+      "out_of_memory",
+    ],
+    [
+      "the catalog did not answer (PostgreSQL down)",
+      Object.assign(new Error("catalog: the commit failed"), {
+        code: CATALOG_FAILED,
+        cause: new Error("Connection closed"),
+      }),
+      "catalog",
+    ],
     [
       "a full disk under a catalog call stays no_space",
-      Object.assign(new Error("catalog: the commit failed"), { code: CATALOG_FAILED, cause: Object.assign(new Error("full"), { code: "SQLITE_FULL" }) }),
+      Object.assign(new Error("catalog: the commit failed"), {
+        code: CATALOG_FAILED,
+        cause: Object.assign(new Error("full"), { code: "SQLITE_FULL" }),
+      }),
       "no_space",
     ],
     ["anything else", new Error("injected commit failure #1"), "other"],

@@ -39,8 +39,16 @@ export function flushFailureReason(e: unknown): FlushFailureReason {
     c = typeof c === "object" ? (c as { cause?: unknown }).cause : undefined;
   }
   const text = texts.join("\n");
-  if (codes.some((c) => c === "ENOSPC" || c === "EDQUOT" || c === "SQLITE_FULL") || /no space left|disk is full|quota exceeded|ENOSPC/i.test(text)) return "no_space";
-  if (codes.some((c) => c === "EIO" || (typeof c === "string" && c.startsWith("SQLITE_IOERR"))) || /\bIO Error\b|I\/O error|\bEIO\b/i.test(text)) return "io";
+  if (
+    codes.some((c) => c === "ENOSPC" || c === "EDQUOT" || c === "SQLITE_FULL") ||
+    /no space left|disk is full|quota exceeded|ENOSPC/i.test(text)
+  )
+    return "no_space";
+  if (
+    codes.some((c) => c === "EIO" || (typeof c === "string" && c.startsWith("SQLITE_IOERR"))) ||
+    /\bIO Error\b|I\/O error|\bEIO\b/i.test(text)
+  )
+    return "io";
   if (/\bOut of Memory Error\b/.test(text)) return "out_of_memory";
   if (codes.includes(STORE_FAILED)) return "store";
   if (codes.includes(CATALOG_FAILED)) return "catalog";
@@ -129,7 +137,8 @@ export class FlushRetry {
     this.streak = 0;
     this.failingSinceMs = undefined;
     this.lastReason = undefined;
-    if (Number.isFinite(this.pieceFiles)) this.pieceFiles = this.pieceFiles * 2 >= remainingFiles ? Number.POSITIVE_INFINITY : this.pieceFiles * 2;
+    if (Number.isFinite(this.pieceFiles))
+      this.pieceFiles = this.pieceFiles * 2 >= remainingFiles ? Number.POSITIVE_INFINITY : this.pieceFiles * 2;
     return ended;
   }
 }

@@ -52,7 +52,11 @@ let fileSeq = 0;
  * No rows at all: the marks alone (LakeCatalog.commitMarks), for positions over batches whose
  * records were all refused for good (docs/DEPLOY.md "Where the central keeps an edge's position").
  */
-export async function commitGroup(ctx: GroupCommitContext, batches: readonly GroupBatch[], marks: readonly WriterMark[]): Promise<void> {
+export async function commitGroup(
+  ctx: GroupCommitContext,
+  batches: readonly GroupBatch[],
+  marks: readonly WriterMark[],
+): Promise<void> {
   const byKey = new Map<string, GroupBatch[]>();
   for (const b of batches) if (b.rows > 0) byKey.set(b.key, [...(byKey.get(b.key) ?? []), b]);
   if (byKey.size === 0) {
@@ -71,13 +75,22 @@ export async function commitGroup(ctx: GroupCommitContext, batches: readonly Gro
       for (const b of list) {
         const layout = b.layout ?? t.def;
         const want = csvColumns(layout).length;
-        if (b.columns !== want) throw new AppError("CONFLICT", `rows of ${key} were written with ${b.columns} columns, the layout has ${want}`);
+        if (b.columns !== want)
+          throw new AppError(
+            "CONFLICT",
+            `rows of ${key} were written with ${b.columns} columns, the layout has ${want}`,
+          );
         const file = join(ctx.tmpDir, `${now}-${++fileSeq}.csv`);
         tmp.push(file);
         await writeFile(file, b.bytes);
         entries.push({ seq: fileSeq, file, rows: b.rows, def: layout, atMs: now, ...(b.span ? { span: b.span } : {}) });
       }
-      const w = { key, tableId: t.info.tableId, files: [] as NewDataFile[], rows: entries.reduce((a, e) => a + e.rows, 0) };
+      const w = {
+        key,
+        tableId: t.info.tableId,
+        files: [] as NewDataFile[],
+        rows: entries.reduce((a, e) => a + e.rows, 0),
+      };
       work.push(w);
       await writeTableFiles(ctx.files, t.def, t.info, entries, w.files);
     }

@@ -28,9 +28,18 @@ export function joinable(def: TableDef, entries: readonly SpoolEntry[]): boolean
 }
 
 /** Writes the data file at `abs` from the seals' row groups (joinable() must hold). */
-export async function joinSeals(def: TableDef, info: TableInfo, entries: readonly SpoolEntry[], abs: string): Promise<void> {
+export async function joinSeals(
+  def: TableDef,
+  info: TableInfo,
+  entries: readonly SpoolEntry[],
+  abs: string,
+): Promise<void> {
   const ids = new Map(info.columns.map((c) => [c.name, c.columnId]));
-  const columns: ParquetColumn[] = def.columns.map((c) => ({ name: c.name, type: c.type, ...(ids.has(c.name) ? { fieldId: ids.get(c.name)! } : {}) }));
+  const columns: ParquetColumn[] = def.columns.map((c) => ({
+    name: c.name,
+    type: c.type,
+    ...(ids.has(c.name) ? { fieldId: ids.get(c.name)! } : {}),
+  }));
   const parts: Uint8Array[] = [PARQUET_MAGIC];
   const groups: RowGroupMeta[] = [];
   let at = PARQUET_MAGIC.length;
@@ -42,7 +51,8 @@ export async function joinSeals(def: TableDef, info: TableInfo, entries: readonl
     const end = last.offset + last.size;
     // A seal cut short (or not ours) is left to the COPY path's reader, which checks every page.
     const tail = bytes.subarray(bytes.length - 4);
-    if (bytes.length < end + 12 || tail.some((b, i) => b !== PARQUET_MAGIC[i])) throw new Error(`spool file ${e.file} is not the Parquet seal it was written as`);
+    if (bytes.length < end + 12 || tail.some((b, i) => b !== PARQUET_MAGIC[i]))
+      throw new Error(`spool file ${e.file} is not the Parquet seal it was written as`);
     parts.push(bytes.subarray(first, end));
     groups.push({ rows: g.rows, chunks: g.chunks.map((c) => ({ ...c, offset: c.offset - first + at })) });
     at += end - first;

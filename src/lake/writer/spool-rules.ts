@@ -21,7 +21,14 @@ export function recoverSpoolDir(dir: string, def: TableDef, watermark: number, n
   const files = names
     .map((f) => /^(\d+)\.(\d+)\.(\d+)(?:(\.q1)?\.csv|\.(parquet))$/.exec(f))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), parquet: m[5] !== undefined, legacyQuote: m[4] === undefined && m[5] === undefined }))
+    .map((m) => ({
+      name: m[0],
+      seq: Number(m[1]),
+      columns: Number(m[2]),
+      rows: Number(m[3]),
+      parquet: m[5] !== undefined,
+      legacyQuote: m[4] === undefined && m[5] === undefined,
+    }))
     .sort((a, b) => a.seq - b.seq);
   const out: SpoolEntry[] = [];
   for (const f of files) {
@@ -30,8 +37,24 @@ export function recoverSpoolDir(dir: string, def: TableDef, watermark: number, n
       rmSync(file, { force: true });
       continue;
     }
-    if (f.parquet) out.push({ seq: f.seq, file, rows: f.rows, def: { ...def, columns: def.columns.slice(0, f.columns) }, atMs: nowMs, parquet: {} });
-    else out.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(def, f.columns), atMs: nowMs, ...(f.legacyQuote ? { legacyQuote: true } : {}) });
+    if (f.parquet)
+      out.push({
+        seq: f.seq,
+        file,
+        rows: f.rows,
+        def: { ...def, columns: def.columns.slice(0, f.columns) },
+        atMs: nowMs,
+        parquet: {},
+      });
+    else
+      out.push({
+        seq: f.seq,
+        file,
+        rows: f.rows,
+        def: layoutWithCsvColumns(def, f.columns),
+        atMs: nowMs,
+        ...(f.legacyQuote ? { legacyQuote: true } : {}),
+      });
   }
   return out;
 }
@@ -73,7 +96,12 @@ export function singleDate(def: TableDef, entries: readonly SpoolEntry[]): strin
  * that started before the flush (and so may have been planned over the old view) has ended;
  * after `maxMs` in any case.
  */
-export function spoolDeletable(flushedAtMs: number, nowMs: number, oldestQueryStartMs: number | undefined, grace: { minMs: number; maxMs: number }): boolean {
+export function spoolDeletable(
+  flushedAtMs: number,
+  nowMs: number,
+  oldestQueryStartMs: number | undefined,
+  grace: { minMs: number; maxMs: number },
+): boolean {
   if (flushedAtMs + grace.maxMs <= nowMs) return true;
   if (flushedAtMs + grace.minMs > nowMs) return false;
   return oldestQueryStartMs === undefined || oldestQueryStartMs > flushedAtMs;

@@ -46,12 +46,17 @@ function readLayout(def: TableDef, layout: TableDef, files: readonly string[], q
  */
 function readParquetLayout(def: TableDef, layout: TableDef, files: readonly string[]): string {
   const have = new Set(layout.columns.map((c) => c.name));
-  const select = def.columns.map((c) => (have.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`)).join(", ");
+  const select = def.columns
+    .map((c) => (have.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`))
+    .join(", ");
   return `SELECT ${select} FROM read_parquet([${files.map(literal).join(", ")}])`;
 }
 
 /** SELECT parts (to UNION ALL) reading `entries` as rows of `def`, one per file layout and format. */
-export function spoolSelect(def: TableDef, entries: ReadonlyArray<{ file: string; def: TableDef; legacyQuote?: boolean; parquet?: unknown }>): string[] {
+export function spoolSelect(
+  def: TableDef,
+  entries: ReadonlyArray<{ file: string; def: TableDef; legacyQuote?: boolean; parquet?: unknown }>,
+): string[] {
   const groups = new Map<string, { layout: TableDef; files: string[]; quote: string }>();
   const parquet = new Map<number, { layout: TableDef; files: string[] }>();
   for (const e of entries) {
@@ -67,5 +72,8 @@ export function spoolSelect(def: TableDef, entries: ReadonlyArray<{ file: string
     if (g) g.files.push(e.file);
     else groups.set(k, { layout: e.def, files: [e.file], quote });
   }
-  return [...[...groups.values()].map((g) => readLayout(def, g.layout, g.files, g.quote)), ...[...parquet.values()].map((g) => readParquetLayout(def, g.layout, g.files))];
+  return [
+    ...[...groups.values()].map((g) => readLayout(def, g.layout, g.files, g.quote)),
+    ...[...parquet.values()].map((g) => readParquetLayout(def, g.layout, g.files)),
+  ];
 }

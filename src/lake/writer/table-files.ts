@@ -27,7 +27,13 @@ export interface TableFilesTarget {
  * Writes the rows of `entries` as Parquet files of the table; `into` receives each file as soon as
  * it is written, so the caller can remove them all when a later step fails.
  */
-export async function writeTableFiles(t: TableFilesTarget, def: TableDef, info: TableInfo, entries: readonly SpoolEntry[], into: NewDataFile[]): Promise<void> {
+export async function writeTableFiles(
+  t: TableFilesTarget,
+  def: TableDef,
+  info: TableInfo,
+  entries: readonly SpoolEntry[],
+  into: NewDataFile[],
+): Promise<void> {
   const source = spoolSelect(def, entries).join(" UNION ALL ");
   const part = def.partitionBy;
   // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
@@ -39,9 +45,16 @@ export async function writeTableFiles(t: TableFilesTarget, def: TableDef, info: 
     ? [null]
     : oneDay !== undefined
       ? [oneDay]
-      : (await t.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)));
+      : (await t.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) =>
+          r.v === null || r.v === undefined ? null : String(r.v),
+        );
   for (const pv of partValues) {
-    const where = !part || oneDay !== undefined ? "true" : pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`;
+    const where =
+      !part || oneDay !== undefined
+        ? "true"
+        : pv === null
+          ? `${ident(part)} IS NULL`
+          : `${ident(part)}::VARCHAR = ${literal(pv)}`;
     const partitionValue = part ? (pv ?? "__null") : undefined;
     into.push(
       await writeDataFile(

@@ -1,5 +1,15 @@
 /** Options, health, spool entries, per-table state and metrics of the lake writer (writer.ts). */
-import { DURATION_BUCKETS_SECONDS, rowsLostCounter, type SpoolBatch, type RowGroupMeta, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
+import {
+  DURATION_BUCKETS_SECONDS,
+  rowsLostCounter,
+  type SpoolBatch,
+  type RowGroupMeta,
+  type Counter,
+  type Gauge,
+  type Histogram,
+  type MetricsRegistry,
+  type TableDef,
+} from "../../core/index.ts";
 import type { TableInfo } from "../catalog-port.ts";
 import type { FlushFailureReason, FlushRetry } from "./flush-retry.ts";
 import type { NewDataFile } from "../catalog-port.ts";
@@ -129,13 +139,21 @@ export interface WriterMetrics {
 export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
   return {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
-    filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
-    rowsLost: rowsLostCounter(reg),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, catalog, other).", [
+    filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", [
       "table",
-      "reason",
     ]),
-    flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
+    rowsLost: rowsLostCounter(reg),
+    flushFailures: reg.counter(
+      "svc_lake_flush_failures_total",
+      "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, catalog, other).",
+      ["table", "reason"],
+    ),
+    flushSeconds: reg.histogram(
+      "svc_lake_flush_duration_seconds",
+      "Time to write, fsync and commit one flush.",
+      DURATION_BUCKETS_SECONDS,
+      ["table"],
+    ),
     buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
     snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
     status: writeStatusMetrics(reg),

@@ -56,15 +56,18 @@ export function failurePath(e: unknown, fallback: string): string {
 
 /** What an operator can do, per reason (in the log line). */
 export const ADVICE: Record<BlockReason, string> = {
-  no_space: "free space on that file system; rows stay in the spool (up to storage.lakehouse.max_buffered_rows) and are written by themselves once there is room",
+  no_space:
+    "free space on that file system; rows stay in the spool (up to storage.lakehouse.max_buffered_rows) and are written by themselves once there is room",
   io: "check the disk (dmesg, SMART); rows stay in the spool and the flush is retried with back-off",
   out_of_memory:
     "DuckDB's memory cap (tuning.memory_limit under storage.lakehouse or node.lakehouse) is too small for this flush; rows stay in the spool and are retried in smaller pieces; if it goes on, raise memory_limit and restart svc: the spool is written after the restart",
-  store: "the object store of storage.lakehouse.data_path did not take the Parquet file (see the error: credentials, endpoint, bucket); rows stay in the spool and the upload is retried with back-off",
+  store:
+    "the object store of storage.lakehouse.data_path did not take the Parquet file (see the error: credentials, endpoint, bucket); rows stay in the spool and the upload is retried with back-off",
   catalog:
     "the catalog of storage.lakehouse.catalog_path does not answer or refused the commit (see the error); rows stay in the spool (up to storage.lakehouse.max_buffered_rows) and are committed by themselves once it answers",
   other: "rows stay in the spool and the flush is retried with back-off",
-  reserve: "new rows are refused to keep storage.lakehouse.reserve_free_bytes for Parquet; free space on that file system",
+  reserve:
+    "new rows are refused to keep storage.lakehouse.reserve_free_bytes for Parquet; free space on that file system",
   spool_write_failed: "the rows of that batch are lost (svc_lake_rows_lost_total); free space on that file system",
 };
 
@@ -80,8 +83,16 @@ export function writeStatusMetrics(reg: MetricsRegistry): WriteStatusMetrics {
       "svc_lake_write_blocked",
       "1 while rows do not reach Parquet: a flush failing (no_space, io, out_of_memory, store, catalog, other) or the spool refusing rows (reserve_free_bytes, spool writes failing); rows stay buffered up to max_buffered_rows and are written by themselves when the cause is gone.",
     ),
-    lastError: reg.gauge("svc_lake_write_error_last_timestamp_seconds", "Time of the last failed flush or spool write (or row refused for the reserve), per reason.", ["reason"]),
-    freeBytes: reg.gauge("svc_lake_free_bytes", "Free bytes (statfs, available to svc) of the file system of data_path (dir=data) and of the catalog and spool directory (dir=state).", ["dir"]),
+    lastError: reg.gauge(
+      "svc_lake_write_error_last_timestamp_seconds",
+      "Time of the last failed flush or spool write (or row refused for the reserve), per reason.",
+      ["reason"],
+    ),
+    freeBytes: reg.gauge(
+      "svc_lake_free_bytes",
+      "Free bytes (statfs, available to svc) of the file system of data_path (dir=data) and of the catalog and spool directory (dir=state).",
+      ["dir"],
+    ),
   };
 }
 
@@ -114,7 +125,11 @@ export class WriteStatus {
       changed = true;
     } else if (reason && this.block) this.block.reason = reason;
     else if (!reason && this.block) {
-      this.logger.info("lake writes resumed", { blocked_reason: this.block.reason, blocked_ms: nowMs - this.block.sinceMs, ...this.freeBytes(nowMs, true) });
+      this.logger.info("lake writes resumed", {
+        blocked_reason: this.block.reason,
+        blocked_ms: nowMs - this.block.sinceMs,
+        ...this.freeBytes(nowMs, true),
+      });
       this.block = undefined;
       this.log.clearPrefix("");
     }
@@ -133,10 +148,17 @@ export class WriteStatus {
       if (data !== undefined) this.metrics.freeBytes.set(data, { dir: "data" });
       if (state !== undefined) this.metrics.freeBytes.set(state, { dir: "state" });
     }
-    return { ...(this.free.data !== undefined ? { data_free_bytes: this.free.data } : {}), ...(this.free.state !== undefined ? { state_free_bytes: this.free.state } : {}) };
+    return {
+      ...(this.free.data !== undefined ? { data_free_bytes: this.free.data } : {}),
+      ...(this.free.state !== undefined ? { state_free_bytes: this.free.state } : {}),
+    };
   }
 
   snapshot(): WriteStatusSnapshot {
-    return { ...(this.block ? { blocked: { ...this.block } } : {}), ...(this.lastError ? { lastError: { ...this.lastError } } : {}), freeBytes: { ...this.free } };
+    return {
+      ...(this.block ? { blocked: { ...this.block } } : {}),
+      ...(this.lastError ? { lastError: { ...this.lastError } } : {}),
+      freeBytes: { ...this.free },
+    };
   }
 }

@@ -1,12 +1,28 @@
 import { mkdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ColumnBatch, errorMessage, newSpoolBatch, testPause, type Logger, type RowGroupMeta, type SpoolBatch, type TableDef } from "../../core/index.ts";
+import {
+  ColumnBatch,
+  errorMessage,
+  newSpoolBatch,
+  testPause,
+  type Logger,
+  type RowGroupMeta,
+  type SpoolBatch,
+  type TableDef,
+} from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { tableKey } from "../sql.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import { writeTableFiles, type TableFilesTarget } from "./table-files.ts";
-import { CATALOG_FAILED, FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
+import {
+  CATALOG_FAILED,
+  FlushRetry,
+  flushFailureReason,
+  LOG_EVERY_MS,
+  STORE_FAILED,
+  type FlushFailureReason,
+} from "./flush-retry.ts";
 import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo, WriterMark } from "../catalog-port.ts";
@@ -226,7 +242,12 @@ export class LakeWriter {
       this.lastSeq = Math.max(this.lastSeq, e.seq);
       this.bufferedTotal += e.rows;
     }
-    if (st.sealed.length > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, files: st.sealed.length, rows: st.sealed.reduce((a, e) => a + e.rows, 0) });
+    if (st.sealed.length > 0)
+      this.logger.info("recovered unflushed rows from spool", {
+        table: st.key,
+        files: st.sealed.length,
+        rows: st.sealed.reduce((a, e) => a + e.rows, 0),
+      });
   }
 
   /**
@@ -239,7 +260,11 @@ export class LakeWriter {
     // The bound counts every table's open batch too; summing them costs a pass over the tables,
     // so only near the bound (the other tables' open rows once overshot it by a batch).
     const mine = this.bufferedTotal + st.current.rows;
-    if (mine >= this.opts.maxBufferedRows || (mine >= this.opts.maxBufferedRows * 0.9 && this.backlog() >= this.opts.maxBufferedRows)) return undefined;
+    if (
+      mine >= this.opts.maxBufferedRows ||
+      (mine >= this.opts.maxBufferedRows * 0.9 && this.backlog() >= this.opts.maxBufferedRows)
+    )
+      return undefined;
     // The reserve: rows this thread accepts are spooled whatever the free space (a producer that
     // got a row was told it is stored), so refuse before the batch would reach the reserve.
     if (this.spoolFree - st.current.byteLength < (this.opts.spoolReserveBytes ?? 0)) {
@@ -265,7 +290,8 @@ export class LakeWriter {
 
   /** Why rows do not reach Parquet now (a failing flush first), or undefined when they flow. */
   private blockReason(nowMs: number): BlockReason | undefined {
-    for (const st of this.tables.values()) if (st.retry.failingSinceMs !== undefined) return st.retry.lastReason ?? "other";
+    for (const st of this.tables.values())
+      if (st.retry.failingSinceMs !== undefined) return st.retry.lastReason ?? "other";
     if (this.spoolFailedAtMs > this.spoolOkAtMs) return "spool_write_failed";
     const reserve = this.opts.spoolReserveBytes ?? 0;
     // Refused within the last second (rows are refused before the batch would reach the reserve).
@@ -291,7 +317,8 @@ export class LakeWriter {
     const batch = st.current;
     if (batch instanceof ColumnBatch) {
       // A Parquet seal: the file's bytes are a copy, so the batch is emptied and goes on.
-      const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
+      const span =
+        !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
       const rows = batch.rows;
       const f = batch.encode();
       batch.reset();
@@ -302,7 +329,8 @@ export class LakeWriter {
     const want = Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20));
     const reuse = st.spare.findIndex((b) => b.length >= want);
     st.current = newSpoolBatch(st.def, "csv", reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
-    const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
+    const span =
+      !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
     const done = this.spool(st, batch.view(), batch.rows, st.def, span, () => {
       // Its bytes are in the file now: the buffer can take a later batch.
       if (st.spare.length < 2) st.spare.push(batch.storage);
@@ -321,7 +349,8 @@ export class LakeWriter {
     const st = this.tables.get(key);
     if (!st) return Promise.resolve(false);
     const inFlight = [...st.writing];
-    const open = st.current.rows > 0 ? new Promise<boolean>((resolve) => st.openWaiters.push(resolve)) : Promise.resolve(true);
+    const open =
+      st.current.rows > 0 ? new Promise<boolean>((resolve) => st.openWaiters.push(resolve)) : Promise.resolve(true);
     return Promise.all([open, ...inFlight]).then((oks) => oks.every(Boolean));
   }
 
@@ -332,7 +361,15 @@ export class LakeWriter {
    * (the bytes may be reused). False when the table is unknown, its layout differs or the writer
    * is stopping: the caller counts the rows as lost.
    */
-  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void, rowGroup?: RowGroupMeta): boolean {
+  acceptBatch(
+    key: string,
+    bytes: Uint8Array,
+    rows: number,
+    columns: number,
+    span: { min: number; max: number } | undefined,
+    written?: () => void,
+    rowGroup?: RowGroupMeta,
+  ): boolean {
     const st = this.tables.get(key);
     if (!st || rows <= 0 || (rowGroup ? st.def.columns.length : csvColumns(st.def).length) !== columns) return false;
     if (this.belowReserve(st, bytes.length, rows)) {
@@ -393,11 +430,22 @@ export class LakeWriter {
   }
 
   /** Writes a sealed batch into a spool file: CSV, or a Parquet file of one row group when `rowGroup` is given. */
-  private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void, rowGroup?: RowGroupMeta): Promise<boolean> {
+  private spool(
+    st: TableState,
+    bytes: Uint8Array,
+    rows: number,
+    def: TableDef,
+    span: { min: number; max: number } | undefined,
+    written?: () => void,
+    rowGroup?: RowGroupMeta,
+  ): Promise<boolean> {
     this.spoolFree -= bytes.length;
     const seq = this.nextSeq();
     this.bufferedTotal += rows;
-    const file = join(this.spoolDirOf(st), rowGroup ? `${seq}.${def.columns.length}.${rows}.parquet` : `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
+    const file = join(
+      this.spoolDirOf(st),
+      rowGroup ? `${seq}.${def.columns.length}.${rows}.parquet` : `${seq}.${csvColumns(def).length}.${rows}.q1.csv`,
+    );
     const tmp = `${file}.tmp`;
     st.spooling.add(seq);
     // node:fs/promises runs on the thread pool; Bun.write wrote these megabytes on the JS thread
@@ -412,7 +460,15 @@ export class LakeWriter {
         this.spoolOkAtMs = Date.now();
         written?.();
         // Files join in seq order: a later file may finish first, so insert in place.
-        const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}), ...(rowGroup ? { parquet: { rowGroup } } : {}) };
+        const entry: SpoolEntry = {
+          seq,
+          file,
+          rows,
+          def,
+          atMs: Date.now(),
+          ...(span ? { span } : {}),
+          ...(rowGroup ? { parquet: { rowGroup } } : {}),
+        };
         let i = st.sealed.length;
         while (i > 0 && st.sealed[i - 1]!.seq > seq) i--;
         st.sealed.splice(i, 0, entry);
@@ -513,7 +569,9 @@ export class LakeWriter {
       await this.gate.commit(async () => {
         commitSent = true;
         const { snapshotId } = await this.fromCatalog("the commit", () =>
-          this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: this.opts.markKey?.(st.key) ?? st.key, watermark: upTo }]),
+          this.catalog.commitDataFiles(st.info.tableId, files, [
+            { writerKey: this.opts.markKey?.(st.key) ?? st.key, watermark: upTo },
+          ]),
         );
         committed = performance.now();
         await testPause("flush:committed");
@@ -559,7 +617,9 @@ export class LakeWriter {
     const u = st.unsure!;
     let mark: number;
     try {
-      mark = await this.fromCatalog("reading the spool watermark", () => this.catalog.writerWatermark(this.opts.markKey?.(st.key) ?? st.key));
+      mark = await this.fromCatalog("reading the spool watermark", () =>
+        this.catalog.writerWatermark(this.opts.markKey?.(st.key) ?? st.key),
+      );
     } catch (e) {
       const reason = flushFailureReason(e);
       this.metrics.flushFailures.inc({ table: st.key, reason });
@@ -572,7 +632,11 @@ export class LakeWriter {
       for (const f of u.files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       return false;
     }
-    this.logger.info("a commit whose answer was lost had landed; its batch is not committed again", { table: st.key, rows: u.rows, files: u.files.length });
+    this.logger.info("a commit whose answer was lost had landed; its batch is not committed again", {
+      table: st.key,
+      rows: u.rows,
+      files: u.files.length,
+    });
     await this.gate.commit(async () => {
       st.watermark = u.upTo;
       const flushed = new Set(u.entries.map((e) => e.file));
@@ -583,7 +647,12 @@ export class LakeWriter {
   }
 
   /** What follows a commit that landed: the cache, the back-off, the views, the counts, the spool's deletion. */
-  private async afterCommit(st: TableState, files: readonly NewDataFile[], entries: readonly SpoolEntry[], rows: number): Promise<void> {
+  private async afterCommit(
+    st: TableState,
+    files: readonly NewDataFile[],
+    entries: readonly SpoolEntry[],
+    rows: number,
+  ): Promise<void> {
     this.opts.remote?.committed(files.map((f) => join(this.opts.dataPath, f.path)));
     st.failures = 0;
     const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
@@ -614,7 +683,10 @@ export class LakeWriter {
     try {
       await this.opts.remote!.upload(files.map((f) => join(this.opts.dataPath, f.path)));
     } catch (e) {
-      throw Object.assign(new Error(`upload of ${files.length} Parquet file(s) failed: ${errorMessage(e)}`), { code: STORE_FAILED, cause: e });
+      throw Object.assign(new Error(`upload of ${files.length} Parquet file(s) failed: ${errorMessage(e)}`), {
+        code: STORE_FAILED,
+        cause: e,
+      });
     }
   }
 
@@ -624,7 +696,13 @@ export class LakeWriter {
    * unexplained failure is its table's own. The line names the file (or the directory) and the free
    * bytes of its file system.
    */
-  private logFlushFailure(st: TableState, reason: FlushFailureReason, filesTried: number, rows: number, e: unknown): void {
+  private logFlushFailure(
+    st: TableState,
+    reason: FlushFailureReason,
+    filesTried: number,
+    rows: number,
+    e: unknown,
+  ): void {
     const now = Date.now();
     st.retry.failed(now, reason, filesTried);
     const log = this.status.log.hit(reason === "other" ? `flush:other:${st.key}` : `flush:${reason}`, now);
@@ -654,7 +732,8 @@ export class LakeWriter {
     const failing: WriterHealth["failing"] = [];
     for (const st of this.tables.values()) {
       const r = st.retry;
-      if (r.failingSinceMs !== undefined) failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
+      if (r.failingSinceMs !== undefined)
+        failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
     }
     return {
       failing,
@@ -694,7 +773,11 @@ export class LakeWriter {
     }
     const gone = new Set(bad.map((e) => e.file));
     st.sealed = st.sealed.filter((e) => !gone.has(e.file));
-    this.logger.error("spool files DuckDB cannot read were moved to spool/failed", { table: st.key, files: bad.length, rows: bad.reduce((a, e) => a + e.rows, 0) });
+    this.logger.error("spool files DuckDB cannot read were moved to spool/failed", {
+      table: st.key,
+      files: bad.length,
+      rows: bad.reduce((a, e) => a + e.rows, 0),
+    });
     await this.onChange(st.key, "buffered");
   }
 

@@ -61,7 +61,9 @@ interface Agent {
 }
 
 export function AgentsPage() {
-  const agents = useLoad(() => get<ListBody<Agent>>("/agents?sort=-last_seen&page[limit]=1000").then((r) => r.data.items));
+  const agents = useLoad(() =>
+    get<ListBody<Agent>>("/agents?sort=-last_seen&page[limit]=1000").then((r) => r.data.items),
+  );
   const forget = async (a: Agent) => {
     if (!confirm(`Forget the agent ${a.node_id} at ${a.ip}? It reappears when it sends again.`)) return;
     try {

@@ -41,11 +41,15 @@ const draftOf = (a: Alias): Draft => ({
 function aliasBody(d: Draft): { body: Omit<Alias, "id" | "created_at" | "updated_at"> } | { error: string } {
   const ipProblem = cidrProblem(d.ip);
   if (ipProblem) return { error: ipProblem };
-  const int = (s: string, lo: number, hi: number) => (/^\d+$/.test(s.trim()) && Number(s) >= lo && Number(s) <= hi ? Number(s) : undefined);
+  const int = (s: string, lo: number, hi: number) =>
+    /^\d+$/.test(s.trim()) && Number(s) >= lo && Number(s) <= hi ? Number(s) : undefined;
   const port = d.port.trim() === "" ? null : int(d.port, 1, 65535);
   if (port === undefined) return { error: "Port: a whole number from 1 to 65535, or empty for every port" };
   const captureId = d.capture_id.trim() === "" ? null : int(d.capture_id, 1, MAX_CAPTURE_ID);
-  if (captureId === undefined) return { error: `Capture ID: a whole number from 1 to ${MAX_CAPTURE_ID} (the agent's HEP capture id), or empty for every capture point` };
+  if (captureId === undefined)
+    return {
+      error: `Capture ID: a whole number from 1 to ${MAX_CAPTURE_ID} (the agent's HEP capture id), or empty for every capture point`,
+    };
   return { body: { ip: d.ip.trim(), name: d.name, group: d.group, active: d.active, port, capture_id: captureId } };
 }
 
@@ -78,7 +82,8 @@ export function AliasesPage({ me }: { me: Me }) {
       notify(errorText(err), "error");
     }
   };
-  const set = (k: keyof Draft, v: string | boolean) => editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
+  const set = (k: keyof Draft, v: string | boolean) =>
+    editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
   const formRef = useEditorForm(editing ? (editing.id ?? "new") : null, () => setEditing(null));
   return html`<${Page}
     title="IP aliases"

@@ -4,7 +4,17 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 
-export function Page({ title, intro, actions, children }: { title: string; intro?: string; actions?: ComponentChildren; children: ComponentChildren }) {
+export function Page({
+  title,
+  intro,
+  actions,
+  children,
+}: {
+  title: string;
+  intro?: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
   return html`<div class="page">
     <header class="page-head">
       <div><h1>${title}</h1>${intro && html`<p class="muted">${intro}</p>`}</div>
@@ -46,7 +56,8 @@ export function LoadState({ what, error, loading }: { what: string; error: strin
 export const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
 export const checked = (e: Event) => (e.target as HTMLInputElement).checked;
 
-export const yesNo = (v: boolean) => (v ? html`<span class="tag tag-ok">yes</span>` : html`<span class="tag tag-off">no</span>`);
+export const yesNo = (v: boolean) =>
+  v ? html`<span class="tag tag-ok">yes</span>` : html`<span class="tag tag-off">no</span>`;
 
 export const shortDate = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "—");
 

@@ -39,16 +39,27 @@ const draftOf = (s: HepSub): Draft => ({
 
 /** The PUT/POST body, or the sentence saying which field is wrong. */
 function hepSubBody(d: Draft): { body: Record<string, unknown> } | { error: string } {
-  if (!/^\d+$/.test(d.hepid.trim()) || Number(d.hepid) > 65535) return { error: "HEP type: a whole number from 0 to 65535 (1 = SIP, 5 = RTCP, 100 = logs)" };
-  if (!/^\d+$/.test(d.version.trim()) || Number(d.version) < 1) return { error: "Version: a whole number of at least 1" };
+  if (!/^\d+$/.test(d.hepid.trim()) || Number(d.hepid) > 65535)
+    return { error: "HEP type: a whole number from 0 to 65535 (1 = SIP, 5 = RTCP, 100 = logs)" };
+  if (!/^\d+$/.test(d.version.trim()) || Number(d.version) < 1)
+    return { error: "Version: a whole number of at least 1" };
   let mapping: unknown;
   try {
     mapping = JSON.parse(d.mapping.trim() || "{}");
   } catch (e) {
     return { error: `Mapping: not valid JSON (${errorText(e)})` };
   }
-  if (typeof mapping !== "object" || mapping === null || Array.isArray(mapping)) return { error: "Mapping: a JSON object, e.g. {}" };
-  return { body: { hepid: Number(d.hepid), profile: d.profile.trim(), hep_alias: d.hep_alias, version: Number(d.version), mapping } };
+  if (typeof mapping !== "object" || mapping === null || Array.isArray(mapping))
+    return { error: "Mapping: a JSON object, e.g. {}" };
+  return {
+    body: {
+      hepid: Number(d.hepid),
+      profile: d.profile.trim(),
+      hep_alias: d.hep_alias,
+      version: Number(d.version),
+      mapping,
+    },
+  };
 }
 
 export function HepSubsPage() {

@@ -94,7 +94,8 @@ export function ImportPage() {
 
 function ImportState({ state }: { state: State }) {
   if (state.kind === "idle") return null;
-  if (state.kind === "error") return html`<p class="alert alert-error" role="alert">Import failed: ${state.message}</p>`;
+  if (state.kind === "error")
+    return html`<p class="alert alert-error" role="alert">Import failed: ${state.message}</p>`;
   if (state.kind === "uploading") {
     const { loaded, total } = state.progress;
     const pct = total > 0 ? Math.min(100, Math.round((loaded * 100) / total)) : 0;
@@ -103,7 +104,8 @@ function ImportState({ state }: { state: State }) {
       <progress max="100" value=${pct} aria-label="Upload progress">${pct} %</progress>
     </div>`;
   }
-  if (state.kind === "importing") return html`<div class="card" role="status"><p>Uploaded. Extracting and storing the SIP messages…</p><progress aria-label="Import progress"></progress></div>`;
+  if (state.kind === "importing")
+    return html`<div class="card" role="status"><p>Uploaded. Extracting and storing the SIP messages…</p><progress aria-label="Import progress"></progress></div>`;
   const r = state.report;
   const counts = (o: Record<string, number | undefined>) =>
     Object.entries(o)
@@ -113,7 +115,11 @@ function ImportState({ state }: { state: State }) {
   const row = (k: string, v: unknown) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`;
   const open = () => {
     if (r.first_timestamp_us === null || r.last_timestamp_us === null) return;
-    timeRange.set({ kind: "absolute", from: Math.floor(r.first_timestamp_us / 1000) - 1000, to: Math.ceil(r.last_timestamp_us / 1000) + 1000 });
+    timeRange.set({
+      kind: "absolute",
+      from: Math.floor(r.first_timestamp_us / 1000) - 1000,
+      to: Math.ceil(r.last_timestamp_us / 1000) + 1000,
+    });
     location.hash = "#/";
   };
   return html`<section class="card" aria-label="Import result">

@@ -29,7 +29,8 @@ const MIN_MS = 60_000;
 const minutesText = (ms: number) => String(Math.round((Math.abs(ms) / MIN_MS) * 100) / 100);
 const isBefore = (k: string) => k.endsWith("from");
 /** "5 min before / 5 min after" of two minute fields as typed. */
-const windowText = (before: string, after: string) => `${before.trim() || "?"} min before / ${after.trim() || "?"} min after`;
+const windowText = (before: string, after: string) =>
+  `${before.trim() || "?"} min before / ${after.trim() || "?"} min after`;
 
 export function SettingsPage({ me }: { me: Me }) {
   const settings = useLoad(() => get<{ data: { items: Setting[] } }>("/me/settings").then((r) => r.data.items));
@@ -46,7 +47,9 @@ export function SettingsPage({ me }: { me: Me }) {
 }
 
 function RangeForm({ setting }: { setting: Setting | undefined }) {
-  const init = Object.fromEntries(RANGE_KEYS.map(([k]) => [k, minutesText(Number(setting?.data[k] ?? (isBefore(k) ? -300_000 : 300_000)))]));
+  const init = Object.fromEntries(
+    RANGE_KEYS.map(([k]) => [k, minutesText(Number(setting?.data[k] ?? (isBefore(k) ? -300_000 : 300_000)))]),
+  );
   const [values, setValues] = useState<Record<string, string>>(init);
   const [error, setError] = useState<string | undefined>();
   const save = async (e: Event) => {
@@ -55,7 +58,8 @@ function RangeForm({ setting }: { setting: Setting | undefined }) {
     for (const [k, label] of RANGE_KEYS) {
       const text = (values[k] ?? "").trim();
       const m = Number(text);
-      if (text === "" || !Number.isFinite(m) || m < 0 || m > DAY_MIN) return setError(`${label}: minutes from 0 to ${DAY_MIN} (one day)`);
+      if (text === "" || !Number.isFinite(m) || m < 0 || m > DAY_MIN)
+        return setError(`${label}: minutes from 0 to ${DAY_MIN} (one day)`);
       // The API keeps signed milliseconds: before is negative (docs/UI.md "Settings").
       const ms = Math.round(m * MIN_MS);
       data[k] = isBefore(k) ? -ms : ms;
@@ -74,7 +78,8 @@ function RangeForm({ setting }: { setting: Setting | undefined }) {
     <p class="span-all" role="status">Messages: <strong>${windowText(values.from ?? "", values.to ?? "")}</strong> the selected ones · search range widened <strong>${windowText(values.message_from ?? "", values.message_to ?? "")}</strong></p>
     ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
     ${RANGE_KEYS.map(
-      ([k, label]) => html`<label key=${k}>${label} (min)<input inputmode="decimal" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`,
+      ([k, label]) =>
+        html`<label key=${k}>${label} (min)<input inputmode="decimal" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`,
     )}
     <div class="form-actions span-all"><button type="submit" class="btn btn-primary">Save window</button></div>
   </form>`;
@@ -89,7 +94,9 @@ function ExportForm({ setting }: { setting: Setting | undefined }) {
     try {
       const clean = rows
         .filter((r) => (r.ip ?? r.alias ?? "").trim() !== "")
-        .map((r) => (r.alias ? { alias: r.alias.trim(), disabled: r.disabled } : { ip: (r.ip ?? "").trim(), disabled: r.disabled }));
+        .map((r) =>
+          r.alias ? { alias: r.alias.trim(), disabled: r.disabled } : { ip: (r.ip ?? "").trim(), disabled: r.disabled },
+        );
       await put("/me/settings/export", { param: "transaction", data: { excludedCIDR: clean } });
       setError(undefined);
       notify("Export defaults saved");
@@ -107,9 +114,16 @@ function ExportForm({ setting }: { setting: Setting | undefined }) {
       <tbody>
         ${rows.map(
           (r, i) => html`<tr key=${i}>
-            <td><input class="mono" aria-label=${`Excluded address ${i + 1}`} value=${r.alias ?? r.ip ?? ""} onInput=${(e: Event) => {
+            <td><input class="mono" aria-label=${`Excluded address ${i + 1}`} value=${r.alias ?? r.ip ?? ""} onInput=${(
+              e: Event,
+            ) => {
               const v = inputValue(e);
-              set(i, /^[0-9a-fA-F:.]+(\/\d+)?$/.test(v) || v === "" ? { ip: v, disabled: r.disabled } : { alias: v, disabled: r.disabled });
+              set(
+                i,
+                /^[0-9a-fA-F:.]+(\/\d+)?$/.test(v) || v === ""
+                  ? { ip: v, disabled: r.disabled }
+                  : { alias: v, disabled: r.disabled },
+              );
             }} /></td>
             <td><input type="checkbox" aria-label=${`Exclusion ${i + 1} enabled`} checked=${!r.disabled} onChange=${(e: Event) => set(i, { ...r, disabled: !checked(e) })} /></td>
             <td><button type="button" class="btn btn-ghost btn-danger" onClick=${() => setRows(rows.filter((_x, j) => j !== i))}>Remove</button></td>

@@ -18,8 +18,26 @@ interface User {
   created_at: string;
 }
 
-type Draft = { username: string; password: string; email: string; first_name: string; last_name: string; user_group: string; is_admin: boolean; is_active: boolean };
-const EMPTY: Draft = { username: "", password: "", email: "", first_name: "", last_name: "", user_group: "", is_admin: false, is_active: true };
+type Draft = {
+  username: string;
+  password: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  user_group: string;
+  is_admin: boolean;
+  is_active: boolean;
+};
+const EMPTY: Draft = {
+  username: "",
+  password: "",
+  email: "",
+  first_name: "",
+  last_name: "",
+  user_group: "",
+  is_admin: false,
+  is_active: true,
+};
 
 const draftOf = (u: User): Draft => ({
   username: u.username,
@@ -66,7 +84,8 @@ export function UsersPage({ me }: { me: Me }) {
       notify(errorText(err), "error");
     }
   };
-  const set = (k: keyof Draft, v: string | boolean) => editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
+  const set = (k: keyof Draft, v: string | boolean) =>
+    editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
   const text = (k: keyof Draft, label: string, type = "text", required = false) =>
     html`<label>${label}<input type=${type} required=${required} value=${String(editing?.draft[k] ?? "")} onInput=${(e: Event) => set(k, inputValue(e))} autocomplete="off" /></label>`;
 

@@ -4,7 +4,9 @@ import { aliasFor, aliasMatcher, aliasScope } from "./aliases.ts";
 
 // The same table as the server's resolver (src/settings/alias-resolver.test.ts).
 test.each(ALIAS_CASES.map((c) => [...c]))("aliasFor(%s, %p, %p) → %p", (ip, port, captureId, name) => {
-  expect(aliasFor(ALIAS_ROWS, ip as string, port as number | null, captureId as number | null)).toBe(name as string | undefined);
+  expect(aliasFor(ALIAS_ROWS, ip as string, port as number | null, captureId as number | null)).toBe(
+    name as string | undefined,
+  );
 });
 
 test("the order of the rows does not change the answer, except between equal rows", () => {

@@ -28,13 +28,28 @@ export type AliasLookup = (ip: string, port?: number | null, captureId?: number 
  * `GET /aliases` may come in another order, so it is put oldest first here (a stable sort).
  */
 export function aliasMatcher(rows: readonly AliasRow[]): AliasLookup {
-  const oldestFirst = [...rows].sort((a, b) => ((a.created_at ?? "") < (b.created_at ?? "") ? -1 : (a.created_at ?? "") > (b.created_at ?? "") ? 1 : 0));
-  const resolve = createAliasResolver(oldestFirst.map((r) => ({ ip: r.ip, name: r.name, active: r.active, port: r.port ?? null, captureId: r.capture_id ?? null })));
+  const oldestFirst = [...rows].sort((a, b) =>
+    (a.created_at ?? "") < (b.created_at ?? "") ? -1 : (a.created_at ?? "") > (b.created_at ?? "") ? 1 : 0,
+  );
+  const resolve = createAliasResolver(
+    oldestFirst.map((r) => ({
+      ip: r.ip,
+      name: r.name,
+      active: r.active,
+      port: r.port ?? null,
+      captureId: r.capture_id ?? null,
+    })),
+  );
   return (ip, port, captureId) => resolve(ip, port ?? null, captureId ?? null);
 }
 
 /** Name of one endpoint, or undefined when no active alias matches. */
-export function aliasFor(rows: readonly AliasRow[], ip: string, port?: number | null, captureId?: number | null): string | undefined {
+export function aliasFor(
+  rows: readonly AliasRow[],
+  ip: string,
+  port?: number | null,
+  captureId?: number | null,
+): string | undefined {
   return aliasMatcher(rows)(ip, port, captureId);
 }
 

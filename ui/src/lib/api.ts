@@ -17,7 +17,8 @@ export class ApiError extends Error {
   }
 }
 
-const meta = typeof document === "undefined" ? null : document.querySelector<HTMLMetaElement>('meta[name="svc-api-base"]');
+const meta =
+  typeof document === "undefined" ? null : document.querySelector<HTMLMetaElement>('meta[name="svc-api-base"]');
 const configured = meta?.content ?? "";
 /** `{api_prefix}/api/v4`; the server writes it into the page (a placeholder left in means a dev page). */
 export const API_BASE = configured && !configured.startsWith("%") ? configured.replace(/\/+$/, "") : "/api/v4";
@@ -55,7 +56,8 @@ export async function toError(r: Response): Promise<ApiError> {
   } catch {
     // not JSON: keep the status words
   }
-  const message = j.message && r.status !== 500 ? j.message : (STATUS_WORDS[r.status] ?? `The appliance answered HTTP ${r.status}`);
+  const message =
+    j.message && r.status !== 500 ? j.message : (STATUS_WORDS[r.status] ?? `The appliance answered HTTP ${r.status}`);
   return new ApiError(r.status, j.error ?? `HTTP_${r.status}`, message, j.fields ?? []);
 }
 
@@ -65,11 +67,18 @@ async function send(method: string, path: string, body?: unknown): Promise<Respo
     r = await fetch(`${API_BASE}${path}`, {
       method,
       credentials: "same-origin",
-      headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      headers:
+        body === undefined
+          ? { accept: "application/json" }
+          : { accept: "application/json", "content-type": "application/json" },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {
-    throw new ApiError(0, "NETWORK", "The appliance did not answer: check the network connection and that the service is running");
+    throw new ApiError(
+      0,
+      "NETWORK",
+      "The appliance did not answer: check the network connection and that the service is running",
+    );
   }
   if (!r.ok) {
     const e = await toError(r);
@@ -93,7 +102,11 @@ export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, b
 export const del = (path: string) => api<void>("DELETE", path);
 
 /** POSTs `body` and saves the answer as a file (the name from Content-Disposition, else `fallback`). */
-export async function downloadFile(path: string, body: unknown, fallback: string): Promise<{ fileName: string; bytes: number; partial: string | null }> {
+export async function downloadFile(
+  path: string,
+  body: unknown,
+  fallback: string,
+): Promise<{ fileName: string; bytes: number; partial: string | null }> {
   const r = await send("POST", path, body);
   const blob = await r.blob();
   const cd = r.headers.get("content-disposition") ?? "";

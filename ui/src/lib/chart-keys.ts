@@ -17,7 +17,11 @@ export function chartKeyTarget(key: string, at: number | undefined, count: numbe
 }
 
 /** The chart's onKeyDown over `count` buckets, with the cursor in `hover`. */
-export function chartKeyHandler(count: number, hover: number | undefined, setHover: (i: number | undefined) => void): (e: KeyboardEvent) => void {
+export function chartKeyHandler(
+  count: number,
+  hover: number | undefined,
+  setHover: (i: number | undefined) => void,
+): (e: KeyboardEvent) => void {
   return (e) => {
     const next = chartKeyTarget(e.key, hover, count);
     if (next !== undefined) {

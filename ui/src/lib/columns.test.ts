@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { availableColumns, chooserGroups, columnSortValue, columnTitle, columnValue, visibleColumns } from "./columns.ts";
+import {
+  availableColumns,
+  chooserGroups,
+  columnSortValue,
+  columnTitle,
+  columnValue,
+  visibleColumns,
+} from "./columns.ts";
 
 /** The keys `POST /transactions/search` answers for SIP calls (src/api/search/service.ts toItem). */
 const SIP_KEYS = [
@@ -48,8 +55,21 @@ const ROW = {
 describe("results grid columns (docs/DASHBOARD.md)", () => {
   test("the default for SIP is what a HOMER user reads; no internal key", () => {
     const shown = visibleColumns(availableColumns(SIP_KEYS), undefined);
-    expect(shown.map(columnTitle)).toEqual(["Date", "Method", "From user", "To user", "R-URI", "Source", "Destination", "Call-ID", "Capture ID", "Node", "Proto"]);
-    for (const k of ["uuid", "storage_lake", "storage_volume", "data_extra", "payload", "id", "sid"]) expect(shown).not.toContain(k);
+    expect(shown.map(columnTitle)).toEqual([
+      "Date",
+      "Method",
+      "From user",
+      "To user",
+      "R-URI",
+      "Source",
+      "Destination",
+      "Call-ID",
+      "Capture ID",
+      "Node",
+      "Proto",
+    ]);
+    for (const k of ["uuid", "storage_lake", "storage_volume", "data_extra", "payload", "id", "sid"])
+      expect(shown).not.toContain(k);
   });
 
   test("a choice wins (keys no longer answered are dropped); an empty or stale choice falls back to the default", () => {
@@ -65,7 +85,20 @@ describe("results grid columns (docs/DASHBOARD.md)", () => {
 
   test("the chooser lists internal keys apart, the rest default columns first", () => {
     const g = chooserGroups(availableColumns(SIP_KEYS));
-    expect(g.internal).toEqual(["id", "sid", "uuid", "timestamp_us", "date", "proto_type", "payload", "data_extra", "src_alias", "dst_alias", "storage_lake", "storage_volume"]);
+    expect(g.internal).toEqual([
+      "id",
+      "sid",
+      "uuid",
+      "timestamp_us",
+      "date",
+      "proto_type",
+      "payload",
+      "data_extra",
+      "src_alias",
+      "dst_alias",
+      "storage_lake",
+      "storage_volume",
+    ]);
     expect(g.regular.slice(0, 4)).toEqual(["timestamp", "event", "caller", "callee"]);
     expect(g.regular).toContain("user_agent");
     expect(g.regular).toContain("src_port");

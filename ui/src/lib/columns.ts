@@ -10,13 +10,48 @@ import { cellText, hostLabel } from "./format.ts";
 type Row = Record<string, unknown>;
 
 /** The default, in this order, for every table that has them (SIP first, then logs and traces). */
-export const DEFAULT_COLUMNS = ["timestamp", "event", "caller", "callee", "ruri", "src", "dst", "session_id", "node_id", "node", "protocol", "name", "service_name", "trace_id", "body"];
+export const DEFAULT_COLUMNS = [
+  "timestamp",
+  "event",
+  "caller",
+  "callee",
+  "ruri",
+  "src",
+  "dst",
+  "session_id",
+  "node_id",
+  "node",
+  "protocol",
+  "name",
+  "service_name",
+  "trace_id",
+  "body",
+];
 
 /** Keys an operator does not read in a grid: ids, raw data, storage, parts shown in another column. */
-export const INTERNAL_COLUMNS = new Set(["id", "sid", "uuid", "timestamp_us", "date", "proto_type", "payload", "data_extra", "src_alias", "dst_alias", "storage_lake", "storage_volume"]);
+export const INTERNAL_COLUMNS = new Set([
+  "id",
+  "sid",
+  "uuid",
+  "timestamp_us",
+  "date",
+  "proto_type",
+  "payload",
+  "data_extra",
+  "src_alias",
+  "dst_alias",
+  "storage_lake",
+  "storage_volume",
+]);
 
 /** Columns read from data_extra (src/ingest/hep/rows.ts writes these members) when the row has no column of that name. */
-const FROM_EXTRA: Record<string, string> = { ruri: "request_uri", user_agent: "user_agent", node: "node_name", reason: "reason", cseq: "cseq" };
+const FROM_EXTRA: Record<string, string> = {
+  ruri: "request_uri",
+  user_agent: "user_agent",
+  node: "node_name",
+  reason: "reason",
+  cseq: "cseq",
+};
 
 const TITLES: Record<string, string> = {
   timestamp: "Date",
@@ -79,7 +114,9 @@ export function chooserGroups(available: readonly string[]): { regular: string[]
     const i = DEFAULT_COLUMNS.indexOf(k);
     return i < 0 ? DEFAULT_COLUMNS.length : i;
   };
-  const regular = available.filter((k) => !INTERNAL_COLUMNS.has(k)).sort((a, b) => order(a) - order(b) || columnTitle(a).localeCompare(columnTitle(b)));
+  const regular = available
+    .filter((k) => !INTERNAL_COLUMNS.has(k))
+    .sort((a, b) => order(a) - order(b) || columnTitle(a).localeCompare(columnTitle(b)));
   return { regular, internal: available.filter((k) => INTERNAL_COLUMNS.has(k)) };
 }
 

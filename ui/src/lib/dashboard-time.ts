@@ -6,7 +6,14 @@
  */
 import { setFormatZone } from "./format.ts";
 import { createStore, useStore, type Store } from "./store.ts";
-import { DEFAULT_RANGE, parseRangeParams, rangeToParams, resolveRange, type TimeRange, type Zone } from "./time-range.ts";
+import {
+  DEFAULT_RANGE,
+  parseRangeParams,
+  rangeToParams,
+  resolveRange,
+  type TimeRange,
+  type Zone,
+} from "./time-range.ts";
 
 const STORAGE_KEY = "svc.timeRange";
 
@@ -32,7 +39,11 @@ function readInitial(): Initial {
   if (q.has("from") && !q.has("call_id")) {
     const p = parseRangeParams(q.get("from"), q.get("to"));
     if (p.ok) return { range: p.range, zone };
-    return { range: DEFAULT_RANGE, zone, notice: `The time range in the address was not used (${p.error}); showing the last hour.` };
+    return {
+      range: DEFAULT_RANGE,
+      zone,
+      notice: `The time range in the address was not used (${p.error}); showing the last hour.`,
+    };
   }
   const s = parseRangeParams(stored.from, stored.to);
   return { range: s.ok ? s.range : DEFAULT_RANGE, zone };
@@ -81,7 +92,10 @@ export function ownRange(config: Record<string, unknown> | undefined): TimeRange
 }
 
 /** The config with the widget's own range set (or removed with `undefined`: it follows the dashboard again). */
-export function withOwnRange(config: Record<string, unknown> | undefined, r: TimeRange | undefined): Record<string, unknown> {
+export function withOwnRange(
+  config: Record<string, unknown> | undefined,
+  r: TimeRange | undefined,
+): Record<string, unknown> {
   const { time_range: _old, ...rest } = config ?? {};
   return r ? { ...rest, time_range: rangeToParams(r) } : rest;
 }
@@ -92,7 +106,10 @@ export function effectiveRange(config: Record<string, unknown> | undefined): Tim
 }
 
 /** Epoch ms of the range a widget searches, resolved now in the display zone. */
-export function resolveWidgetRange(config: Record<string, unknown> | undefined, now = Date.now()): { from: number; to: number } {
+export function resolveWidgetRange(
+  config: Record<string, unknown> | undefined,
+  now = Date.now(),
+): { from: number; to: number } {
   return resolveRange(effectiveRange(config), now, displayZone.get());
 }
 

@@ -12,7 +12,21 @@ import type { TxMessage } from "./transaction.ts";
  * What the copy check reads of a message of the transaction window: members of the server's row
  * schema (TxMessage), data_extra's capture point and CSeq among them (MessageDataExtraSchema).
  */
-export type CapturedMessage = Pick<TxMessage, "uuid" | "timestamp_us" | "session_id" | "src_ip" | "dst_ip" | "src_port" | "dst_port" | "event" | "cseq_method" | "payload" | "node_id" | "data_extra">;
+export type CapturedMessage = Pick<
+  TxMessage,
+  | "uuid"
+  | "timestamp_us"
+  | "session_id"
+  | "src_ip"
+  | "dst_ip"
+  | "src_port"
+  | "dst_port"
+  | "event"
+  | "cseq_method"
+  | "payload"
+  | "node_id"
+  | "data_extra"
+>;
 
 export interface Duplicates {
   /** uuid of each copy → uuid of the first copy (the one kept). */

@@ -47,7 +47,9 @@ test("hostLabel and cellText", () => {
 });
 
 test("an exported file that misses a node warns, naming it; a whole file does not", () => {
-  expect(partialFileText("dead failed (connection refused); slow timed out")).toBe("Partial file: dead failed (connection refused); slow timed out. The messages of those nodes are missing.");
+  expect(partialFileText("dead failed (connection refused); slow timed out")).toBe(
+    "Partial file: dead failed (connection refused); slow timed out. The messages of those nodes are missing.",
+  );
   expect(partialFileText(null)).toBeUndefined();
   expect(partialFileText("")).toBeUndefined();
 });

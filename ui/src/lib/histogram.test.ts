@@ -59,8 +59,17 @@ describe("time chart helpers", () => {
   });
 
   test("the request carries the search's filter and window; tables without SIP columns are not grouped", () => {
-    const search: SearchBody = { filter: { proto_type: 1, event_type: "call", from_user: "1001" }, param: { limit: 200 }, timestamp: { from: 1_000_000, to: 2_000_000 } };
-    expect(histogramRequest(search, "method")).toEqual({ filter: search.filter, timestamp: search.timestamp, group_by: "method", utc_offset_min: -new Date(1_000_000).getTimezoneOffset() });
+    const search: SearchBody = {
+      filter: { proto_type: 1, event_type: "call", from_user: "1001" },
+      param: { limit: 200 },
+      timestamp: { from: 1_000_000, to: 2_000_000 },
+    };
+    expect(histogramRequest(search, "method")).toEqual({
+      filter: search.filter,
+      timestamp: search.timestamp,
+      group_by: "method",
+      utc_offset_min: -new Date(1_000_000).getTimezoneOffset(),
+    });
     const lp: SearchBody = { ...search, filter: { proto_type: 300, event_type: "metrics__cpu" } };
     expect(histogramRequest(lp, "status_class").group_by).toBe("none");
   });

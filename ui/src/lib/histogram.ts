@@ -24,7 +24,12 @@ export const groupable = (protoType: number) => protoType < 200;
  */
 export function histogramRequest(search: SearchBody, groupBy: GroupBy): Record<string, unknown> {
   const offset = -new Date(search.timestamp.from).getTimezoneOffset();
-  return { filter: search.filter, timestamp: search.timestamp, group_by: groupable(search.filter.proto_type) ? groupBy : "none", utc_offset_min: offset };
+  return {
+    filter: search.filter,
+    timestamp: search.timestamp,
+    group_by: groupable(search.filter.proto_type) ? groupBy : "none",
+    utc_offset_min: offset,
+  };
 }
 
 const UNITS: ReadonlyArray<[number, string, string]> = [
@@ -36,7 +41,8 @@ const UNITS: ReadonlyArray<[number, string, string]> = [
 
 /** `300000` → `5 min`, `3600000` → `1 hour`, `172800000` → `2 days`. */
 export function widthText(ms: number): string {
-  for (const [size, one, many] of UNITS) if (ms >= size && ms % size === 0) return `${ms / size} ${ms === size ? one : many}`;
+  for (const [size, one, many] of UNITS)
+    if (ms >= size && ms % size === 0) return `${ms / size} ${ms === size ? one : many}`;
   return `${ms} ms`;
 }
 
@@ -59,14 +65,22 @@ export function countTicks(max: number): number[] {
   return ticks;
 }
 
-const TICK_STEPS = [1_000, 5_000, 10_000, 30_000, 60_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000];
+const TICK_STEPS = [
+  1_000, 5_000, 10_000, 30_000, 60_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000,
+  43_200_000, 86_400_000,
+];
 const pad = (n: number) => String(n).padStart(2, "0");
 
 /**
  * Time-axis labels at round local times, at most about `count` of them across [fromMs, toMs]: a step of
  * at least one bucket; a tick at local midnight shows the date, others the time.
  */
-export function timeTicks(fromMs: number, toMs: number, widthMs: number, count = 8): Array<{ ms: number; label: string }> {
+export function timeTicks(
+  fromMs: number,
+  toMs: number,
+  widthMs: number,
+  count = 8,
+): Array<{ ms: number; label: string }> {
   const want = Math.max(widthMs, (toMs - fromMs) / count);
   const step = TICK_STEPS.find((s) => s >= want && s % widthMs === 0) ?? Math.ceil(want / 86_400_000) * 86_400_000;
   const offset = (ms: number) => -new Date(ms).getTimezoneOffset() * 60_000;

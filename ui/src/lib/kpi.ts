@@ -26,12 +26,22 @@ export interface KpiMetric {
 /** The figures a chart can draw, in the order of the chart's choice list. */
 export const KPI_METRICS: readonly KpiMetric[] = [
   { key: "asr", label: "ASR", kind: "ratio", help: "answered / completed attempts" },
-  { key: "ner", label: "NER", kind: "ratio", help: "answered, busy, no answer, declined or cancelled / completed attempts (ITU-T E.425)" },
+  {
+    key: "ner",
+    label: "NER",
+    kind: "ratio",
+    help: "answered, busy, no answer, declined or cancelled / completed attempts (ITU-T E.425)",
+  },
   { key: "attempts", label: "Call attempts", kind: "count", help: "calls whose initial INVITE falls in the step" },
   { key: "acd_s", label: "ACD", kind: "s", help: "average duration of answered calls (2xx to BYE)" },
   { key: "pdd_ms", label: "PDD", kind: "ms", help: "post-dial delay: INVITE to first 18x or 2xx" },
   { key: "setup_ms", label: "Setup time", kind: "ms", help: "INVITE to first 2xx of answered calls" },
-  { key: "registration_success_ratio", label: "Registration success", kind: "ratio", help: "successful REGISTERs / REGISTERs (challenges left out)" },
+  {
+    key: "registration_success_ratio",
+    label: "Registration success",
+    kind: "ratio",
+    help: "successful REGISTERs / REGISTERs (challenges left out)",
+  },
   { key: "jitter_ms_avg", label: "RTCP jitter", kind: "ms", help: "mean RTCP interarrival jitter" },
   { key: "loss_pct_avg", label: "RTCP loss", kind: "pct", help: "mean RTCP fraction lost" },
   { key: "mos_avg", label: "MOS", kind: "mos", help: "mean MOS of agent media reports" },
@@ -59,12 +69,18 @@ export function kpiText(v: number | null | undefined, kind: Kind): string {
 }
 
 /** The value on the chart's scale (ratios in percent). */
-export const chartValue = (v: number | null, kind: Kind): number | null => (v === null ? null : kind === "ratio" ? v * 100 : v);
+export const chartValue = (v: number | null, kind: Kind): number | null =>
+  v === null ? null : kind === "ratio" ? v * 100 : v;
 
 /** The widget's node filter (config `node`), as the API takes it. */
-export const nodeOf = (config: Record<string, unknown> | undefined): string => (typeof config?.node === "string" ? config.node.trim() : "");
+export const nodeOf = (config: Record<string, unknown> | undefined): string =>
+  typeof config?.node === "string" ? config.node.trim() : "";
 
-export function kpiQuery(range: { from: number; to: number }, node: string, extra: Record<string, string> = {}): string {
+export function kpiQuery(
+  range: { from: number; to: number },
+  node: string,
+  extra: Record<string, string> = {},
+): string {
   const q = new URLSearchParams({ from: String(range.from), to: String(range.to), ...extra });
   // Steps start on local hours and midnights (the browser's offset at the range's start).
   const offset = -new Date(range.from).getTimezoneOffset();
@@ -83,7 +99,12 @@ export interface Loaded<T> {
  * Fetches `path?query` for the widget's range and node, again when either changes or `seq`
  * moves (the Refresh button); keeps the last data while loading.
  */
-export function useKpiFetch<T>(config: Record<string, unknown> | undefined, path: string, extra: Record<string, string>, seq: number): Loaded<T> {
+export function useKpiFetch<T>(
+  config: Record<string, unknown> | undefined,
+  path: string,
+  extra: Record<string, string>,
+  seq: number,
+): Loaded<T> {
   const rangeKey = useRangeKey(config);
   const node = nodeOf(config);
   const extraKey = JSON.stringify(extra);

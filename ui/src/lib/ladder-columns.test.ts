@@ -4,18 +4,35 @@ import { aliasLookup, assignColumns, defaultColumnMode, sharedIps, type Endpoint
 const m = (src: string, dst: string, extra: Partial<EndpointMessage> = {}): EndpointMessage => {
   const [sIp, sPort] = src.split("|");
   const [dIp, dPort] = dst.split("|");
-  return { src_ip: sIp!, src_port: sPort ? Number(sPort) : 5060, dst_ip: dIp!, dst_port: dPort ? Number(dPort) : 5060, node_id: 2001, ...extra };
+  return {
+    src_ip: sIp!,
+    src_port: sPort ? Number(sPort) : 5060,
+    dst_ip: dIp!,
+    dst_port: dPort ? Number(dPort) : 5060,
+    node_id: 2001,
+    ...extra,
+  };
 };
 
 // A B2BUA on one host: the caller talks to its 5060, it calls out from 5080 to the callee.
-const SAME_HOST = [m("10.0.0.1", "10.0.0.9|5060"), m("10.0.0.9|5060", "10.0.0.1"), m("10.0.0.9|5080", "10.0.0.2"), m("10.0.0.2", "10.0.0.9|5080")];
+const SAME_HOST = [
+  m("10.0.0.1", "10.0.0.9|5060"),
+  m("10.0.0.9|5060", "10.0.0.1"),
+  m("10.0.0.9|5080", "10.0.0.2"),
+  m("10.0.0.2", "10.0.0.9|5080"),
+];
 
 describe("column assignment", () => {
   test("same IP on two ports is two columns by default (IP:port), one per IP when asked", () => {
     expect(sharedIps(SAME_HOST)).toEqual(new Set(["10.0.0.9"]));
     expect(defaultColumnMode(SAME_HOST)).toBe("ipport");
     const byPort = assignColumns(SAME_HOST, "ipport");
-    expect(byPort.columns.map((c) => c.title)).toEqual(["10.0.0.1:5060", "10.0.0.9:5060", "10.0.0.9:5080", "10.0.0.2:5060"]);
+    expect(byPort.columns.map((c) => c.title)).toEqual([
+      "10.0.0.1:5060",
+      "10.0.0.9:5060",
+      "10.0.0.9:5080",
+      "10.0.0.2:5060",
+    ]);
     expect(byPort.from).toEqual([0, 1, 2, 3]);
     expect(byPort.to).toEqual([1, 0, 3, 2]);
     const byIp = assignColumns(SAME_HOST, "ip");
@@ -28,7 +45,10 @@ describe("column assignment", () => {
     const calls = [m("10.0.0.1", "10.0.0.2"), m("10.0.0.2", "10.0.0.1")];
     expect(defaultColumnMode(calls)).toBe("ip");
     expect(assignColumns(calls, "ip").columns.map((c) => c.key)).toEqual(["10.0.0.1", "10.0.0.2"]);
-    expect(assignColumns([m("2001:db8::1", "2001:db8::2|5080")], "ipport").columns.map((c) => c.key)).toEqual(["[2001:db8::1]:5060", "[2001:db8::2]:5080"]);
+    expect(assignColumns([m("2001:db8::1", "2001:db8::2|5080")], "ipport").columns.map((c) => c.key)).toEqual([
+      "[2001:db8::1]:5060",
+      "[2001:db8::2]:5080",
+    ]);
   });
 
   test("alias mode keeps shared-IP endpoints apart and titles them by alias, address below", () => {
@@ -45,14 +65,21 @@ describe("column assignment", () => {
     ]);
     expect(cols[2]!.name).toBe("sbc-trunk (10.0.0.9:5080)");
     // IP:port mode: the address is the title, the alias (IP:port first, then IP) below.
-    expect(assignColumns(SAME_HOST, "ipport", lookup).columns.map((c) => c.subtitle)).toEqual(["", "sbc", "sbc-trunk", ""]);
+    expect(assignColumns(SAME_HOST, "ipport", lookup).columns.map((c) => c.subtitle)).toEqual([
+      "",
+      "sbc",
+      "sbc-trunk",
+      "",
+    ]);
   });
 
   test("without the alias list the server's row aliases name the columns", () => {
     const cols = assignColumns([m("10.0.0.1", "10.0.0.2", { dst_alias: "gw" })], "ip").columns;
     expect(cols.map((c) => c.name)).toEqual(["10.0.0.1", "10.0.0.2 (gw)"]);
     // With a list, the list decides (it has no entry here).
-    expect(assignColumns([m("10.0.0.1", "10.0.0.2", { dst_alias: "gw" })], "ip", aliasLookup([])).columns[1]!.alias).toBeNull();
+    expect(
+      assignColumns([m("10.0.0.1", "10.0.0.2", { dst_alias: "gw" })], "ip", aliasLookup([])).columns[1]!.alias,
+    ).toBeNull();
   });
 });
 

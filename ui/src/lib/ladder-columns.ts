@@ -52,7 +52,8 @@ export function aliasLookup(entries: readonly AliasEntry[]): AliasLookup {
     const cidr = parseCidr(e.ip);
     if (!cidr) continue;
     const port = typeof e.port === "number" && e.port > 0 ? e.port : null;
-    const capture = e.capture_id === null || e.capture_id === undefined || e.capture_id === "" ? null : String(e.capture_id);
+    const capture =
+      e.capture_id === null || e.capture_id === undefined || e.capture_id === "" ? null : String(e.capture_id);
     parsed.push({ cidr, name: e.name, port, capture });
   }
   return (ip, port, captureIds) => {
@@ -121,7 +122,11 @@ export function defaultColumnMode(messages: readonly EndpointMessage[]): ColumnM
  * (from the alias list) decides the names; without it (the list could not be read) the alias the
  * server resolved for each row's IP is used.
  */
-export function assignColumns(messages: readonly EndpointMessage[], mode: ColumnMode, lookup?: AliasLookup): ColumnAssignment {
+export function assignColumns(
+  messages: readonly EndpointMessage[],
+  mode: ColumnMode,
+  lookup?: AliasLookup,
+): ColumnAssignment {
   const split = mode === "ipport" ? null : sharedIps(messages);
   const perPort = (ip: string) => split === null || split.has(ip);
   const portsOf = new Map<string, Set<number | null>>();

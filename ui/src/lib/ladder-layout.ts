@@ -44,9 +44,16 @@ export interface LadderLayout {
   markerTextWidth: number;
 }
 
-export function layoutLadder(columns: readonly LayoutColumn[], arrows: readonly LayoutArrow[], measure: Measure, minMarkerText = 320): LadderLayout {
+export function layoutLadder(
+  columns: readonly LayoutColumn[],
+  arrows: readonly LayoutArrow[],
+  measure: Measure,
+  minMarkerText = 320,
+): LadderLayout {
   const n = columns.length;
-  const boxes = columns.map((c) => Math.max(MIN_BOX, Math.ceil(Math.max(measure(c.title, "title"), measure(c.subtitle, "subtitle"))) + 2 * BOX_PAD));
+  const boxes = columns.map((c) =>
+    Math.max(MIN_BOX, Math.ceil(Math.max(measure(c.title, "title"), measure(c.subtitle, "subtitle"))) + 2 * BOX_PAD),
+  );
   const gaps = boxes.slice(1).map((w, i) => (boxes[i]! + w) / 2 + COL_GAP);
   let tail = n > 0 ? boxes[n - 1]! / 2 : 0;
   const spans: Array<{ lo: number; hi: number; need: number }> = [];

@@ -5,7 +5,9 @@ import type { TxMessage } from "./transaction.ts";
 
 let seq = 0;
 function msg(event: string, ms: number, src: string, dst: string, extra: Partial<TxMessage> = {}): TxMessage {
-  const start = /^\d{3}$/.test(event) ? `SIP/2.0 ${event} ${event === "100" ? "Trying" : "OK"}` : `${event} sip:b@x SIP/2.0`;
+  const start = /^\d{3}$/.test(event)
+    ? `SIP/2.0 ${event} ${event === "100" ? "Trying" : "OK"}`
+    : `${event} sip:b@x SIP/2.0`;
   const [sIp, sPort] = src.split(":");
   const [dIp, dPort] = dst.split(":");
   return {
@@ -29,7 +31,12 @@ function msg(event: string, ms: number, src: string, dst: string, extra: Partial
   };
 }
 
-const event = (kind: CallEvent["kind"], ms: number, summary: string): CallEvent => ({ ...msg("RTCP", ms, "10.0.0.1:40001", "10.0.0.2:42001"), kind, summary, qos: null });
+const event = (kind: CallEvent["kind"], ms: number, summary: string): CallEvent => ({
+  ...msg("RTCP", ms, "10.0.0.1:40001", "10.0.0.2:42001"),
+  kind,
+  summary,
+  qos: null,
+});
 
 describe("ladderModel", () => {
   test("a live message without payload takes its label from the stream, its time slot among the stored ones, and is marked live", () => {
@@ -44,7 +51,11 @@ describe("ladderModel", () => {
   });
 
   test("columns in order of appearance, arrows with numbers, deltas, labels and classes", () => {
-    const items = [msg("INVITE", 0, "A", "P"), msg("100", 20, "P", "A"), msg("INVITE", 25, "P", "B", { dst_alias: "gw" })];
+    const items = [
+      msg("INVITE", 0, "A", "P"),
+      msg("100", 20, "P", "A"),
+      msg("INVITE", 25, "P", "B", { dst_alias: "gw" }),
+    ];
     const l = ladderModel(items, { mode: "ip", hideDuplicates: true });
     expect(l.columns.map((c) => c.name)).toEqual(["A", "P", "B (gw)"]);
     expect(l.arrows.map((a) => [a.number, a.from, a.to, a.label, a.deltaMs])).toEqual([
@@ -56,7 +67,10 @@ describe("ladderModel", () => {
   });
 
   test("each Call-ID gets its own leg index", () => {
-    const l = ladderModel([msg("INVITE", 0, "A", "B"), msg("INVITE", 1, "B", "C", { session_id: "c2" }), msg("100", 2, "B", "A")], { mode: "ip", hideDuplicates: true });
+    const l = ladderModel(
+      [msg("INVITE", 0, "A", "B"), msg("INVITE", 1, "B", "C", { session_id: "c2" }), msg("100", 2, "B", "A")],
+      { mode: "ip", hideDuplicates: true },
+    );
     expect(l.sessions).toEqual(["c1", "c2"]);
     expect(l.arrows.map((a) => a.leg)).toEqual([0, 1, 0]);
   });
@@ -80,7 +94,11 @@ describe("ladderModel", () => {
 
   test("RTCP, media report and log events are marker rows in time order between the arrows", () => {
     const items = [msg("INVITE", 0, "A", "B"), msg("BYE", 9000, "A", "B")];
-    const events = [event("log", 9000, "call ended by user"), event("media", 9000, "Media report · MOS 4.41"), event("rtcp", 5000, "RTCP SR · jitter 12")];
+    const events = [
+      event("log", 9000, "call ended by user"),
+      event("media", 9000, "Media report · MOS 4.41"),
+      event("rtcp", 5000, "RTCP SR · jitter 12"),
+    ];
     const l = ladderModel(items, { mode: "ip", hideDuplicates: true, events });
     expect(l.arrows.map((a) => a.slot)).toEqual([0, 2]);
     expect(l.markers.map((m) => [m.slot, m.kind, m.summary, m.path])).toEqual([
@@ -95,13 +113,21 @@ describe("ladderModel", () => {
   });
 
   test("shared IP: IP:port columns; the alias list names an IP:port before the IP", () => {
-    const items = [msg("INVITE", 0, "10.0.0.1:5060", "10.0.0.9:5060"), msg("INVITE", 5, "10.0.0.9:5080", "10.0.0.2:5060")];
+    const items = [
+      msg("INVITE", 0, "10.0.0.1:5060", "10.0.0.9:5060"),
+      msg("INVITE", 5, "10.0.0.9:5080", "10.0.0.2:5060"),
+    ];
     const lookup = aliasLookup([
       { ip: "10.0.0.9", name: "b2bua" },
       { ip: "10.0.0.9", name: "b2bua-out", port: 5080 },
     ]);
     const l = ladderModel(items, { mode: "ipport", lookup, hideDuplicates: true });
-    expect(l.columns.map((c) => c.name)).toEqual(["10.0.0.1:5060", "10.0.0.9:5060 (b2bua)", "10.0.0.9:5080 (b2bua-out)", "10.0.0.2:5060"]);
+    expect(l.columns.map((c) => c.name)).toEqual([
+      "10.0.0.1:5060",
+      "10.0.0.9:5060 (b2bua)",
+      "10.0.0.9:5080 (b2bua-out)",
+      "10.0.0.2:5060",
+    ]);
     expect(l.arrows.map((a) => [a.from, a.to])).toEqual([
       [0, 1],
       [2, 3],

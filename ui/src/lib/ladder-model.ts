@@ -98,7 +98,14 @@ export function ladderModel(messages: readonly TxMessage[], opts: LadderOptions)
   rows.forEach((r, slot) => {
     if (r.event) {
       const e = r.event;
-      markers.push({ slot, uuid: e.uuid, kind: e.kind, tsMs: e.timestamp_us / 1000, summary: e.summary, path: `${endpointText(e.src_ip, e.src_port)} → ${endpointText(e.dst_ip, e.dst_port)}` });
+      markers.push({
+        slot,
+        uuid: e.uuid,
+        kind: e.kind,
+        tsMs: e.timestamp_us / 1000,
+        summary: e.summary,
+        path: `${endpointText(e.src_ip, e.src_port)} → ${endpointText(e.dst_ip, e.dst_port)}`,
+      });
       return;
     }
     const i = r.arrow!;

@@ -32,7 +32,14 @@ describe("liveFilter: the search form's filters on the live view", () => {
   });
 
   test("users (exact or % patterns), addresses, ports, status and CSeq method are matched on the frame", () => {
-    const f = liveFilter(1, { from_user: "10%", to_user: "2002", src_ip: "10.0.0.1", dst_port: "5060", response_codes: "486;600", cseq_method: "invite" });
+    const f = liveFilter(1, {
+      from_user: "10%",
+      to_user: "2002",
+      src_ip: "10.0.0.1",
+      dst_port: "5060",
+      response_codes: "486;600",
+      cseq_method: "invite",
+    });
     expect(f.query).toBe("proto=1");
     const busy = sip({ from_user: "1001", resp_code: "486", cseq: "1 INVITE" });
     expect(f.match(busy)).toBe(true);
@@ -40,11 +47,23 @@ describe("liveFilter: the search form's filters on the live view", () => {
     expect(f.match({ ...busy, src_ip: "10.0.0.9" })).toBe(false);
     expect(f.match({ ...busy, sip: { ...busy.sip!, resp_code: "200" } })).toBe(false);
     expect(f.match({ ...busy, sip: { ...busy.sip!, cseq: "2 BYE" } })).toBe(false);
-    expect(f.applied).toEqual(["from user 10%", "to user 2002", "source IP 10.0.0.1", "destination port 5060", "status 486, 600", "CSeq method INVITE"]);
+    expect(f.applied).toEqual([
+      "from user 10%",
+      "to user 2002",
+      "source IP 10.0.0.1",
+      "destination port 5060",
+      "status 486, 600",
+      "CSeq method INVITE",
+    ]);
   });
 
   test("what a frame cannot answer is named, never dropped silently; empty controls are no filter", () => {
-    const f = liveFilter(1, { user_agent: "Polycom", payload: "", virtual: { from_tag: "abc", to_tag: "" }, method: [] });
+    const f = liveFilter(1, {
+      user_agent: "Polycom",
+      payload: "",
+      virtual: { from_tag: "abc", to_tag: "" },
+      method: [],
+    });
     expect(f.notApplied).toEqual(["user_agent", "from_tag"]);
     expect(f.applied).toEqual([]);
     expect(f.match(sip())).toBe(true);

@@ -21,7 +21,22 @@ export interface LiveFilter {
 }
 
 /** Methods the stream's `method` parameter accepts (docs/STREAM.md, the query table). */
-const STREAM_METHODS = new Set(["ACK", "BYE", "CANCEL", "INFO", "INVITE", "MESSAGE", "NOTIFY", "OPTIONS", "PRACK", "PUBLISH", "REFER", "REGISTER", "SUBSCRIBE", "UPDATE"]);
+const STREAM_METHODS = new Set([
+  "ACK",
+  "BYE",
+  "CANCEL",
+  "INFO",
+  "INVITE",
+  "MESSAGE",
+  "NOTIFY",
+  "OPTIONS",
+  "PRACK",
+  "PUBLISH",
+  "REFER",
+  "REGISTER",
+  "SUBSCRIBE",
+  "UPDATE",
+]);
 /** The stream's limits on `callid` values. */
 const MAX_CALLIDS = 32;
 const MAX_CALLID_LEN = 256;
@@ -33,7 +48,9 @@ const NOT_FILTERS = new Set(["proto_type", "event_type"]);
 /** The search's value list: strings or arrays, `;` separated, trimmed, empty ones left out. */
 export function filterValues(v: unknown): string[] {
   const raw = Array.isArray(v) ? v : [v];
-  return raw.flatMap((x) => (x === null || x === undefined || typeof x === "object" ? [] : String(x).split(";"))).flatMap((s) => (s.trim() === "" ? [] : [s.trim()]));
+  return raw
+    .flatMap((x) => (x === null || x === undefined || typeof x === "object" ? [] : String(x).split(";")))
+    .flatMap((s) => (s.trim() === "" ? [] : [s.trim()]));
 }
 
 /** Exact, or a SQL LIKE pattern when the value has `%` (`_` stays literal, as users type it). */
@@ -83,7 +100,8 @@ export function liveFilter(protoType: number, filter: Readonly<Record<string, un
       case "call_id":
       case "session_id":
       case "sid": {
-        if (values.length <= MAX_CALLIDS && values.every((v) => !v.includes("%") && v.length <= MAX_CALLID_LEN)) for (const v of values) params.push(`callid=${encodeURIComponent(v)}`);
+        if (values.length <= MAX_CALLIDS && values.every((v) => !v.includes("%") && v.length <= MAX_CALLID_LEN))
+          for (const v of values) params.push(`callid=${encodeURIComponent(v)}`);
         const m = likeOrEquals(values);
         checks.push((f) => m(f.sip?.callid));
         applied.push(`Call-ID ${list}`);

@@ -17,12 +17,26 @@ export interface LiveFrame {
   dst_ip?: string;
   dst_port?: number;
   node_id?: number;
-  sip?: { method: string; resp_code: string; resp_text: string; callid: string; cseq: string; from_user: string; to_user: string; ruri_user?: string };
+  sip?: {
+    method: string;
+    resp_code: string;
+    resp_text: string;
+    callid: string;
+    cseq: string;
+    from_user: string;
+    to_user: string;
+    ruri_user?: string;
+  };
   payload?: string;
   payload_encoding?: "base64";
 }
 
-export type LiveConn = { state: "checking" } | { state: "connecting" } | { state: "live" } | { state: "retry"; at: number; reason: string } | { state: "off"; message: string };
+export type LiveConn =
+  | { state: "checking" }
+  | { state: "connecting" }
+  | { state: "live" }
+  | { state: "retry"; at: number; reason: string }
+  | { state: "off"; message: string };
 
 export interface LiveHandlers {
   frame(f: LiveFrame): void;
@@ -32,7 +46,8 @@ export interface LiveHandlers {
 }
 
 /** Backoff before try `attempt` (0-based): 1 s doubling, ±20 % jitter so clients spread out, never above 30 s. */
-export const retryDelayMs = (attempt: number, random = Math.random()) => Math.round(Math.min(30_000, 1000 * 2 ** Math.min(attempt, 16) * (0.8 + random * 0.4)));
+export const retryDelayMs = (attempt: number, random = Math.random()) =>
+  Math.round(Math.min(30_000, 1000 * 2 ** Math.min(attempt, 16) * (0.8 + random * 0.4)));
 
 const STREAM_OFF = "The live stream is off on this server (coordinator.hep_stream.enable).";
 
@@ -76,7 +91,9 @@ export function openLiveStream(query: (reconnect: boolean) => string, h: LiveHan
       return;
     }
     h.state({ state: "connecting" });
-    const sock = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/stream/hep?${q}`);
+    const sock = new WebSocket(
+      `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/stream/hep?${q}`,
+    );
     ws = sock;
     sock.onopen = () => {
       attempt = 0;

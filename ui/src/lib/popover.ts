@@ -38,7 +38,8 @@ export interface Popover {
 
 const MARGIN = 8;
 const GAP = 4;
-const FOCUSABLE = 'button:not([disabled]), summary, a[href], input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not([disabled]), summary, a[href], input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 /** Inputs where the arrow keys change the value or move the caret: the panel leaves them alone. */
 const OWN_ARROWS = /^(text|search|number|date|time|datetime-local|month|week|email|url|tel|password|range)$/;
 
@@ -66,7 +67,9 @@ export function placePanel(panel: HTMLElement, trigger: HTMLElement, align: "sta
 }
 
 const items = (panel: HTMLElement, kind: "menu" | "dialog") =>
-  Array.from(panel.querySelectorAll<HTMLElement>(kind === "menu" ? '[role^="menuitem"]:not([disabled])' : FOCUSABLE)).filter((el) => el.getClientRects().length > 0);
+  Array.from(
+    panel.querySelectorAll<HTMLElement>(kind === "menu" ? '[role^="menuitem"]:not([disabled])' : FOCUSABLE),
+  ).filter((el) => el.getClientRects().length > 0);
 
 export function usePopover({ label, kind = "dialog", align = "start" }: PopoverOptions): Popover {
   const [open, setOpen] = useState(false);
@@ -140,13 +143,25 @@ export function usePopover({ label, kind = "dialog", align = "start" }: PopoverO
       return;
     }
     if (!["ArrowDown", "ArrowUp", "Home", "End"].includes(e.key)) return;
-    if (t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement || (t instanceof HTMLInputElement && OWN_ARROWS.test(t.type))) return;
+    if (
+      t instanceof HTMLTextAreaElement ||
+      t instanceof HTMLSelectElement ||
+      (t instanceof HTMLInputElement && OWN_ARROWS.test(t.type))
+    )
+      return;
     const list = items(panel, kind);
     if (list.length === 0) return;
     e.preventDefault();
     e.stopPropagation();
     const i = list.indexOf(document.activeElement as HTMLElement);
-    const next = e.key === "Home" ? 0 : e.key === "End" ? list.length - 1 : e.key === "ArrowDown" ? (i + 1) % list.length : (i - 1 + list.length) % list.length;
+    const next =
+      e.key === "Home"
+        ? 0
+        : e.key === "End"
+          ? list.length - 1
+          : e.key === "ArrowDown"
+            ? (i + 1) % list.length
+            : (i - 1 + list.length) % list.length;
     list[next]?.focus();
   };
   const onFocusOut = (e: FocusEvent) => {
@@ -188,6 +203,14 @@ export function usePopover({ label, kind = "dialog", align = "start" }: PopoverO
 }
 
 /** The panel of a popover, rendered only while open. */
-export function PopoverPanel({ pop, class: cls, children }: { pop: Popover; class?: string; children?: ComponentChildren }) {
+export function PopoverPanel({
+  pop,
+  class: cls,
+  children,
+}: {
+  pop: Popover;
+  class?: string;
+  children?: ComponentChildren;
+}) {
   return pop.open ? html`<div ...${pop.panel} class=${cls ? `popover ${cls}` : "popover"}>${children}</div>` : null;
 }

@@ -56,4 +56,5 @@ test.each([
   [0, 1],
 ])("niceCeil(%d) = %d", (v, top) => expect(niceCeil(v)).toBe(top));
 
-test("tickText", () => expect([0, 2.5, 5, 12.5, 0.125, 1 / 3].map(tickText)).toEqual(["0", "2.5", "5", "12.5", "0.125", "0.333"]));
+test("tickText", () =>
+  expect([0, 2.5, 5, 12.5, 0.125, 1 / 3].map(tickText)).toEqual(["0", "2.5", "5", "12.5", "0.125", "0.333"]));

@@ -23,10 +23,21 @@ describe("formKind", () => {
 });
 
 describe("visibleFields", () => {
-  const fields = [f("call_id", { selected: true }), f("src_ip"), f("tag", { hide: true }), f("gone", { skip: true, selected: true })];
-  test("selected fields first, never skipped ones", () => expect(visibleFields(fields).map((x) => x.id)).toEqual(["call_id"]));
-  test("nothing selected: every field not hidden", () => expect(visibleFields(fields.map((x) => ({ ...x, selected: false }))).map((x) => x.id)).toEqual(["call_id", "src_ip"]));
-  test("the user's choice wins, hidden ones included", () => expect(visibleFields(fields, ["tag", "src_ip"]).map((x) => x.id)).toEqual(["src_ip", "tag"]));
+  const fields = [
+    f("call_id", { selected: true }),
+    f("src_ip"),
+    f("tag", { hide: true }),
+    f("gone", { skip: true, selected: true }),
+  ];
+  test("selected fields first, never skipped ones", () =>
+    expect(visibleFields(fields).map((x) => x.id)).toEqual(["call_id"]));
+  test("nothing selected: every field not hidden", () =>
+    expect(visibleFields(fields.map((x) => ({ ...x, selected: false }))).map((x) => x.id)).toEqual([
+      "call_id",
+      "src_ip",
+    ]));
+  test("the user's choice wins, hidden ones included", () =>
+    expect(visibleFields(fields, ["tag", "src_ip"]).map((x) => x.id)).toEqual(["src_ip", "tag"]));
 });
 
 describe("buildSearchBody", () => {
@@ -55,14 +66,26 @@ describe("buildSearchBody", () => {
     const one = buildSearchBody(SIP, fields, { method: "INVITE" }, RANGE, 10).filter;
     expect(one.method).toBe("INVITE");
     expect(one.methods).toBeUndefined();
-    const many = buildSearchBody(SIP, fields, { method: "INVITE, BYE;ACK", response_code: ["486", "603"] }, RANGE, 10).filter;
+    const many = buildSearchBody(
+      SIP,
+      fields,
+      { method: "INVITE, BYE;ACK", response_code: ["486", "603"] },
+      RANGE,
+      10,
+    ).filter;
     expect(many.methods).toEqual(["INVITE", "BYE", "ACK"]);
     expect(many.response_codes).toEqual([486, 603]);
     expect(many.method).toBeUndefined();
   });
 
   test("numbers are typed, text stays text", () => {
-    const b = buildSearchBody(SIP, fields, { src_port: "5060", call_id: " abc@host ", status_code: "2" }, RANGE, 10).filter;
+    const b = buildSearchBody(
+      SIP,
+      fields,
+      { src_port: "5060", call_id: " abc@host ", status_code: "2" },
+      RANGE,
+      10,
+    ).filter;
     expect(b.src_port).toBe(5060);
     expect(b.call_id).toBe("abc@host");
     expect(b.status_code).toBe(2);

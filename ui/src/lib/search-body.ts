@@ -11,7 +11,15 @@ export type MappingField = FieldObject;
 /** What a control of the form holds: text, several values, a flag, or nothing. */
 export type FieldValue = string | string[] | boolean | undefined;
 
-export type FormKind = "input" | "multi" | "select" | "datetime" | "switch" | "checkbox" | "flag-absent" | "flag-present";
+export type FormKind =
+  | "input"
+  | "multi"
+  | "select"
+  | "datetime"
+  | "switch"
+  | "checkbox"
+  | "flag-absent"
+  | "flag-present";
 
 /** The control a field is drawn with (`multiselect` is the legacy alias; `loki-field` is a text query). */
 export function formKind(f: MappingField): FormKind {

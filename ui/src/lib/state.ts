@@ -101,7 +101,9 @@ export function parseDeepLink(search: string): DeepLink | undefined {
   return { callId, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
 }
 
-export const deepLink: Store<DeepLink | undefined> = createStore<DeepLink | undefined>(typeof location === "undefined" ? undefined : parseDeepLink(location.search));
+export const deepLink: Store<DeepLink | undefined> = createStore<DeepLink | undefined>(
+  typeof location === "undefined" ? undefined : parseDeepLink(location.search),
+);
 
 /** Short-lived notices ("Layout saved", "Token copied"). */
 export interface Toast {

@@ -51,7 +51,10 @@ test("today and yesterday in the browser zone start at local midnight (Asia/Kolk
   // 14:30 UTC is 20:00 in Kolkata: local midnight was 18:30 UTC the day before.
   const localMidnight = Date.UTC(2026, 10, 24, 18, 30);
   expect(resolveRange({ kind: "today" }, NOW, "local")).toEqual({ from: localMidnight, to: NOW });
-  expect(resolveRange({ kind: "yesterday" }, NOW, "local")).toEqual({ from: localMidnight - 24 * H, to: localMidnight });
+  expect(resolveRange({ kind: "yesterday" }, NOW, "local")).toEqual({
+    from: localMidnight - 24 * H,
+    to: localMidnight,
+  });
   // Just after UTC midnight it is already 05:30 local on the same local day.
   const early = Date.UTC(2026, 10, 25, 0, 5);
   expect(resolveRange({ kind: "today" }, early, "local").from).toBe(localMidnight);
@@ -97,7 +100,9 @@ test("absolute ranges read in the display zone", () => {
   const r: TimeRange = { kind: "absolute", from: Date.UTC(2026, 10, 22, 10, 4, 5), to: Date.UTC(2026, 10, 22, 10, 9) };
   expect(rangeLabel(r, "utc")).toBe("2026-11-22 10:04:05 → 10:09:00");
   expect(rangeLabel(r, "local")).toBe("2026-11-22 15:34:05 → 15:39:00");
-  expect(rangeLabel({ kind: "absolute", from: Date.UTC(2026, 10, 22, 23), to: Date.UTC(2026, 10, 23, 1) }, "utc")).toBe("2026-11-22 23:00:00 → 2026-11-23 01:00:00");
+  expect(rangeLabel({ kind: "absolute", from: Date.UTC(2026, 10, 22, 23), to: Date.UTC(2026, 10, 23, 1) }, "utc")).toBe(
+    "2026-11-22 23:00:00 → 2026-11-23 01:00:00",
+  );
 });
 
 test("datetime-local values round-trip in both zones and bad dates are refused", () => {
@@ -114,13 +119,19 @@ test("datetime-local values round-trip in both zones and bad dates are refused",
 });
 
 test.each([
-  ["2026-11-22T10:00:00", "2026-11-22T11:00:00", { ok: true, range: { kind: "absolute", from: Date.UTC(2026, 10, 22, 10), to: Date.UTC(2026, 10, 22, 11) } }],
+  [
+    "2026-11-22T10:00:00",
+    "2026-11-22T11:00:00",
+    { ok: true, range: { kind: "absolute", from: Date.UTC(2026, 10, 22, 10), to: Date.UTC(2026, 10, 22, 11) } },
+  ],
   ["2026-11-22T11:00:00", "2026-11-22T10:00:00", { ok: false, error: "“From” must be before “To”." }],
   ["2026-11-22T10:00:00", "2026-11-22T10:00:00", { ok: false, error: "“From” must be before “To”." }],
   ["", "2026-11-22T10:00:00", { ok: false, error: "Enter both “From” and “To”." }],
   ["2026-13-01T10:00", "2026-11-22T10:00:00", { ok: false, error: "“From” is not a valid date and time." }],
   ["2026-11-22T10:00", "2026-11-31T10:00", { ok: false, error: "“To” is not a valid date and time." }],
-])("custom range %s → %s", (from, to, want) => expect(customRange(from, to, "utc")).toEqual(want as ReturnType<typeof customRange>));
+])("custom range %s → %s", (from, to, want) =>
+  expect(customRange(from, to, "utc")).toEqual(want as ReturnType<typeof customRange>),
+);
 
 test("every quick range survives the text form of the address and the widget config", () => {
   for (const q of QUICK_RANGES) {
@@ -138,8 +149,14 @@ test("every quick range survives the text form of the address and the widget con
 test.each([
   ["now-2w", "now", { kind: "relative", minutes: 20160 }],
   ["now-90m", undefined, { kind: "relative", minutes: 90 }],
-  ["2026-11-22T10:00:00Z", "2026-11-22T11:00:00Z", { kind: "absolute", from: Date.UTC(2026, 10, 22, 10), to: Date.UTC(2026, 10, 22, 11) }],
-])("parseRangeParams(%s, %s)", (from, to, range) => expect(parseRangeParams(from, to)).toEqual({ ok: true, range: range as TimeRange }));
+  [
+    "2026-11-22T10:00:00Z",
+    "2026-11-22T11:00:00Z",
+    { kind: "absolute", from: Date.UTC(2026, 10, 22, 10), to: Date.UTC(2026, 10, 22, 11) },
+  ],
+])("parseRangeParams(%s, %s)", (from, to, range) =>
+  expect(parseRangeParams(from, to)).toEqual({ ok: true, range: range as TimeRange }),
+);
 
 test.each([
   ["now-0m", "now", /outside/],

@@ -6,7 +6,11 @@
  * HOMER write them). Pure; see time-range.test.ts.
  */
 
-export type TimeRange = { kind: "relative"; minutes: number } | { kind: "today" } | { kind: "yesterday" } | { kind: "absolute"; from: number; to: number };
+export type TimeRange =
+  | { kind: "relative"; minutes: number }
+  | { kind: "today" }
+  | { kind: "yesterday" }
+  | { kind: "absolute"; from: number; to: number };
 
 /** Times are shown and typed in the browser's zone or in UTC (captures are stamped in UTC). */
 export type Zone = "local" | "utc";
@@ -25,7 +29,8 @@ export const QUICK_RANGES: ReadonlyArray<{ range: TimeRange; label: string }> = 
   { range: { kind: "yesterday" }, label: "Yesterday" },
 ];
 
-export const sameRange = (a: TimeRange, b: TimeRange): boolean => rangeToParams(a).from === rangeToParams(b).from && rangeToParams(a).to === rangeToParams(b).to;
+export const sameRange = (a: TimeRange, b: TimeRange): boolean =>
+  rangeToParams(a).from === rangeToParams(b).from && rangeToParams(a).to === rangeToParams(b).to;
 
 /** Midnight that starts the day holding `ms`, `days` days later (negative: earlier), in `zone`. */
 export function startOfDay(ms: number, zone: Zone, days = 0): number {
@@ -111,7 +116,14 @@ export const toZoneText = (ms: number, zone: Zone): string => wallTime(ms, zone)
 export function fromZoneInput(v: string, zone: Zone): number | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[T ]\s*(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/.exec(v.trim());
   if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const ms = Number((m[7] ?? "0").padEnd(3, "0"));
   const out = zone === "utc" ? Date.UTC(y, mo - 1, d, h, mi, s, ms) : new Date(y, mo - 1, d, h, mi, s, ms).getTime();
   // Reject dates the calendar rolled over (2026-02-30 would become 2026-03-02, month 13 next January).
@@ -119,7 +131,11 @@ export function fromZoneInput(v: string, zone: Zone): number | undefined {
 }
 
 /** The custom from/to of the picker: a range, or the sentence that says what is wrong. */
-export function customRange(fromText: string, toText: string, zone: Zone): { ok: true; range: TimeRange } | { ok: false; error: string } {
+export function customRange(
+  fromText: string,
+  toText: string,
+  zone: Zone,
+): { ok: true; range: TimeRange } | { ok: false; error: string } {
   if (!fromText.trim() || !toText.trim()) return { ok: false, error: "Enter both “From” and “To”." };
   const from = fromZoneInput(fromText, zone);
   if (from === undefined) return { ok: false, error: "“From” is not a valid date and time." };
@@ -157,7 +173,10 @@ function absolute(v: string): number | undefined {
 }
 
 /** Reads the text form back; the error names what could not be read. */
-export function parseRangeParams(from: string | null | undefined, to: string | null | undefined): { ok: true; range: TimeRange } | { ok: false; error: string } {
+export function parseRangeParams(
+  from: string | null | undefined,
+  to: string | null | undefined,
+): { ok: true; range: TimeRange } | { ok: false; error: string } {
   const f = (from ?? "").trim();
   const t = (to ?? "now").trim() || "now";
   const rel = /^now-(\d+)([mhdw])$/.exec(f);
@@ -170,7 +189,11 @@ export function parseRangeParams(from: string | null | undefined, to: string | n
   if (f === "now-1d/d" && t === "now-1d/d") return { ok: true, range: { kind: "yesterday" } };
   const a = absolute(f);
   const b = t === "now" ? undefined : absolute(t);
-  if (a === undefined) return { ok: false, error: `from=${f || "(empty)"} is neither now-<n>m|h|d|w, now/d, now-1d/d, epoch ms nor an ISO date` };
+  if (a === undefined)
+    return {
+      ok: false,
+      error: `from=${f || "(empty)"} is neither now-<n>m|h|d|w, now/d, now-1d/d, epoch ms nor an ISO date`,
+    };
   if (b === undefined) return { ok: false, error: `to=${t} is not epoch ms or an ISO date` };
   if (a >= b) return { ok: false, error: "from must be before to" };
   return { ok: true, range: { kind: "absolute", from: a, to: b } };

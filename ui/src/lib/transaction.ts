@@ -14,7 +14,18 @@ export type TxRow = Static<typeof TransactionMessageSchema>;
  * The members of a row that a message received over the live stream does not have: the lake's
  * columns and what the search adds (docs/CALL-VIEW.md "Live").
  */
-type RowOnly = "id" | "sid" | "timestamp" | "date" | "cid" | "protocol" | "data_extra" | "src_alias" | "dst_alias" | "storage_lake" | "storage_volume";
+type RowOnly =
+  | "id"
+  | "sid"
+  | "timestamp"
+  | "date"
+  | "cid"
+  | "protocol"
+  | "data_extra"
+  | "src_alias"
+  | "dst_alias"
+  | "storage_lake"
+  | "storage_volume";
 
 /** A message of the call view: a row of the lake's answer, or one built from a live frame (ui/src/txn/live-call.ts). */
 export type TxMessage = Omit<TxRow, RowOnly> &
@@ -30,7 +41,14 @@ export function sdpCodecs(payload: string): string[] {
   const sep = payload.search(/\r?\n\r?\n/);
   if (sep < 0) return [];
   const body = payload.slice(sep).split(/\r?\n/);
-  const STATIC: Record<string, string> = { "0": "PCMU", "3": "GSM", "4": "G723", "8": "PCMA", "9": "G722", "18": "G729" };
+  const STATIC: Record<string, string> = {
+    "0": "PCMU",
+    "3": "GSM",
+    "4": "G723",
+    "8": "PCMA",
+    "9": "G722",
+    "18": "G729",
+  };
   const out: string[] = [];
   let formats: string[] = [];
   const names = new Map<string, string>();
@@ -83,14 +101,17 @@ const header = (payload: string, name: string): string | undefined => {
 };
 
 const isResponse = (m: TxMessage) => /^\d{3}$/.test(m.event);
-const cseqMethod = (m: TxMessage) => (m.cseq_method ?? /\r?\nCSeq\s*:\s*\d+\s+(\w+)/i.exec(m.payload ?? "")?.[1] ?? "").toUpperCase();
+const cseqMethod = (m: TxMessage) =>
+  (m.cseq_method ?? /\r?\nCSeq\s*:\s*\d+\s+(\w+)/i.exec(m.payload ?? "")?.[1] ?? "").toUpperCase();
 
 /** The call's outcome from the first INVITE transaction (RFC 3261 §13, §17.1.1). */
 export function callSummary(messages: readonly TxMessage[]): CallSummary {
   const first = messages[0];
   const last = messages[messages.length - 1];
   const invite = messages.find((m) => m.event.toUpperCase() === "INVITE");
-  const inviteResponses = messages.filter((m) => isResponse(m) && cseqMethod(m) === "INVITE" && (!invite || m.session_id === invite.session_id));
+  const inviteResponses = messages.filter(
+    (m) => isResponse(m) && cseqMethod(m) === "INVITE" && (!invite || m.session_id === invite.session_id),
+  );
   const final = inviteResponses.find((m) => Number(m.event) >= 200);
   const ringing = inviteResponses.find((m) => m.event === "180" || m.event === "183");
   const bye = messages.find((m) => m.event.toUpperCase() === "BYE");
@@ -103,7 +124,9 @@ export function callSummary(messages: readonly TxMessage[]): CallSummary {
   let tone: CallSummary["tone"];
   if (!invite) {
     const lastResp = [...messages].reverse().find(isResponse);
-    status = lastResp ? `${cseqMethod(lastResp) || "Request"}: ${sipLabel(lastResp.payload ?? "", lastResp.event).label}` : "No response";
+    status = lastResp
+      ? `${cseqMethod(lastResp) || "Request"}: ${sipLabel(lastResp.payload ?? "", lastResp.event).label}`
+      : "No response";
     tone = lastResp && Number(lastResp.event) < 300 ? "ok" : lastResp ? "failed" : "progress";
   } else if (code !== null && code < 300) {
     status = bye ? "Completed" : "Answered, no BYE seen";
@@ -155,7 +178,9 @@ export function callSummary(messages: readonly TxMessage[]): CallSummary {
  * call with correlated legs): each Call-ID's own messages summarised on their own, in order of
  * their first message (the order of the ladder's leg colours).
  */
-export function summariesByCallId(messages: readonly TxMessage[]): Array<{ callId: string; leg: number; summary: CallSummary }> {
+export function summariesByCallId(
+  messages: readonly TxMessage[],
+): Array<{ callId: string; leg: number; summary: CallSummary }> {
   const groups = new Map<string, TxMessage[]>();
   for (const m of messages) {
     const g = groups.get(m.session_id);

@@ -4,7 +4,11 @@
  * type error on the other instead of a silent mismatch.
  */
 import type { Static } from "@sinclair/typebox";
-import type { MethodInfo, ProvidersResponse, LoginResponse as LoginResponseSchema } from "../../../src/api/auth/routes.ts";
+import type {
+  MethodInfo,
+  ProvidersResponse,
+  LoginResponse as LoginResponseSchema,
+} from "../../../src/api/auth/routes.ts";
 import type { DashboardSchema, WidgetSchema } from "../../../src/api/dashboards/model.ts";
 import type { ProfileSchema, SettingSchema } from "../../../src/api/me/index.ts";
 

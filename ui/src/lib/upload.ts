@@ -10,7 +10,12 @@ export interface UploadProgress {
   total: number;
 }
 
-export function uploadForm<T>(path: string, form: FormData, onProgress: (p: UploadProgress) => void, onSent: () => void): { done: Promise<T>; abort: () => void } {
+export function uploadForm<T>(
+  path: string,
+  form: FormData,
+  onProgress: (p: UploadProgress) => void,
+  onSent: () => void,
+): { done: Promise<T>; abort: () => void } {
   const xhr = new XMLHttpRequest();
   const done = new Promise<T>((resolve, reject) => {
     xhr.open("POST", `${API_BASE}${path}`);
@@ -18,10 +23,20 @@ export function uploadForm<T>(path: string, form: FormData, onProgress: (p: Uplo
     xhr.setRequestHeader("accept", "application/json");
     xhr.upload.onprogress = (e) => onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : 0 });
     xhr.upload.onload = () => onSent();
-    xhr.onerror = () => reject(new ApiError(0, "NETWORK", "The upload did not reach the appliance: check the network connection and that the service is running"));
+    xhr.onerror = () =>
+      reject(
+        new ApiError(
+          0,
+          "NETWORK",
+          "The upload did not reach the appliance: check the network connection and that the service is running",
+        ),
+      );
     xhr.onabort = () => reject(new ApiError(0, "ABORTED", "The upload was cancelled"));
     xhr.onload = () => {
-      const r = new Response(xhr.responseText || null, { status: xhr.status, headers: { "content-type": xhr.getResponseHeader("content-type") ?? "" } });
+      const r = new Response(xhr.responseText || null, {
+        status: xhr.status,
+        headers: { "content-type": xhr.getResponseHeader("content-type") ?? "" },
+      });
       if (r.ok) resolve(r.json() as Promise<T>);
       else toError(r).then(reject, reject);
     };

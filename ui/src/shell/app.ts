@@ -108,7 +108,8 @@ export function App() {
   let page;
   if (route.startsWith("/admin/")) page = html`<${AdminPage} page=${route.slice(7)} me=${me} />`;
   else if (route === "/settings") page = html`<${SettingsPage} me=${me} />`;
-  else page = html`<${DashboardPage} selected=${route.startsWith("/d/") ? decodeURIComponent(route.slice(3)) : undefined} />`;
+  else
+    page = html`<${DashboardPage} selected=${route.startsWith("/d/") ? decodeURIComponent(route.slice(3)) : undefined} />`;
 
   const askPassword = me.must_change_password && !later;
   return html`

@@ -75,7 +75,11 @@ export function FirstPasswordDialog({ me, onChanging, onDone, onLater }: Props) 
       return;
     }
     try {
-      const r = await post<LoginResponse>("/auth/sessions", { username: me.username, password: next, type: "internal" });
+      const r = await post<LoginResponse>("/auth/sessions", {
+        username: me.username,
+        password: next,
+        type: "internal",
+      });
       localStorage.setItem(JTI_KEY, r.jti);
       onDone();
     } catch (err) {

@@ -7,7 +7,15 @@
 import { html } from "../lib/html.ts";
 import type { TxMessage } from "../lib/transaction.ts";
 
-export function CallIdList({ selected, sessions, items }: { selected: string[]; sessions: string[]; items: TxMessage[] }) {
+export function CallIdList({
+  selected,
+  sessions,
+  items,
+}: {
+  selected: string[];
+  sessions: string[];
+  items: TxMessage[];
+}) {
   const counts = new Map<string, number>();
   const legs: string[] = [];
   for (const m of items) {
@@ -15,7 +23,9 @@ export function CallIdList({ selected, sessions, items }: { selected: string[]; 
     if (!legs.includes(m.session_id)) legs.push(m.session_id);
   }
   const rank = (id: string) => (legs.includes(id) ? legs.indexOf(id) : legs.length);
-  const ordered = [...new Set([...selected, ...sessions])].filter((id) => sessions.includes(id) || counts.has(id)).sort((x, y) => rank(x) - rank(y));
+  const ordered = [...new Set([...selected, ...sessions])]
+    .filter((id) => sessions.includes(id) || counts.has(id))
+    .sort((x, y) => rank(x) - rank(y));
   return html`<section class="call-ids" aria-label="Call-IDs in this view">
     <span class="small muted">Call-IDs</span>
     <ul class="plain">

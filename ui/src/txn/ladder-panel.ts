@@ -7,7 +7,14 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { errorText, get, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { COLUMN_MODES, aliasLookup, defaultColumnMode, type AliasEntry, type AliasLookup, type ColumnMode } from "../lib/ladder-columns.ts";
+import {
+  COLUMN_MODES,
+  aliasLookup,
+  defaultColumnMode,
+  type AliasEntry,
+  type AliasLookup,
+  type ColumnMode,
+} from "../lib/ladder-columns.ts";
 import { MARKER_KINDS, ladderModel, type CallEvent } from "../lib/ladder-model.ts";
 import type { TxMessage } from "../lib/transaction.ts";
 import { LadderView } from "./ladder.ts";
@@ -64,7 +71,10 @@ function loadsFor(items: readonly TxMessage[], request: Record<string, unknown>)
   if (!l) {
     l = {
       aliases: loadAliases().then(aliasLookup),
-      events: post<{ data: { items: CallEvent[] }; meta: { pagination: { total: number } } }>("/transactions/events", request).then(
+      events: post<{ data: { items: CallEvent[] }; meta: { pagination: { total: number } } }>(
+        "/transactions/events",
+        request,
+      ).then(
         (r) => ({ items: r.data.items, total: r.meta.pagination.total }),
         (e) => ({ items: [], total: 0, error: errorText(e) }),
       ),
@@ -134,16 +144,29 @@ export function LadderPanel({
   // The model orders rows by time: live messages take their place among the stored ones.
   const all = useMemo(() => (liveItems?.length ? [...items, ...liveItems] : items), [items, liveItems]);
   const ladder = useMemo(
-    () => ladderModel(all, { mode, ...(lookup ? { lookup } : {}), hideDuplicates: prefs.hideDuplicates, events: prefs.showEvents ? (events.items ?? []) : [] }),
+    () =>
+      ladderModel(all, {
+        mode,
+        ...(lookup ? { lookup } : {}),
+        hideDuplicates: prefs.hideDuplicates,
+        events: prefs.showEvents ? (events.items ?? []) : [],
+      }),
     [all, mode, lookup, prefs, events.items],
   );
-  const byUuid = useMemo(() => new Map<string, TxMessage>([...all, ...(events.items ?? [])].map((m) => [m.uuid, m])), [all, events.items]);
+  const byUuid = useMemo(
+    () => new Map<string, TxMessage>([...all, ...(events.items ?? [])].map((m) => [m.uuid, m])),
+    [all, events.items],
+  );
   const row = selected ? byUuid.get(selected) : undefined;
   const arrow = ladder.arrows.find((a) => a.uuid === selected);
   const marker = ladder.markers.find((m) => m.uuid === selected);
 
   const dupText =
-    ladder.duplicates === 0 ? "no copies from other capture points" : prefs.hideDuplicates ? `${plural(ladder.hidden, "duplicate")} hidden` : `${plural(ladder.duplicates, "duplicate")} shown`;
+    ladder.duplicates === 0
+      ? "no copies from other capture points"
+      : prefs.hideDuplicates
+        ? `${plural(ladder.hidden, "duplicate")} hidden`
+        : `${plural(ladder.duplicates, "duplicate")} shown`;
   let eventsText: string;
   if (events.error) eventsText = `could not be loaded: ${events.error}`;
   else if (events.items === null) eventsText = "loading…";

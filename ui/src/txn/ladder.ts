@@ -7,7 +7,17 @@
  */
 import { html } from "../lib/html.ts";
 import { formatDelta, formatTime } from "../lib/format.ts";
-import { GUTTER, MARKER_LINE, ROW, SELF_LOOP, layoutLadder, markerHeight, wrapText, type Measure, type TextStyle } from "../lib/ladder-layout.ts";
+import {
+  GUTTER,
+  MARKER_LINE,
+  ROW,
+  SELF_LOOP,
+  layoutLadder,
+  markerHeight,
+  wrapText,
+  type Measure,
+  type TextStyle,
+} from "../lib/ladder-layout.ts";
 import { MARKER_KINDS, type Ladder, type LadderMarker } from "../lib/ladder-model.ts";
 
 const TOP = 8;
@@ -28,7 +38,12 @@ function browserMeasure(): Measure {
   const css = getComputedStyle(document.documentElement);
   const mono = css.getPropertyValue("--mono").trim() || "monospace";
   const sans = css.getPropertyValue("--sans").trim() || "sans-serif";
-  const fonts: Record<TextStyle, string> = { title: `600 12px ${sans}`, subtitle: `10.5px ${mono}`, label: `600 11.5px ${mono}`, marker: `11px ${mono}` };
+  const fonts: Record<TextStyle, string> = {
+    title: `600 12px ${sans}`,
+    subtitle: `10.5px ${mono}`,
+    label: `600 11.5px ${mono}`,
+    marker: `11px ${mono}`,
+  };
   const cache = new Map<string, number>();
   return (text, style) => {
     const k = `${style}\u0000${text}`;
@@ -48,7 +63,8 @@ let measureOnce: Measure | undefined;
 
 /** Reports (RTCP, media) name their media path; a log line is its text. */
 const markerText = (m: LadderMarker) => (m.kind === "log" ? m.summary : `${m.summary} · ${m.path}`);
-const markerName = (m: LadderMarker) => `${MARKER_KINDS[m.kind].name} at ${formatTime(m.tsMs, false)}: ${markerText(m)}`;
+const markerName = (m: LadderMarker) =>
+  `${MARKER_KINDS[m.kind].name} at ${formatTime(m.tsMs, false)}: ${markerText(m)}`;
 
 export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
   const measure = (measureOnce ??= browserMeasure());
@@ -92,7 +108,10 @@ export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
     <div class="ladder-canvas" style=${`width:${width}px`}>
       <ol class="ladder-hosts" aria-label="Endpoints">
         ${columns.map(
-          (c, i) => html`<li key=${c.key} class="host" title=${c.name} aria-label=${c.name} style=${`left:${cx(i) - layout.boxes[i]! / 2}px;width:${layout.boxes[i]}px`}>
+          (
+            c,
+            i,
+          ) => html`<li key=${c.key} class="host" title=${c.name} aria-label=${c.name} style=${`left:${cx(i) - layout.boxes[i]! / 2}px;width:${layout.boxes[i]}px`}>
             <span class="host-title">${c.title}</span>
             <span class="host-sub">${c.subtitle}</span>
           </li>`,
@@ -149,7 +168,10 @@ export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
             const h = heights[m.slot]!;
             const lines = wrapped.get(m.uuid) ?? [];
             const full = fullText?.(m.uuid);
-            const hover = m.kind === "log" && full ? `${markerName(m)}\n\n${full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX)}…` : full}` : markerName(m);
+            const hover =
+              m.kind === "log" && full
+                ? `${markerName(m)}\n\n${full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX)}…` : full}`
+                : markerName(m);
             return html`<g
               key=${m.uuid}
               class=${`marker marker-${m.kind}${selected === m.uuid ? " selected" : ""}`}

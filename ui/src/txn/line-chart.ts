@@ -23,10 +23,23 @@ export interface Series {
   points: SeriesPoint[];
 }
 
-export function LineChart({ title, unit, series, min = 0, max }: { title: string; unit: string; series: Series[]; min?: number; max?: number }) {
+export function LineChart({
+  title,
+  unit,
+  series,
+  min = 0,
+  max,
+}: {
+  title: string;
+  unit: string;
+  series: Series[];
+  min?: number;
+  max?: number;
+}) {
   const withValues = series.filter((s) => s.points.length > 0);
   const axisTitle = unit === "MOS" ? "MOS (1-5)" : `${title} (${unit})`;
-  if (withValues.length === 0) return html`<figure class="qchart"><figcaption>${axisTitle}</figcaption><p class="muted small">No values in the reports.</p></figure>`;
+  if (withValues.length === 0)
+    return html`<figure class="qchart"><figcaption>${axisTitle}</figcaption><p class="muted small">No values in the reports.</p></figure>`;
   const all = withValues.flatMap((s) => s.points);
   const t0 = Math.min(...all.map((p) => p.t));
   const t1 = Math.max(t0 + 1, ...all.map((p) => p.t));
@@ -35,7 +48,11 @@ export function LineChart({ title, unit, series, min = 0, max }: { title: string
   const x = (t: number) => P.l + ((W - P.l - P.r) * (t - t0)) / (t1 - t0);
   const y = (v: number) => P.t + (H - P.t - P.b) * (1 - (v - min) / (hi - min || 1));
   const ticks = [min, (min + hi) / 2, hi];
-  const described = withValues.map((s) => `${s.label}: ${s.points.length} values, max ${formatMetric(Math.max(...s.points.map((p) => p.v)), unit)}`).join("; ");
+  const described = withValues
+    .map(
+      (s) => `${s.label}: ${s.points.length} values, max ${formatMetric(Math.max(...s.points.map((p) => p.v)), unit)}`,
+    )
+    .join("; ");
   return html`<figure class="qchart">
     <figcaption>${axisTitle}</figcaption>
     <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${`${axisTitle}: ${described}`}>
@@ -48,11 +65,14 @@ export function LineChart({ title, unit, series, min = 0, max }: { title: string
       <text class="axis axis-title" transform=${`translate(11 ${(P.t + H - P.b) / 2}) rotate(-90)`} text-anchor="middle">${unit}</text>
       ${withValues.map((s, i) => {
         const colour = SERIES_COLOURS[i % SERIES_COLOURS.length]!;
-        const path = s.points.map((p, j) => `${j === 0 ? "M" : "L"}${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ");
+        const path = s.points
+          .map((p, j) => `${j === 0 ? "M" : "L"}${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`)
+          .join(" ");
         return html`<g key=${s.label}>
           <path class="series" d=${path} fill="none" stroke=${colour} />
           ${s.points.map(
-            (p) => html`<circle key=${p.t} class="dot" cx=${x(p.t)} cy=${y(p.v)} r="2.5" fill=${colour}><title>${s.label} · ${formatTime(p.t, false)}: ${formatMetric(p.v, unit)}</title></circle>`,
+            (p) =>
+              html`<circle key=${p.t} class="dot" cx=${x(p.t)} cy=${y(p.v)} r="2.5" fill=${colour}><title>${s.label} · ${formatTime(p.t, false)}: ${formatMetric(p.v, unit)}</title></circle>`,
           )}
         </g>`;
       })}
@@ -62,7 +82,8 @@ export function LineChart({ title, unit, series, min = 0, max }: { title: string
     </svg>
     <ul class="qlegend" aria-label=${`${title} legend`}>
       ${withValues.map(
-        (s, i) => html`<li key=${s.label}><span class="swatch" style=${`background:${SERIES_COLOURS[i % SERIES_COLOURS.length]}`} aria-hidden="true"></span><span class="mono">${s.label}</span></li>`,
+        (s, i) =>
+          html`<li key=${s.label}><span class="swatch" style=${`background:${SERIES_COLOURS[i % SERIES_COLOURS.length]}`} aria-hidden="true"></span><span class="mono">${s.label}</span></li>`,
       )}
     </ul>
   </figure>`;

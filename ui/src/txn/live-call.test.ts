@@ -1,8 +1,25 @@
 import { describe, expect, test } from "bun:test";
 import { liveMessage } from "./live-call.ts";
 
-const sip = { method: "INVITE", resp_code: "", resp_text: "", callid: "a84b@pbx", cseq: "1 INVITE", from_user: "alice", to_user: "bob", ruri_user: "bob" };
-const base = { ts: 1_760_000_000_123, proto: 1, src_ip: "10.0.0.1", src_port: 5060, dst_ip: "10.0.0.2", dst_port: 5080, node_id: 2001 };
+const sip = {
+  method: "INVITE",
+  resp_code: "",
+  resp_text: "",
+  callid: "a84b@pbx",
+  cseq: "1 INVITE",
+  from_user: "alice",
+  to_user: "bob",
+  ruri_user: "bob",
+};
+const base = {
+  ts: 1_760_000_000_123,
+  proto: 1,
+  src_ip: "10.0.0.1",
+  src_port: 5060,
+  dst_ip: "10.0.0.2",
+  dst_port: 5080,
+  node_id: 2001,
+};
 
 describe("live frames as rows of the call", () => {
   test("a request: event and label the method, no payload when none came", () => {

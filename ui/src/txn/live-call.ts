@@ -38,7 +38,8 @@ export interface LiveLadder {
 }
 
 /** What makes two rows the same message here: a live frame carries no row id. */
-const sameMessageKey = (m: TxMessage) => `${Math.floor(m.timestamp_us / 1000)}|${m.src_ip}|${m.src_port ?? ""}|${m.dst_ip}|${m.dst_port ?? ""}|${m.event.toUpperCase()}`;
+const sameMessageKey = (m: TxMessage) =>
+  `${Math.floor(m.timestamp_us / 1000)}|${m.src_ip}|${m.src_port ?? ""}|${m.dst_ip}|${m.dst_port ?? ""}|${m.event.toUpperCase()}`;
 
 /** A SIP frame as a row of the call (no lake uuid: `live-N`); undefined for other frames. */
 export function liveMessage(f: LiveFrame, n: number): TxMessage | undefined {
@@ -124,11 +125,14 @@ export function LiveBar({ live }: { live: LiveLadder }) {
   const c = live.conn;
   const added = live.items.length;
   let text = "";
-  if (live.full) text = `Live stopped: ${plural(MAX_LIVE, "message")} added, the most it takes (reopen the call to see every message)`;
-  else if (!live.on) text = added > 0 ? `${plural(added, "message")} added live` : "Add the call's new messages as they arrive";
+  if (live.full)
+    text = `Live stopped: ${plural(MAX_LIVE, "message")} added, the most it takes (reopen the call to see every message)`;
+  else if (!live.on)
+    text = added > 0 ? `${plural(added, "message")} added live` : "Add the call's new messages as they arrive";
   else if (!c || c.state === "checking" || c.state === "connecting") text = "Connecting…";
   else if (c.state === "retry") text = `Reconnecting at ${formatTime(c.at, false)}: ${c.reason}`;
-  else if (c.state === "live") text = added > 0 ? `Live · ${plural(added, "new message")}` : "Live · waiting for messages of this call";
+  else if (c.state === "live")
+    text = added > 0 ? `Live · ${plural(added, "new message")}` : "Live · waiting for messages of this call";
   const off = live.on && c?.state === "off" ? c.message : undefined;
   return html`<div class="ladder-live">
       <button type="button" class=${live.on ? "btn btn-primary" : "btn"} aria-pressed=${live.on} onClick=${live.toggle} disabled=${live.full}>Live</button>

@@ -10,12 +10,29 @@ interface Decoded {
   kind?: string;
   headers?: Array<{ name: string; value: string }>;
   body?: string;
-  sdp?: { media: Array<{ type: string; port: number; proto: string; address?: string; direction: string; codecs: Array<{ payloadType: number; name: string; clockRate?: number }> }> };
+  sdp?: {
+    media: Array<{
+      type: string;
+      port: number;
+      proto: string;
+      address?: string;
+      direction: string;
+      codecs: Array<{ payloadType: number; name: string; clockRate?: number }>;
+    }>;
+  };
   error?: string;
 }
 
 /** `heading` names a row that is not a numbered SIP message (an RTCP report, a log line). */
-export function MessageDetail({ message, index, heading }: { message: TxMessage; index: number; heading?: string | undefined }) {
+export function MessageDetail({
+  message,
+  index,
+  heading,
+}: {
+  message: TxMessage;
+  index: number;
+  heading?: string | undefined;
+}) {
   const [view, setView] = useState<"decoded" | "raw">("decoded");
   const [decoded, setDecoded] = useState<Decoded | null>(null);
   const [error, setError] = useState<string | undefined>();

@@ -39,9 +39,11 @@ export function OtlpTab({ request }: { request: Record<string, unknown> }) {
       (e) => setError(errorText(e)),
     );
   }, []);
-  if (error) return html`<p class="alert alert-error" role="alert">OpenTelemetry data could not be loaded: ${error}</p>`;
+  if (error)
+    return html`<p class="alert alert-error" role="alert">OpenTelemetry data could not be loaded: ${error}</p>`;
   if (!items) return html`<p class="loading" role="status">Loading spans and logs…</p>`;
-  if (items.length === 0) return html`<div class="empty"><p>No OpenTelemetry span or log record carries this call's Call-ID (attribute sip.call_id or similar) in its time window.</p></div>`;
+  if (items.length === 0)
+    return html`<div class="empty"><p>No OpenTelemetry span or log record carries this call's Call-ID (attribute sip.call_id or similar) in its time window.</p></div>`;
   return html`<div class="otlp-related">
     ${total > items.length && html`<p class="alert" role="status">Showing the first ${items.length} of ${total} spans and log records.</p>`}
     <div class="table-wrap">
@@ -73,7 +75,10 @@ export function OtlpTab({ request }: { request: Record<string, unknown> }) {
             </tr>`;
             // One flat keyed list: the row keeps its element (and the focus) when its detail opens or closes.
             if (open !== i) return [row];
-            return [row, html`<tr key=${`d${i}`} class="detail"><td colspan="6"><pre class="mono wrap" aria-label="Attributes">${JSON.stringify(it.attributes, null, 2)}</pre></td></tr>`];
+            return [
+              row,
+              html`<tr key=${`d${i}`} class="detail"><td colspan="6"><pre class="mono wrap" aria-label="Attributes">${JSON.stringify(it.attributes, null, 2)}</pre></td></tr>`,
+            ];
           })}
         </tbody>
       </table>

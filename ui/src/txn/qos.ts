@@ -15,12 +15,15 @@ type QosPoint = import("../../../src/api/search/qos.ts").QosPoint;
 type QosStream = import("../../../src/api/search/media-source.ts").QosStreamWithSource;
 
 /** A report's source: RTCP, or an RTP agent (34, and 35 with media figures: docs/API.md "Protocol types"). */
-const sourceOf = (proto: number) => (protocol(proto)?.media === "rtcp" ? "RTCP" : protocol(proto)?.media === "agent" ? "RTP agent" : protoLabel(proto));
+const sourceOf = (proto: number) =>
+  protocol(proto)?.media === "rtcp" ? "RTCP" : protocol(proto)?.media === "agent" ? "RTP agent" : protoLabel(proto);
 
 /** Reports marked `"synthetic": true` (e.g. svc's loadgen, docs/LOADGEN.md "Media and RTCP reports"). */
 /** Reports a PCAP import computed from the capture's RTP (docs/CALL-VIEW.md "Computed from RTP"). */
-const RTP_NOTE = "computed by svc from the RTP packets of the imported capture (loss and jitter per RFC 3550, MOS by the E-model)";
-const SYNTHETIC_NOTE = "synthetic report from a load generator: no RTP was measured; the figures are those of a lossless stream of the negotiated codec";
+const RTP_NOTE =
+  "computed by svc from the RTP packets of the imported capture (loss and jitter per RFC 3550, MOS by the E-model)";
+const SYNTHETIC_NOTE =
+  "synthetic report from a load generator: no RTP was measured; the figures are those of a lossless stream of the negotiated codec";
 
 const streamName = (s: QosStream) => `${s.src_ip}:${s.src_port} → ${s.dst_ip}:${s.dst_port}`;
 const legendOf = (s: QosStream) => (s.ssrc ? `${ssrcHex(s.ssrc)} ${streamName(s)}` : streamName(s));
@@ -28,7 +31,9 @@ const legendOf = (s: QosStream) => (s.ssrc ? `${ssrcHex(s.ssrc)} ${streamName(s)
 function clockNote(s: QosStream): string {
   if (s.clock_rate === null) return "jitter as reported by the agent (ms)";
   const khz = `${s.clock_rate / 1000} kHz`;
-  return s.clock_rate_assumed ? `jitter converted at ${khz} (assumed: the SDP names no codec for this stream)` : `jitter converted at the SDP codec's ${khz} clock`;
+  return s.clock_rate_assumed
+    ? `jitter converted at ${khz} (assumed: the SDP names no codec for this stream)`
+    : `jitter converted at the SDP codec's ${khz} clock`;
 }
 
 export function QosTab({ request }: { request: Record<string, unknown> }) {
@@ -42,7 +47,8 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
   }, []);
   if (error) return html`<p class="alert alert-error" role="alert">QoS could not be loaded: ${error}</p>`;
   if (!streams) return html`<p class="loading" role="status">Loading QoS reports…</p>`;
-  if (streams.length === 0) return html`<div class="empty"><p>No RTCP or media-agent reports belong to this call (by correlation id or by the SDP media addresses) in its time window.</p></div>`;
+  if (streams.length === 0)
+    return html`<div class="empty"><p>No RTCP or media-agent reports belong to this call (by correlation id or by the SDP media addresses) in its time window.</p></div>`;
   const series = (k: keyof QosPoint, f: (v: number) => number = (v) => v): Series[] =>
     streams.map((s) => ({
       label: legendOf(s),

@@ -55,7 +55,15 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   const heading = useRef<HTMLHeadingElement>(null);
   // Kept here, not in the Flow tab: the subscription lasts while the user reads the other tabs.
   const live = useLiveCall(data?.sessions ?? tx.sessionIds, data?.items ?? null);
-  const request = useMemo(() => ({ session_id: tx.sessionIds, proto_type: tx.protoType, event_type: tx.eventType, timestamp: { from: tx.from, to: tx.to } }), [tx]);
+  const request = useMemo(
+    () => ({
+      session_id: tx.sessionIds,
+      proto_type: tx.protoType,
+      event_type: tx.eventType,
+      timestamp: { from: tx.from, to: tx.to },
+    }),
+    [tx],
+  );
 
   // Focus before the first paint, so an Esc pressed as soon as the window shows closes it.
   useLayoutEffect(() => {
@@ -83,13 +91,15 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   let body;
   if (error) body = html`<p class="alert alert-error" role="alert">The call could not be loaded: ${error}</p>`;
   else if (!data) body = html`<p class="loading" role="status">Loading the call…</p>`;
-  else if (tab === "flow") body = html`<${LadderPanel} items=${data.items} request=${request} selected=${selected} onSelect=${setSelected} live=${live} />`;
+  else if (tab === "flow")
+    body = html`<${LadderPanel} items=${data.items} request=${request} selected=${selected} onSelect=${setSelected} live=${live} />`;
   else if (tab === "messages")
     body = html`<div class="split">
       <${MessageList} items=${data.items} selected=${selected} onSelect=${setSelected} />
       ${message ? html`<${MessageDetail} message=${message} index=${index} />` : html`<div class="empty side"><p>Select a message to read it.</p></div>`}
     </div>`;
-  else if (tab === "info") body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} lookup=${data.lookup} />`;
+  else if (tab === "info")
+    body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} lookup=${data.lookup} />`;
   else if (tab === "qos") body = html`<${QosTab} request=${request} />`;
   else if (tab === "otlp") body = html`<${OtlpTab} request=${request} />`;
   else body = html`<${ExportTab} request=${request} tx=${tx} sessions=${data.sessions} />`;
@@ -121,7 +131,15 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   </div>`;
 }
 
-function MessageList({ items, selected, onSelect }: { items: TxMessage[]; selected: string | undefined; onSelect: (u: string) => void }) {
+function MessageList({
+  items,
+  selected,
+  onSelect,
+}: {
+  items: TxMessage[];
+  selected: string | undefined;
+  onSelect: (u: string) => void;
+}) {
   return html`<div class="table-wrap msg-list">
     <table class="grid-table" aria-label="Messages">
       <thead>
@@ -142,7 +160,9 @@ function MessageList({ items, selected, onSelect }: { items: TxMessage[]; select
                 onSelect(m.uuid);
               } else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
                 e.preventDefault();
-                const row = (e.currentTarget as HTMLElement)[e.key === "ArrowDown" ? "nextElementSibling" : "previousElementSibling"] as HTMLElement | null;
+                const row = (e.currentTarget as HTMLElement)[
+                  e.key === "ArrowDown" ? "nextElementSibling" : "previousElementSibling"
+                ] as HTMLElement | null;
                 row?.focus();
               }
             }}
@@ -168,7 +188,15 @@ interface Exclusion {
 }
 
 /** `keepWarning`: a partial file's warning also stays beside the buttons (the Export tab; docs/ARCHITECTURE.md "Reads over several nodes"). */
-function ExportButtons({ request, disabled, keepWarning = false }: { request: Record<string, unknown>; disabled: boolean; keepWarning?: boolean }) {
+function ExportButtons({
+  request,
+  disabled,
+  keepWarning = false,
+}: {
+  request: Record<string, unknown>;
+  disabled: boolean;
+  keepWarning?: boolean;
+}) {
   const [busy, setBusy] = useState<string | undefined>();
   const [warning, setWarning] = useState<string | undefined>();
   const run = async (kind: "pcap" | "text") => {
@@ -195,7 +223,15 @@ function ExportButtons({ request, disabled, keepWarning = false }: { request: Re
   return html`${buttons}${warning && html`<p class="alert alert-warn" role="alert">${warning}</p>`}`;
 }
 
-function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>; tx: OpenTransaction; sessions: string[] }) {
+function ExportTab({
+  request,
+  tx,
+  sessions,
+}: {
+  request: Record<string, unknown>;
+  tx: OpenTransaction;
+  sessions: string[];
+}) {
   const [exclusions, setExclusions] = useState<Exclusion[] | null>(null);
   const [useDefaults, setUseDefaults] = useState(true);
   const [share, setShare] = useState<{ pcap_url: string; text_url: string; expires_at: string } | null>(null);
@@ -213,7 +249,10 @@ function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>
   const createShare = async () => {
     setError(undefined);
     try {
-      const r = await post<{ data: { pcap_url: string; text_url: string; expires_at: string } }>("/transactions/export/link", body);
+      const r = await post<{ data: { pcap_url: string; text_url: string; expires_at: string } }>(
+        "/transactions/export/link",
+        body,
+      );
       setShare(r.data);
     } catch (e) {
       setError(errorText(e));

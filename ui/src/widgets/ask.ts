@@ -19,7 +19,9 @@ interface Answer {
   total: number;
   items: Array<Record<string, unknown>>;
   api_payload: { param: { limit: number } };
-  meta: { parser: { used: string; requested: string; model: string | null; latency_ms: number | null; error?: string } };
+  meta: {
+    parser: { used: string; requested: string; model: string | null; latency_ms: number | null; error?: string };
+  };
 }
 
 const FILTER_LABELS: Array<[string, string]> = [
@@ -35,7 +37,11 @@ const FILTER_LABELS: Array<[string, string]> = [
   ["user_agent", "User agent"],
   ["time_range_label", "Range"],
 ];
-const PARSER_TEXT: Record<string, string> = { llm: "language model", regex: "regex parser", regex_fallback: "regex parser (language model failed)" };
+const PARSER_TEXT: Record<string, string> = {
+  llm: "language model",
+  regex: "regex parser",
+  regex_fallback: "regex parser (language model failed)",
+};
 const utc = (ms: number, withMs = false) =>
   new Date(ms)
     .toISOString()
@@ -44,14 +50,20 @@ const utc = (ms: number, withMs = false) =>
     .replace(/Z$/, "");
 /** Capture time in UTC with milliseconds: the search gives timestamp_us, SQL rows DuckDB's UTC timestamp text. */
 const timeOf = (r: Record<string, unknown>) =>
-  typeof r.timestamp_us === "number" ? utc(Math.floor(r.timestamp_us / 1000), true) : typeof r.timestamp === "string" ? `${r.timestamp.replace("T", " ").replace(/Z$/, "")} UTC` : "";
+  typeof r.timestamp_us === "number"
+    ? utc(Math.floor(r.timestamp_us / 1000), true)
+    : typeof r.timestamp === "string"
+      ? `${r.timestamp.replace("T", " ").replace(/Z$/, "")} UTC`
+      : "";
 
 export function Ask(_: WidgetProps) {
   const [text, setText] = useState("");
   const [mode, setMode] = useState("auto");
   const [parser, setParser] = useState("auto");
   const [limit, setLimit] = useState(100);
-  const [state, setState] = useState<{ kind: "idle" } | { kind: "loading" } | { kind: "error"; message: string } | { kind: "done"; answer: Answer }>({ kind: "idle" });
+  const [state, setState] = useState<
+    { kind: "idle" } | { kind: "loading" } | { kind: "error"; message: string } | { kind: "done"; answer: Answer }
+  >({ kind: "idle" });
 
   const ask = async (e: Event) => {
     e.preventDefault();

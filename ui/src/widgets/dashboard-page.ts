@@ -17,7 +17,11 @@ import { TimeRangePicker } from "./time-range.ts";
 import { WIDGETS, WidgetFrame } from "./registry.ts";
 
 const byPosition = (a: Dashboard, b: Dashboard) => a.position - b.position || a.name.localeCompare(b.name);
-const upsert = (d: Dashboard) => ({ name: d.name, position: d.position, layout: d.layout.map((w) => ({ ...w, config: w.config ?? {} })) });
+const upsert = (d: Dashboard) => ({
+  name: d.name,
+  position: d.position,
+  layout: d.layout.map((w) => ({ ...w, config: w.config ?? {} })),
+});
 
 export function DashboardPage({ selected }: { selected?: string | undefined }) {
   const [list, setList] = useState<Dashboard[] | null>(null);
@@ -126,7 +130,17 @@ function Tabs({ list, current }: { list: Dashboard[]; current: Dashboard | undef
   </div>`;
 }
 
-function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashboard; list: Dashboard[]; onSave: (d: Dashboard, immediate?: boolean) => void; onReload: () => Promise<void> }) {
+function DashboardView({
+  dashboard,
+  list,
+  onSave,
+  onReload,
+}: {
+  dashboard: Dashboard;
+  list: Dashboard[];
+  onSave: (d: Dashboard, immediate?: boolean) => void;
+  onReload: () => Promise<void>;
+}) {
   const [adding, setAdding] = useState("");
   const [renaming, setRenaming] = useState(false);
   const idx = list.findIndex((d) => d.id === dashboard.id);
@@ -143,7 +157,11 @@ function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashb
     order.splice(idx, 1);
     order.splice(idx + dir, 0, dashboard);
     try {
-      await Promise.all(order.map((d, i) => (d.position === i ? Promise.resolve() : put(`/dashboards/${d.id}`, { ...upsert(d), position: i }))));
+      await Promise.all(
+        order.map((d, i) =>
+          d.position === i ? Promise.resolve() : put(`/dashboards/${d.id}`, { ...upsert(d), position: i }),
+        ),
+      );
       await onReload();
     } catch (e) {
       notify(errorText(e), "error");
@@ -166,12 +184,23 @@ function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashb
     const spot = freeSpot(dashboard.layout, def.w, def.h);
     let id = type;
     for (let n = 2; dashboard.layout.some((w) => w.id === id); n++) id = `${type}-${n}`;
-    onSave({ ...dashboard, layout: [...dashboard.layout, { id, type, x: spot.x, y: spot.y, w: def.w, h: def.h, config: { ...def.config } }] }, true);
+    onSave(
+      {
+        ...dashboard,
+        layout: [
+          ...dashboard.layout,
+          { id, type, x: spot.x, y: spot.y, w: def.w, h: def.h, config: { ...def.config } },
+        ],
+      },
+      true,
+    );
     setAdding("");
     notify(`${def.title} added`);
   };
-  const updateWidget = (w: Widget) => onSave({ ...dashboard, layout: dashboard.layout.map((x) => (x.id === w.id ? w : x)) });
-  const removeWidget = (w: Widget) => onSave({ ...dashboard, layout: dashboard.layout.filter((x) => x.id !== w.id) }, true);
+  const updateWidget = (w: Widget) =>
+    onSave({ ...dashboard, layout: dashboard.layout.map((x) => (x.id === w.id ? w : x)) });
+  const removeWidget = (w: Widget) =>
+    onSave({ ...dashboard, layout: dashboard.layout.filter((x) => x.id !== w.id) }, true);
 
   return html`
     <section class="dash-view" role="tabpanel" aria-label=${dashboard.name}>

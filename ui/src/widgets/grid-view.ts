@@ -74,18 +74,27 @@ export function GridView({ layout, onChange, renderWidget }: Props) {
     addEventListener("pointerup", end);
   };
   const onKey = (w: Widget) => (e: KeyboardEvent) => {
-    const step: Record<string, [number, number]> = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const step: Record<string, [number, number]> = {
+      ArrowLeft: [-1, 0],
+      ArrowRight: [1, 0],
+      ArrowUp: [0, -1],
+      ArrowDown: [0, 1],
+    };
     const s = step[e.key];
     if (!s) return;
     e.preventDefault();
-    onChange(placeWidget(layout, w.id, e.shiftKey ? { w: w.w + s[0], h: w.h + s[1] } : { x: w.x + s[0], y: w.y + s[1] }));
+    onChange(
+      placeWidget(layout, w.id, e.shiftKey ? { w: w.w + s[0], h: w.h + s[1] } : { x: w.x + s[0], y: w.y + s[1] }),
+    );
   };
 
   const ordered = narrow ? [...shown].sort((a, b) => a.y - b.y || a.x - b.x) : shown;
   return html`
     <div ref=${ref} class=${narrow ? "grid grid-narrow" : "grid"} style=${{ gridAutoRows: `${ROW_PX}px`, gap: `${GAP_PX}px` }}>
       ${ordered.map((w) => {
-        const style = narrow ? { gridRow: `span ${Math.max(w.h, 4)}` } : { gridColumn: `${w.x + 1} / span ${w.w}`, gridRow: `${w.y + 1} / span ${w.h}` };
+        const style = narrow
+          ? { gridRow: `span ${Math.max(w.h, 4)}` }
+          : { gridColumn: `${w.x + 1} / span ${w.w}`, gridRow: `${w.y + 1} / span ${w.h}` };
         const handle = html`<button
           type="button"
           class="drag-handle"
@@ -93,8 +102,12 @@ export function GridView({ layout, onChange, renderWidget }: Props) {
           title="Drag to move; arrow keys move, Shift+arrows resize"
           onKeyDown=${onKey(w)}
         >⠿</button>`;
-        const grip = narrow ? null : html`<span class="resize-grip" aria-hidden="true" onPointerDown=${start(w, "resize")}></span>`;
-        return html`<div key=${w.id} class=${drag.current?.id === w.id ? "cell dragging" : "cell"} style=${style} onPointerDown=${(e: PointerEvent) => {
+        const grip = narrow
+          ? null
+          : html`<span class="resize-grip" aria-hidden="true" onPointerDown=${start(w, "resize")}></span>`;
+        return html`<div key=${w.id} class=${drag.current?.id === w.id ? "cell dragging" : "cell"} style=${style} onPointerDown=${(
+          e: PointerEvent,
+        ) => {
           if ((e.target as HTMLElement).closest(".widget-head")) start(w, "move")(e);
         }}>${renderWidget(w, handle, grip)}</div>`;
       })}

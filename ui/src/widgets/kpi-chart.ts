@@ -23,7 +23,13 @@ export const KPI_CHART_TITLE = "Call KPIs over time";
 
 /** Why a KPI has no value anywhere in the range. */
 const noData = (key: string) =>
-  key.startsWith("jitter") || key.startsWith("loss") ? "no RTCP reports" : key.startsWith("mos") ? "no media reports with a MOS" : key.startsWith("registration") ? "no REGISTER" : "no calls";
+  key.startsWith("jitter") || key.startsWith("loss")
+    ? "no RTCP reports"
+    : key.startsWith("mos")
+      ? "no media reports with a MOS"
+      : key.startsWith("registration")
+        ? "no REGISTER"
+        : "no calls";
 
 export function KpiChart({ widget, onUpdate }: WidgetProps) {
   const title = typeof widget.config?.title === "string" && widget.config.title ? widget.config.title : KPI_CHART_TITLE;
@@ -34,15 +40,21 @@ export function KpiChart({ widget, onUpdate }: WidgetProps) {
   const d = loaded.data;
 
   const status =
-    loaded.status === "loading" ? "Computing KPIs…" : d ? `${metric.label} ${kpiText(d.totals[metric.key] as number | null, metric.kind)} over the range · ${widthText(d.step_ms)} steps` : "";
+    loaded.status === "loading"
+      ? "Computing KPIs…"
+      : d
+        ? `${metric.label} ${kpiText(d.totals[metric.key] as number | null, metric.kind)} over the range · ${widthText(d.step_ms)} steps`
+        : "";
   const controls = html`<${KpiControls} widget=${widget} title=${title} onUpdate=${onUpdate} onRefresh=${() => setSeq((s) => s + 1)} status=${status}>
     <label class="small">KPI <select value=${metric.key} aria-label=${`KPI shown by ${title}`} onChange=${(e: Event) => onUpdate({ ...widget, config: { ...widget.config, metric: (e.target as HTMLSelectElement).value } })}>
       ${KPI_METRICS.map((m) => html`<option key=${m.key} value=${m.key}>${m.label}</option>`)}
     </select></label>
   </${KpiControls}>`;
 
-  if (loaded.status === "error") return html`<div class="chart">${controls}<p class="alert alert-error" role="alert">KPIs could not be computed: ${loaded.error}</p></div>`;
-  if (!d) return html`<div class="chart">${controls}<div class="empty"><p>Computing ${metric.label} over the time range…</p></div></div>`;
+  if (loaded.status === "error")
+    return html`<div class="chart">${controls}<p class="alert alert-error" role="alert">KPIs could not be computed: ${loaded.error}</p></div>`;
+  if (!d)
+    return html`<div class="chart">${controls}<div class="empty"><p>Computing ${metric.label} over the time range…</p></div></div>`;
   const range = `${time(d.window.from_ms)} – ${time(d.window.to_ms)}`;
   const values = d.series.map((s) => chartValue(s[metric.key] as number | null, metric.kind));
   if (values.every((v) => v === null || (metric.kind === "count" && v === 0))) {
@@ -52,7 +64,8 @@ export function KpiChart({ widget, onUpdate }: WidgetProps) {
   const max = Math.max(...values.map((v) => v ?? 0));
   const yTicks = metric.kind === "ratio" ? [0, 20, 40, 60, 80, 100] : countTicks(max);
   const top = yTicks.at(-1)!;
-  const tickText = (v: number) => (metric.kind === "ratio" ? `${v}%` : metric.kind === "mos" ? String(v) : kpiText(v, "count"));
+  const tickText = (v: number) =>
+    metric.kind === "ratio" ? `${v}%` : metric.kind === "mos" ? String(v) : kpiText(v, "count");
   const left = 18 + CHAR_W * Math.max(...yTicks.map((t) => tickText(t).length)) + 6;
   const plotW = W - left - PAD.r;
   const plotH = H - PAD.t - PAD.b;

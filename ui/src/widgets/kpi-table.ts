@@ -33,7 +33,11 @@ const OUTCOME_LABELS: ReadonlyArray<[keyof KpiFigures["outcomes"], string]> = [
 
 /** Rows of the KPI view: label, value, what it means. */
 function summaryRows(t: KpiFigures): Array<[string, string, string]> {
-  const row = (label: string, v: number | null, kind: Kind, help: string): [string, string, string] => [label, kpiText(v, kind), help];
+  const row = (label: string, v: number | null, kind: Kind, help: string): [string, string, string] => [
+    label,
+    kpiText(v, kind),
+    help,
+  ];
   return [
     row("Call attempts", t.attempts, "count", "calls whose initial INVITE falls in the range"),
     row("ASR", t.asr, "ratio", "answered / completed attempts"),
@@ -43,11 +47,24 @@ function summaryRows(t: KpiFigures): Array<[string, string, string]> {
     row("Setup time", t.setup_ms, "ms", "INVITE to first 2xx of answered calls"),
     ...OUTCOME_LABELS.map(([k, label]) => row(label, t.outcomes[k] ?? 0, "count", "calls with this outcome")),
     row("Registrations OK", t.registrations.success ?? 0, "count", "REGISTER transactions answered 2xx"),
-    row("Registrations failed", (t.registrations.failed ?? 0) + (t.registrations.no_response ?? 0), "count", "REGISTER transactions answered 3xx-6xx (not 401/407) or unanswered"),
+    row(
+      "Registrations failed",
+      (t.registrations.failed ?? 0) + (t.registrations.no_response ?? 0),
+      "count",
+      "REGISTER transactions answered 3xx-6xx (not 401/407) or unanswered",
+    ),
     row("Registration success", t.registration_success_ratio, "ratio", "successful / REGISTERs (challenges left out)"),
     row("RTCP reports", t.rtcp_reports, "count", "RTCP reports with a report block"),
-    ["Jitter (mean / max)", `${kpiText(t.jitter_ms_avg, "ms")} / ${kpiText(t.jitter_ms_max, "ms")}`, "RTCP interarrival jitter at 8 kHz"],
-    ["Loss (mean / max)", `${kpiText(t.loss_pct_avg, "pct")} / ${kpiText(t.loss_pct_max, "pct")}`, "RTCP fraction lost"],
+    [
+      "Jitter (mean / max)",
+      `${kpiText(t.jitter_ms_avg, "ms")} / ${kpiText(t.jitter_ms_max, "ms")}`,
+      "RTCP interarrival jitter at 8 kHz",
+    ],
+    [
+      "Loss (mean / max)",
+      `${kpiText(t.loss_pct_avg, "pct")} / ${kpiText(t.loss_pct_max, "pct")}`,
+      "RTCP fraction lost",
+    ],
     ["MOS (mean / min)", `${kpiText(t.mos_avg, "mos")} / ${kpiText(t.mos_min, "mos")}`, "agent media reports"],
   ];
 }
@@ -73,7 +90,12 @@ export function KpiTable({ widget, onUpdate }: WidgetProps) {
   );
   const d = loaded.status === "loading" && !loaded.data ? undefined : loaded.data;
 
-  const status = loaded.status === "loading" ? "Computing KPIs…" : d?.totals && !dest ? `${kpiText(d.totals.attempts, "count")} call attempts` : "";
+  const status =
+    loaded.status === "loading"
+      ? "Computing KPIs…"
+      : d?.totals && !dest
+        ? `${kpiText(d.totals.attempts, "count")} call attempts`
+        : "";
   const controls = html`<${KpiControls} widget=${widget} title=${title} onUpdate=${onUpdate} onRefresh=${() => setSeq((s) => s + 1)} status=${status}>
     <label class="small">Show <select value=${view} aria-label=${`View of ${title}`} onChange=${(e: Event) => onUpdate({ ...widget, config: { ...widget.config, view: (e.target as HTMLSelectElement).value } })}>
       ${VIEWS.map((v) => html`<option key=${v.value} value=${v.value}>${v.label}</option>`)}
@@ -81,8 +103,10 @@ export function KpiTable({ widget, onUpdate }: WidgetProps) {
   </${KpiControls}>`;
 
   let body: unknown;
-  if (loaded.status === "error") body = html`<p class="alert alert-error" role="alert">KPIs could not be computed: ${loaded.error}</p>`;
-  else if (!d || (dest ? !d.items : !d.totals)) body = html`<div class="empty"><p>Computing KPIs over the time range…</p></div>`;
+  if (loaded.status === "error")
+    body = html`<p class="alert alert-error" role="alert">KPIs could not be computed: ${loaded.error}</p>`;
+  else if (!d || (dest ? !d.items : !d.totals))
+    body = html`<div class="empty"><p>Computing KPIs over the time range…</p></div>`;
   else if (view === "summary")
     body = html`<${Table} name="Call KPIs" head=${["KPI", "Value"]} rows=${summaryRows(d.totals).map(([l, v]) => [l, v])} titles=${summaryRows(d.totals).map((r) => r[2])} />`;
   else if (view === "codes") {

@@ -25,17 +25,38 @@ type Row = { kind: "event"; key: number; f: LiveFrame } | { kind: "gap"; key: nu
 function what(f: LiveFrame): { text: string; cls: string } {
   const s = f.sip;
   if (!s) return { text: protoLabel(f.proto), cls: "ev-other" };
-  return s.resp_code ? { text: `${s.resp_code} ${s.resp_text}`.trim(), cls: eventClass(s.resp_code) } : { text: s.method, cls: eventClass(s.method) };
+  return s.resp_code
+    ? { text: `${s.resp_code} ${s.resp_text}`.trim(), cls: eventClass(s.resp_code) }
+    : { text: s.method, cls: eventClass(s.method) };
 }
 
 /** Field names of the search form for the live view's note. */
-const KEY_NAMES: Record<string, string> = { user_agent: "User-Agent", payload: "payload", node: "node", node_id: "node", node_name: "node name", capture_id: "capture ID", ruri_user: "R-URI user" };
+const KEY_NAMES: Record<string, string> = {
+  user_agent: "User-Agent",
+  payload: "payload",
+  node: "node",
+  node_id: "node",
+  node_name: "node name",
+  capture_id: "capture ID",
+  ruri_user: "R-URI user",
+};
 const keyName = (k: string) => KEY_NAMES[k] ?? k.replace(/_/g, " ");
 
-export function LiveResults({ protoType, filter, onStop }: { protoType: number; filter?: Readonly<Record<string, unknown>>; onStop: () => void }) {
+export function LiveResults({
+  protoType,
+  filter,
+  onStop,
+}: {
+  protoType: number;
+  filter?: Readonly<Record<string, unknown>>;
+  onStop: () => void;
+}) {
   // The form's filters as a stable key: a new search restarts the stream with its filters.
   const filterKey = JSON.stringify(filter ?? {});
-  const live = useMemo(() => liveFilter(protoType, JSON.parse(filterKey) as Record<string, unknown>), [protoType, filterKey]);
+  const live = useMemo(
+    () => liveFilter(protoType, JSON.parse(filterKey) as Record<string, unknown>),
+    [protoType, filterKey],
+  );
   const [rows, setRows] = useState<Row[]>([]);
   const [conn, setConn] = useState<LiveConn>({ state: "checking" });
   const [paused, setPaused] = useState(false);
@@ -100,7 +121,8 @@ export function LiveResults({ protoType, filter, onStop }: { protoType: number; 
 
   let body;
   if (conn.state === "off") body = html`<p class="alert alert-error" role="alert">${conn.message}</p>`;
-  else if (rows.length === 0) body = html`<div class="empty"><p>${conn.state === "live" ? `Waiting for new ${protoLabel(protoType)} messages…` : "Connecting to the live stream…"}</p></div>`;
+  else if (rows.length === 0)
+    body = html`<div class="empty"><p>${conn.state === "live" ? `Waiting for new ${protoLabel(protoType)} messages…` : "Connecting to the live stream…"}</p></div>`;
   else
     body = html`<div class="table-wrap">
       <table class="grid-table" aria-label="Live messages">

@@ -29,12 +29,26 @@ interface WidgetDef {
 }
 
 export const WIDGETS: Record<string, WidgetDef> = {
-  "call-search": { title: "Call search", component: CallSearch, w: 8, h: 6, config: { proto_type: 1, event_type: "call" }, timeRange: true },
+  "call-search": {
+    title: "Call search",
+    component: CallSearch,
+    w: 8,
+    h: 6,
+    config: { proto_type: 1, event_type: "call" },
+    timeRange: true,
+  },
   "protocol-search": { title: "Protocol search", component: ProtocolSearch, w: 6, h: 8, config: {}, timeRange: true },
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
   "kpi-chart": { title: KPI_CHART_TITLE, component: KpiChart, w: 6, h: 8, config: { metric: "asr" }, timeRange: true },
-  "kpi-table": { title: KPI_TABLE_TITLE, component: KpiTable, w: 6, h: 10, config: { view: "summary" }, timeRange: true },
+  "kpi-table": {
+    title: KPI_TABLE_TITLE,
+    component: KpiTable,
+    w: 6,
+    h: 10,
+    config: { view: "summary" },
+    timeRange: true,
+  },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
   ask: { title: "Ask", component: Ask, w: 8, h: 8, config: {} },
   ...GAME_WIDGETS,

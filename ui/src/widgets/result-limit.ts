@@ -30,7 +30,9 @@ export function countText(shown: number, p: SearchPagination | undefined): strin
 export function partialText(state: { partial?: boolean; nodes?: readonly NodeReport[] }): string | undefined {
   if (!state.partial) return undefined;
   const missing = (state.nodes ?? []).filter((n) => n.status === "failed" || n.status === "timeout");
-  const names = missing.map((n) => `node ${n.name} ${n.status === "timeout" ? "timed out" : "failed"}${n.error ? ` (${n.error})` : ""}`);
+  const names = missing.map(
+    (n) => `node ${n.name} ${n.status === "timeout" ? "timed out" : "failed"}${n.error ? ` (${n.error})` : ""}`,
+  );
   return `Partial answer: ${names.length > 0 ? names.join("; ") : "some node did not answer"}. Its rows are missing.`;
 }
 
@@ -56,7 +58,10 @@ export async function loadMore(source: string): Promise<void> {
     return now.seq === s.seq && now.request === request ? now : undefined;
   };
   try {
-    const r = await post<{ data: { items: ResultRow[] }; meta: { pagination: SearchPagination; nodes?: NodeReport[]; partial?: boolean } }>("/transactions/search", {
+    const r = await post<{
+      data: { items: ResultRow[] };
+      meta: { pagination: SearchPagination; nodes?: NodeReport[]; partial?: boolean };
+    }>("/transactions/search", {
       ...request,
       param: { ...request.param, cursor },
     });
@@ -67,7 +72,12 @@ export async function loadMore(source: string): Promise<void> {
     const { more: _done, ...rest } = now;
     // A later page's node failure makes the whole list partial.
     const partial = now.partial === true || r.meta.partial === true;
-    store.set({ ...rest, items: [...now.items, ...fresh], pagination: r.meta.pagination, ...(r.meta.nodes ? { nodes: r.meta.partial ? r.meta.nodes : (now.nodes ?? r.meta.nodes), partial } : {}) });
+    store.set({
+      ...rest,
+      items: [...now.items, ...fresh],
+      pagination: r.meta.pagination,
+      ...(r.meta.nodes ? { nodes: r.meta.partial ? r.meta.nodes : (now.nodes ?? r.meta.nodes), partial } : {}),
+    });
   } catch (e) {
     const now = current();
     if (now) store.set({ ...now, more: { status: "error", error: errorText(e) } });
@@ -78,7 +88,15 @@ export async function loadMore(source: string): Promise<void> {
  * The results bar's count (a live status) and, when the limit cut the answer, "Load more".
  * `onLoaded(rowsBefore)` lets the table show the first new row.
  */
-export function ResultCount({ source, state, onLoaded }: { source: string; state: SearchState; onLoaded?: (rowsBefore: number) => void }) {
+export function ResultCount({
+  source,
+  state,
+  onLoaded,
+}: {
+  source: string;
+  state: SearchState;
+  onLoaded?: (rowsBefore: number) => void;
+}) {
   const p = state.pagination;
   const done = state.status === "done";
   const took = done && state.tookMs ? ` · ${Math.round(state.tookMs)} ms` : "";

@@ -30,7 +30,9 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
   useEffect(() => setPage(0), [state.seq]);
 
   const keys = availableColumns(state.keys);
-  const configured = Array.isArray(widget.config?.columns) ? (widget.config.columns as unknown[]).filter((k): k is string => typeof k === "string") : undefined;
+  const configured = Array.isArray(widget.config?.columns)
+    ? (widget.config.columns as unknown[]).filter((k): k is string => typeof k === "string")
+    : undefined;
   const cols = visibleColumns(keys, configured);
 
   const sorted = useMemo(() => {
@@ -51,7 +53,14 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
     // An OTLP span or log record that carries a SIP Call-ID opens that call (docs/OTLP.md).
     if (!row.session_id && typeof row.sip_call_id === "string" && row.sip_call_id) {
       const from = req?.timestamp.from ?? Date.now() - 86_400_000;
-      openTransaction.set({ sessionIds: [row.sip_call_id], protoType: 1, eventType: "call", from, to: req?.timestamp.to ?? Date.now(), title: row.sip_call_id });
+      openTransaction.set({
+        sessionIds: [row.sip_call_id],
+        protoType: 1,
+        eventType: "call",
+        from,
+        to: req?.timestamp.to ?? Date.now(),
+        title: row.sip_call_id,
+      });
       return;
     }
     if (!row.session_id) return;
@@ -75,11 +84,13 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       rows?.[i + (e.key === "ArrowDown" ? 1 : -1)]?.focus();
     }
   };
-  const headerSort = (k: string) => setSort((s) => (s.key === k ? { key: k, dir: s.dir === 1 ? -1 : 1 } : { key: k, dir: k === "timestamp" ? -1 : 1 }));
+  const headerSort = (k: string) =>
+    setSort((s) => (s.key === k ? { key: k, dir: s.dir === 1 ? -1 : 1 } : { key: k, dir: k === "timestamp" ? -1 : 1 }));
 
   let body;
   if (state.status === "idle") body = html`<div class="empty"><p>Run a search to see messages here.</p></div>`;
-  else if (state.status === "error") body = html`<p class="alert alert-error" role="alert">Search failed: ${state.error}</p>`;
+  else if (state.status === "error")
+    body = html`<p class="alert alert-error" role="alert">Search failed: ${state.error}</p>`;
   else if (state.status === "done" && state.items.length === 0)
     body = html`<div class="empty"><p>No messages match this search in the selected time range. Widen the range or remove a filter.</p></div>`;
   else
@@ -110,7 +121,8 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       </table>
     </div>`;
 
-  if (live) return html`<${LiveResults} protoType=${state.request?.filter.proto_type ?? 1} filter=${state.request?.filter} onStop=${() => setLive(false)} />`;
+  if (live)
+    return html`<${LiveResults} protoType=${state.request?.filter.proto_type ?? 1} filter=${state.request?.filter} onStop=${() => setLive(false)} />`;
   return html`<div class="results" aria-busy=${state.status === "loading"}>
     <div class="results-bar">
       <${ResultCount} source=${source} state=${state} onLoaded=${(before: number) => sort.key === "timestamp" && sort.dir === -1 && setPage(Math.floor(before / size))} />
@@ -139,7 +151,20 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
   </div>`;
 }
 
-const MONO = new Set(["session_id", "sid", "src", "dst", "src_ip", "dst_ip", "uuid", "cid", "trace_id", "span_id", "timestamp", "payload"]);
+const MONO = new Set([
+  "session_id",
+  "sid",
+  "src",
+  "dst",
+  "src_ip",
+  "dst_ip",
+  "uuid",
+  "cid",
+  "trace_id",
+  "span_id",
+  "timestamp",
+  "payload",
+]);
 const cellClass = (k: string) => (MONO.has(k) ? "mono" : "");
 
 /** The whole value on hover: a cell shows one line of at most 420 px (styles.css `.grid-table td`). */
@@ -151,7 +176,8 @@ function cellTitle(row: ResultRow, k: string): string | undefined {
 
 function renderCell(row: ResultRow, k: string) {
   if (k === "timestamp" && typeof row.timestamp_us === "number") return formatTime(row.timestamp_us / 1000);
-  if (k === "event" && typeof row.event === "string") return html`<span class=${`ev ${eventClass(row.event)}`}>${row.event}</span>`;
+  if (k === "event" && typeof row.event === "string")
+    return html`<span class=${`ev ${eventClass(row.event)}`}>${row.event}</span>`;
   const t = cellText(columnValue(row, k));
   return t.length > 160 ? `${t.slice(0, 160)}…` : t;
 }

@@ -11,7 +11,8 @@ import { openTransaction, type ResultRow, type SearchState } from "../lib/state.
 /** Call-IDs one view loads at most (each is looked up and correlated on its own). */
 export const MAX_COMBINED_CALLS = 50;
 
-const rowKey = (row: ResultRow, i: number) => String(row.uuid ?? `${String(row.session_id)}#${String(row.timestamp_us)}#${i}`);
+const rowKey = (row: ResultRow, i: number) =>
+  String(row.uuid ?? `${String(row.session_id)}#${String(row.timestamp_us)}#${i}`);
 
 export interface RowSelection {
   isSelected: (row: ResultRow, index: number) => boolean;
@@ -85,7 +86,17 @@ export function SelectCell({ sel, row, index }: { sel: RowSelection; row: Result
 }
 
 /** The header cell: every row of the page [from, to) on or off. */
-export function SelectPageHeader({ sel, rows, from, to }: { sel: RowSelection; rows: ResultRow[]; from: number; to: number }) {
+export function SelectPageHeader({
+  sel,
+  rows,
+  from,
+  to,
+}: {
+  sel: RowSelection;
+  rows: ResultRow[];
+  from: number;
+  to: number;
+}) {
   const page = rows.slice(from, to);
   const all = page.length > 0 && page.every((r, i) => sel.isSelected(r, from + i));
   const some = page.some((r, i) => sel.isSelected(r, from + i));

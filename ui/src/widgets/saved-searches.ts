@@ -54,7 +54,9 @@ function storable(values: Record<string, FieldValue>): SavedSearch["filters"] {
 /** "caller = 1001 · method = INVITE": what a saved search filters on, for its list entry. */
 const summary = (s: SavedSearch) =>
   [
-    ...Object.entries(s.filters).map(([k, v]) => (v === true ? k : `${k} = ${Array.isArray(v) ? v.join(", ") : String(v)}`)),
+    ...Object.entries(s.filters).map(([k, v]) =>
+      v === true ? k : `${k} = ${Array.isArray(v) ? v.join(", ") : String(v)}`,
+    ),
     ...(s.range ? [rangeLabel({ kind: "relative", minutes: s.range.minutes })] : []),
   ].join(" · ") || "no filter";
 
@@ -133,8 +135,16 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
           setList(await change((all) => all.map((x) => (x.id === id ? { ...x, name } : x))));
           notify(`Renamed to “${name}”`);
         } else {
-          const entry: SavedSearch = { id: newId(), name, hepid, profile, filters: storable(values), range: withRange && range.kind === "relative" ? { minutes: range.minutes } : null };
-          const same = (x: SavedSearch) => x.hepid === hepid && x.profile === profile && x.name.toLowerCase() === name.toLowerCase();
+          const entry: SavedSearch = {
+            id: newId(),
+            name,
+            hepid,
+            profile,
+            filters: storable(values),
+            range: withRange && range.kind === "relative" ? { minutes: range.minutes } : null,
+          };
+          const same = (x: SavedSearch) =>
+            x.hepid === hepid && x.profile === profile && x.name.toLowerCase() === name.toLowerCase();
           setList(await change((all) => [...all.filter((x) => !same(x)), entry]));
           notify(`Filters saved as “${name}”`);
         }
@@ -156,7 +166,10 @@ interface DialogProps {
 function SaveDialog({ editing, existing, onClose, onSave }: DialogProps) {
   const range = useStore(timeRange);
   const [withRange, setWithRange] = useState(range.kind === "relative");
-  const clashOf = (trimmed: string) => existing.find((s) => s.name.toLowerCase() === trimmed.toLowerCase() && (editing.kind === "save" || s.id !== editing.search.id));
+  const clashOf = (trimmed: string) =>
+    existing.find(
+      (s) => s.name.toLowerCase() === trimmed.toLowerCase() && (editing.kind === "save" || s.id !== editing.search.id),
+    );
   return html`<${NameDialog}
     title=${editing.kind === "save" ? "Save filters" : "Rename saved filters"}
     label="Name"

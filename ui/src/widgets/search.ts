@@ -11,7 +11,16 @@ import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
 import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
-import { channel, deepLink, openTransaction, timeRange, type ResultRow, type TimeRange, type SearchPagination, type NodeReport } from "../lib/state.ts";
+import {
+  channel,
+  deepLink,
+  openTransaction,
+  timeRange,
+  type ResultRow,
+  type TimeRange,
+  type SearchPagination,
+  type NodeReport,
+} from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./types.ts";
 import { SavedSearches } from "./saved-searches.ts";
@@ -60,7 +69,8 @@ export function ProtocolSearch(props: WidgetProps) {
           ? html`<span class="field-error" role="alert">${error}</span>`
           : html`<select id=${selectId} value=${`${hepid}/${profile}`} onChange=${(e: Event) => choose((e.target as HTMLSelectElement).value)} disabled=${!mappings}>
             ${(mappings ?? [{ hepid, profile, hep_alias: "…" }]).map(
-              (m) => html`<option key=${`${m.hepid}/${m.profile}`} value=${`${m.hepid}/${m.profile}`}>${m.hep_alias} · ${m.profile} (HEP ${m.hepid})</option>`,
+              (m) =>
+                html`<option key=${`${m.hepid}/${m.profile}`} value=${`${m.hepid}/${m.profile}`}>${m.hep_alias} · ${m.profile} (HEP ${m.hepid})</option>`,
             )}
           </select>`
       }
@@ -105,7 +115,10 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     results.set({ status: "loading", items: results.get().items, keys: results.get().keys, request: body, seq });
     const t0 = performance.now();
     try {
-      const r = await post<{ data: { items: ResultRow[]; keys: string[] }; meta?: { pagination?: SearchPagination; nodes?: NodeReport[]; partial?: boolean } }>("/transactions/search", body);
+      const r = await post<{
+        data: { items: ResultRow[]; keys: string[] };
+        meta?: { pagination?: SearchPagination; nodes?: NodeReport[]; partial?: boolean };
+      }>("/transactions/search", body);
       results.set({
         status: "done",
         items: r.data.items,
@@ -148,11 +161,19 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
         .filter(Boolean);
       const found = ids.filter((id) => items?.some((r) => String(r.session_id ?? "") === id));
       if (found.length === 0) return;
-      openTransaction.set({ sessionIds: found, protoType: hepid, eventType: profile, from, to, title: found.join(", ") });
+      openTransaction.set({
+        sessionIds: found,
+        protoType: hepid,
+        eventType: profile,
+        from,
+        to,
+        title: found.join(", "),
+      });
     });
   }, [fields, link]);
 
-  if (loadError) return html`<p class="alert alert-error" role="alert">The search form could not be loaded: ${loadError}</p>`;
+  if (loadError)
+    return html`<p class="alert alert-error" role="alert">The search form could not be loaded: ${loadError}</p>`;
   if (!fields) return html`<p class="loading" role="status">Loading search fields…</p>`;
 
   const shown = visibleFields(fields);
@@ -166,7 +187,9 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     if (on) current.add(id);
     else current.delete(id);
     try {
-      await put(`/me/mappings/${hepid}_${encodeURIComponent(profile)}`, { fields: fields.map((f) => ({ id: f.id, selected: current.has(f.id) })) });
+      await put(`/me/mappings/${hepid}_${encodeURIComponent(profile)}`, {
+        fields: fields.map((f) => ({ id: f.id, selected: current.has(f.id) })),
+      });
       await loadFields();
     } catch (e) {
       setLoadError(errorText(e));
@@ -224,7 +247,9 @@ function FieldControl({ field: f, prefix, value, onChange }: ControlProps) {
   const kind = formKind(f);
   const text = (e: Event) => onChange((e.target as HTMLInputElement).value);
   const numeric = f.type === "integer" || f.type === "int" || f.type === "number";
-  const hint = f.virtual ? html`<span class="hint" title=${`data_extra.${f.virtual.path} (${f.virtual.match})`}>virtual</span>` : null;
+  const hint = f.virtual
+    ? html`<span class="hint" title=${`data_extra.${f.virtual.path} (${f.virtual.match})`}>virtual</span>`
+    : null;
   switch (kind) {
     case "select":
       return html`<div class="field"><label for=${id}>${f.name}</label>
@@ -243,7 +268,8 @@ function FieldControl({ field: f, prefix, value, onChange }: ControlProps) {
     case "checkbox":
     case "flag-absent":
     case "flag-present": {
-      const label = kind === "flag-absent" ? `${f.name} absent` : kind === "flag-present" ? `${f.name} present` : f.name;
+      const label =
+        kind === "flag-absent" ? `${f.name} absent` : kind === "flag-present" ? `${f.name} present` : f.name;
       return html`<div class="field field-check"><label class="check"
         ><input id=${id} type="checkbox" checked=${value === true} onChange=${(e: Event) => onChange((e.target as HTMLInputElement).checked)} /> ${label} ${hint}</label
       ></div>`;
@@ -265,7 +291,17 @@ function FieldControl({ field: f, prefix, value, onChange }: ControlProps) {
 }
 
 /** Multi-select: free text (comma separated) plus a checklist of the mapping's preset values. */
-function MultiSelect({ field: f, id, value, onChange }: { field: MappingField; id: string; value: FieldValue; onChange: (v: FieldValue) => void }) {
+function MultiSelect({
+  field: f,
+  id,
+  value,
+  onChange,
+}: {
+  field: MappingField;
+  id: string;
+  value: FieldValue;
+  onChange: (v: FieldValue) => void;
+}) {
   const pop = usePopover({ label: `${f.name} values`, align: "end" });
   const text = Array.isArray(value) ? value.join(", ") : typeof value === "string" ? value : "";
   const list = text

@@ -8,7 +8,18 @@
 import { useEffect, useState } from "preact/hooks";
 import { errorText, post } from "../lib/api.ts";
 import { formatTime } from "../lib/format.ts";
-import { countText, countTicks, GROUP_CHOICES, groupable, histogramRequest, seriesColors, timeTicks, widthText, type GroupBy, type Histogram } from "../lib/histogram.ts";
+import {
+  countText,
+  countTicks,
+  GROUP_CHOICES,
+  groupable,
+  histogramRequest,
+  seriesColors,
+  timeTicks,
+  widthText,
+  type GroupBy,
+  type Histogram,
+} from "../lib/histogram.ts";
 import { chartKeyHandler } from "../lib/chart-keys.ts";
 import { html } from "../lib/html.ts";
 import { channel } from "../lib/state.ts";
@@ -60,14 +71,19 @@ export function TimeChart({ widget, onUpdate }: WidgetProps) {
     </select></label>
   </div>`;
 
-  if (loaded.status === "error") return html`<div class="chart">${head}<p class="alert alert-error" role="alert">Events over time could not be counted: ${loaded.error}</p></div>`;
+  if (loaded.status === "error")
+    return html`<div class="chart">${head}<p class="alert alert-error" role="alert">Events over time could not be counted: ${loaded.error}</p></div>`;
   const h = loaded.data;
   if (!h) {
-    const text = loaded.status === "loading" ? "Counting events over the search's range…" : "Run a search: the chart counts every event of its time range, by SIP method or response class.";
+    const text =
+      loaded.status === "loading"
+        ? "Counting events over the search's range…"
+        : "Run a search: the chart counts every event of its time range, by SIP method or response class.";
     return html`<div class="chart">${head}<div class="empty"><p>${text}</p></div></div>`;
   }
   const range = `${time(h.window.from_ms)} – ${time(h.window.to_ms)}`;
-  if (h.total === 0) return html`<div class="chart">${head}<div class="empty"><p>No events in ${range}.</p></div></div>`;
+  if (h.total === 0)
+    return html`<div class="chart">${head}<div class="empty"><p>No events in ${range}.</p></div></div>`;
 
   const keys = h.groups.map((g) => g.key);
   const colors = seriesColors(keys);

@@ -9,7 +9,18 @@ import { displayZone } from "../lib/dashboard-time.ts";
 import { html } from "../lib/html.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { useStore } from "../lib/store.ts";
-import { QUICK_RANGES, customRange, rangeLabel, resolveRange, sameRange, toZoneText, zoneLabel, zoneShort, type TimeRange, type Zone } from "../lib/time-range.ts";
+import {
+  QUICK_RANGES,
+  customRange,
+  rangeLabel,
+  resolveRange,
+  sameRange,
+  toZoneText,
+  zoneLabel,
+  zoneShort,
+  type TimeRange,
+  type Zone,
+} from "../lib/time-range.ts";
 
 export { rangeLabel };
 
@@ -88,7 +99,9 @@ function RangePanel({ value, zone, onPick }: { value: TimeRange; zone: Zone; onP
       <span>Times in <strong>${zoneLabel(zone)}</strong></span>
       <span class="seg" role="group" aria-label="Show times in">
         ${(["local", "utc"] as const).map(
-          (z) => html`<button key=${z} type="button" class=${zone === z ? "active" : ""} aria-pressed=${zone === z ? "true" : "false"} onClick=${() => switchZone(z)}>
+          (
+            z,
+          ) => html`<button key=${z} type="button" class=${zone === z ? "active" : ""} aria-pressed=${zone === z ? "true" : "false"} onClick=${() => switchZone(z)}>
             ${z === "local" ? "Local" : "UTC"}
           </button>`,
         )}

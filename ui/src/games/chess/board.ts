@@ -10,7 +10,20 @@ import { html } from "../../lib/html.ts";
 
 export type Side = "white" | "black";
 
-const GLYPH: Record<string, string> = { wk: "♔", wq: "♕", wr: "♖", wb: "♗", wn: "♘", wp: "♙", bk: "♚", bq: "♛", br: "♜", bb: "♝", bn: "♞", bp: "♟" };
+const GLYPH: Record<string, string> = {
+  wk: "♔",
+  wq: "♕",
+  wr: "♖",
+  wb: "♗",
+  wn: "♘",
+  wp: "♙",
+  bk: "♚",
+  bq: "♛",
+  br: "♜",
+  bb: "♝",
+  bn: "♞",
+  bp: "♟",
+};
 const NAME: Record<string, string> = { k: "king", q: "queen", r: "rook", b: "bishop", n: "knight", p: "pawn" };
 const FILES = "abcdefgh";
 
@@ -98,7 +111,14 @@ export function Board({ fen, orientation, legal, onMove, lastMove, label }: Boar
             const dark = (FILES.indexOf(f) + r) % 2 === 0;
             const isTarget = targets.has(sq);
             const name = `${sq}${p ? ` ${p.color === "w" ? "white" : "black"} ${NAME[p.type]}` : ""}${isTarget ? ", legal move" : ""}`;
-            const cls = ["chess-sq", dark ? "dark" : "light", sq === from ? "selected" : "", isTarget ? "target" : "", last.includes(sq) ? "last" : "", p ? `piece-${p.color}` : ""].join(" ");
+            const cls = [
+              "chess-sq",
+              dark ? "dark" : "light",
+              sq === from ? "selected" : "",
+              isTarget ? "target" : "",
+              last.includes(sq) ? "last" : "",
+              p ? `piece-${p.color}` : "",
+            ].join(" ");
             return html`<button type="button" role="gridcell" key=${sq} class=${cls} aria-label=${name} aria-pressed=${sq === from} disabled=${!isTarget && !movable.has(sq)} onClick=${() => click(sq)}>
               ${p ? GLYPH[`${p.color}${p.type}`] : ""}
             </button>`;
@@ -108,7 +128,9 @@ export function Board({ fen, orientation, legal, onMove, lastMove, label }: Boar
     </div>
     ${
       promo &&
-      html`<div class="chess-promo" role="dialog" aria-label="Promote the pawn to" ref=${promoRef} onKeyDown=${(e: KeyboardEvent) => {
+      html`<div class="chess-promo" role="dialog" aria-label="Promote the pawn to" ref=${promoRef} onKeyDown=${(
+        e: KeyboardEvent,
+      ) => {
         if (e.key === "Escape") {
           e.stopPropagation();
           setPromo(null);

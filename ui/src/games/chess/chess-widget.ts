@@ -59,7 +59,10 @@ export function ChessWidget(_: WidgetProps) {
       const r = await post<Reply>("/games/chess/llm-move", { fen: game.current.fen() });
       if (my !== gen.current) return;
       game.current.move(moveOf(r.uci));
-      setLast({ uci: r.uci, note: r.source === "llm" ? `${r.san} (model)` : `${r.san} (fallback${r.reason ? `: ${r.reason}` : ""})` });
+      setLast({
+        uci: r.uci,
+        note: r.source === "llm" ? `${r.san} (model)` : `${r.san} (fallback${r.reason ? `: ${r.reason}` : ""})`,
+      });
       sync();
     } catch (e) {
       if (my === gen.current) setError(`The opponent could not move: ${errorText(e)}`);
@@ -83,8 +86,18 @@ export function ChessWidget(_: WidgetProps) {
   const over = outcomeText(g);
   const myTurn = !over && !thinking && (g.turn() === "w") === (side === "white");
   const status = over ?? (thinking ? "Opponent is thinking…" : myTurn ? `Your move (${side})` : "Opponent to move");
-  const opponent = llm === "loading" ? "checking…" : llm === "model" ? "language model" : llm === "fallback" ? "server fallback" : `unavailable: ${llm}`;
-  const opponentHint = llm === "fallback" ? "No language model is configured (mcp.llm): the server picks its moves (mate, best capture, check)" : undefined;
+  const opponent =
+    llm === "loading"
+      ? "checking…"
+      : llm === "model"
+        ? "language model"
+        : llm === "fallback"
+          ? "server fallback"
+          : `unavailable: ${llm}`;
+  const opponentHint =
+    llm === "fallback"
+      ? "No language model is configured (mcp.llm): the server picks its moves (mate, best capture, check)"
+      : undefined;
 
   return html`<div class="chess-widget">
     <div class="chess-bar">
@@ -96,7 +109,9 @@ export function ChessWidget(_: WidgetProps) {
     </div>
     <p class="chess-status" role="status">${status}</p>
     <div class="chess-main">
-      <${Board} fen=${fen} orientation=${side} label="Chess board" legal=${myTurn ? legalUci(g) : []} lastMove=${last?.uci} onMove=${(uci: string) => {
+      <${Board} fen=${fen} orientation=${side} label="Chess board" legal=${myTurn ? legalUci(g) : []} lastMove=${last?.uci} onMove=${(
+        uci: string,
+      ) => {
         g.move(moveOf(uci));
         setLast({ uci, note: "" });
         sync();

@@ -44,7 +44,10 @@ export function Lobby({ onJoin, busy, error }: { onJoin(f: JoinForm): void; busy
           ["room", "Room (a code to share; empty makes one)"],
           ["spectate", "Watch a room"],
         ] as const
-      ).map(([v, label]) => html`<label key=${v}><input type="radio" name="netchess-mode" value=${v} checked=${f.mode === v} onChange=${set("mode")} /> ${label}</label>`)}
+      ).map(
+        ([v, label]) =>
+          html`<label key=${v}><input type="radio" name="netchess-mode" value=${v} checked=${f.mode === v} onChange=${set("mode")} /> ${label}</label>`,
+      )}
     </fieldset>
     ${
       f.mode !== "quick" &&

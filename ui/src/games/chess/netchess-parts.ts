@@ -49,8 +49,14 @@ export function OfferPrompt({ offer, question, onAnswer, autoFocus }: PromptProp
   useEffect(() => {
     if (autoFocus) ref.current?.querySelector<HTMLButtonElement>("button")?.focus();
   }, []);
-  const text = question ?? (offer?.kind === "draw" ? `${offer.from === "white" ? "White" : "Black"} offers a draw.` : `${offer?.from === "white" ? "White" : "Black"} asks to take back a move.`);
-  return html`<div class="chess-prompt" role="alertdialog" aria-label=${text} ref=${ref} onKeyDown=${(e: KeyboardEvent) => {
+  const text =
+    question ??
+    (offer?.kind === "draw"
+      ? `${offer.from === "white" ? "White" : "Black"} offers a draw.`
+      : `${offer?.from === "white" ? "White" : "Black"} asks to take back a move.`);
+  return html`<div class="chess-prompt" role="alertdialog" aria-label=${text} ref=${ref} onKeyDown=${(
+    e: KeyboardEvent,
+  ) => {
     if (e.key === "Escape") {
       e.stopPropagation();
       onAnswer(false);
@@ -64,6 +70,13 @@ export function OfferPrompt({ offer, question, onAnswer, autoFocus }: PromptProp
 
 export function ResultBanner({ over, me }: { over: { result: string; reason: string }; me: Side | null }) {
   const winner = over.result === "1-0" ? "white" : over.result === "0-1" ? "black" : null;
-  const head = winner === null ? "Draw" : me === null ? `${winner === "white" ? "White" : "Black"} wins` : winner === me ? "You won" : "You lost";
+  const head =
+    winner === null
+      ? "Draw"
+      : me === null
+        ? `${winner === "white" ? "White" : "Black"} wins`
+        : winner === me
+          ? "You won"
+          : "You lost";
   return html`<p class="chess-result" role="status"><strong>${head}</strong> (${over.result}) by ${REASON[over.reason] ?? over.reason}.</p>`;
 }

@@ -52,9 +52,17 @@ export function NetChessWidget(_: WidgetProps) {
 
   useEffect(() => () => ws.current?.close(1000, "widget closed"), []);
 
-  const send = (f: Record<string, unknown>) => ws.current?.readyState === WebSocket.OPEN && ws.current.send(JSON.stringify(f));
+  const send = (f: Record<string, unknown>) =>
+    ws.current?.readyState === WebSocket.OPEN && ws.current.send(JSON.stringify(f));
   const position = (f: Frame, started: boolean) =>
-    setPos({ fen: String(f.fen), legal: (f.legal_moves as string[]) ?? [], white_ms: Number(f.white_ms), black_ms: Number(f.black_ms), at: Date.now(), started });
+    setPos({
+      fen: String(f.fen),
+      legal: (f.legal_moves as string[]) ?? [],
+      white_ms: Number(f.white_ms),
+      black_ms: Number(f.black_ms),
+      at: Date.now(),
+      started,
+    });
 
   const onFrame = (f: Frame) => {
     switch (f.type) {
@@ -91,7 +99,18 @@ export function NetChessWidget(_: WidgetProps) {
         return setOffer(null);
       case "game_over":
         setOver({ result: String(f.result), reason: String(f.reason) });
-        setPos((p) => (p ? { ...p, legal: [], white_ms: Number(f.white_ms), black_ms: Number(f.black_ms), at: Date.now(), started: false } : p));
+        setPos((p) =>
+          p
+            ? {
+                ...p,
+                legal: [],
+                white_ms: Number(f.white_ms),
+                black_ms: Number(f.black_ms),
+                at: Date.now(),
+                started: false,
+              }
+            : p,
+        );
         setOffer(null);
         setConfirmResign(false);
         return setPhase("over");
@@ -103,7 +122,10 @@ export function NetChessWidget(_: WidgetProps) {
       case "takeback_declined":
         return setNotice("Your takeback request was declined.");
       case "chat":
-        return setChat((c) => [...c.slice(-99), { from: String(f.from), text: String(f.text), color: (f.color as Side | null) ?? null }]);
+        return setChat((c) => [
+          ...c.slice(-99),
+          { from: String(f.from), text: String(f.text), color: (f.color as Side | null) ?? null },
+        ]);
       case "spectators":
         return setWatchers(Number(f.count));
       case "opponent_left":
@@ -126,7 +148,9 @@ export function NetChessWidget(_: WidgetProps) {
       setError(errorText(e));
       return setPhase("lobby");
     }
-    const sock = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/games/netchess?${q}`);
+    const sock = new WebSocket(
+      `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/games/netchess?${q}`,
+    );
     ws.current = sock;
     setChat([]);
     setOver(null);
@@ -161,14 +185,17 @@ export function NetChessWidget(_: WidgetProps) {
     setConfirmResign(false);
   };
 
-  if (phase === "lobby" || phase === "connecting") return html`<div class="netchess"><${Lobby} busy=${phase === "connecting"} error=${error} onJoin=${(f: JoinForm) => void join(f)} /></div>`;
+  if (phase === "lobby" || phase === "connecting")
+    return html`<div class="netchess"><${Lobby} busy=${phase === "connecting"} error=${error} onJoin=${(f: JoinForm) => void join(f)} /></div>`;
 
   const me = match?.color ?? null;
   const orientation: Side = me ?? "white";
-  const myTurn = phase === "playing" && me !== null && pos !== null && (pos.fen.split(" ")[1] === "w") === (me === "white");
+  const myTurn =
+    phase === "playing" && me !== null && pos !== null && (pos.fen.split(" ")[1] === "w") === (me === "white");
   const top: Side = orientation === "white" ? "black" : "white";
   const nameOf = (s: Side) => (match ? (s === "white" ? match.white : match.black) : s);
-  const toMove: Side | null = pos?.started && phase === "playing" ? (pos.fen.split(" ")[1] === "w" ? "white" : "black") : null;
+  const toMove: Side | null =
+    pos?.started && phase === "playing" ? (pos.fen.split(" ")[1] === "w" ? "white" : "black") : null;
 
   // Result, notices and offers: beside the board during a game (so the board keeps its room), above it before.
   const messages = html`${over && html`<${ResultBanner} over=${over} me=${me} />`}

@@ -38,7 +38,10 @@ function buildWad(): ArrayBuffer {
   const lumps: Array<[string, Uint8Array]> = [
     ["PLAYPAL", playpal],
     ["PNAMES", cat(le(32, 1), name8("P1"))],
-    ["TEXTURE1", cat(le(32, 1, 8), name8("WALL"), le(32, 0), le(16, 4, 2), le(32, 0), le(16, 1), le(16, 0, 0, 0, 1, 0))],
+    [
+      "TEXTURE1",
+      cat(le(32, 1, 8), name8("WALL"), le(32, 0), le(16, 4, 2), le(32, 0), le(16, 1), le(16, 0, 0, 0, 1, 0)),
+    ],
     ["P1", patch()],
     ["E1M1", new Uint8Array()],
     ["THINGS", le(16, 0, 0, 90, 1, 7)],
@@ -63,7 +66,8 @@ function buildWad(): ArrayBuffer {
     dir.push(cat(le(32, at, d.length), name8(n)));
     at += d.length;
   }
-  return cat(new TextEncoder().encode("IWAD"), le(32, lumps.length, at), ...lumps.map(([, d]) => d), ...dir).buffer as ArrayBuffer;
+  return cat(new TextEncoder().encode("IWAD"), le(32, lumps.length, at), ...lumps.map(([, d]) => d), ...dir)
+    .buffer as ArrayBuffer;
 }
 
 describe("WAD reader", () => {
@@ -94,8 +98,12 @@ describe("WAD reader", () => {
   });
 
   test("files that are not WADs are refused with the reason", () => {
-    expect(() => new Wad(new TextEncoder().encode("PK\u0003\u0004 this is a zip").buffer as ArrayBuffer)).toThrow(new WadError('the file does not start with IWAD or PWAD (found "PK\\u0003\\u0004")'));
-    expect(() => new Wad(cat(new TextEncoder().encode("IWAD"), le(32, 5, 9999)).buffer as ArrayBuffer)).toThrow("the lump directory lies outside the file");
+    expect(() => new Wad(new TextEncoder().encode("PK\u0003\u0004 this is a zip").buffer as ArrayBuffer)).toThrow(
+      new WadError('the file does not start with IWAD or PWAD (found "PK\\u0003\\u0004")'),
+    );
+    expect(() => new Wad(cat(new TextEncoder().encode("IWAD"), le(32, 5, 9999)).buffer as ArrayBuffer)).toThrow(
+      "the lump directory lies outside the file",
+    );
   });
 });
 

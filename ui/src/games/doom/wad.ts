@@ -82,7 +82,9 @@ export class Wad {
   private readonly view: DataView;
   private readonly bytes: Uint8Array;
   private patchNames: string[] | undefined;
-  private textureDefs: Map<string, { width: number; height: number; patches: Array<{ x: number; y: number; patch: number }> }> | undefined;
+  private textureDefs:
+    | Map<string, { width: number; height: number; patches: Array<{ x: number; y: number; patch: number }> }>
+    | undefined;
   private readonly textures = new Map<string, Texture | null>();
   private flats: Map<string, Uint8Array> | undefined;
   readonly palette: Uint8Array;
@@ -92,16 +94,19 @@ export class Wad {
     this.view = new DataView(buf);
     if (buf.byteLength < 12) throw new WadError("the file is too short to be a WAD");
     const id = String.fromCharCode(...this.bytes.subarray(0, 4));
-    if (id !== "IWAD" && id !== "PWAD") throw new WadError(`the file does not start with IWAD or PWAD (found ${JSON.stringify(id)})`);
+    if (id !== "IWAD" && id !== "PWAD")
+      throw new WadError(`the file does not start with IWAD or PWAD (found ${JSON.stringify(id)})`);
     this.kind = id;
     const count = this.view.getInt32(4, true);
     const dir = this.view.getInt32(8, true);
-    if (count < 0 || dir < 12 || dir + count * 16 > buf.byteLength) throw new WadError("the lump directory lies outside the file");
+    if (count < 0 || dir < 12 || dir + count * 16 > buf.byteLength)
+      throw new WadError("the lump directory lies outside the file");
     for (let i = 0; i < count; i++) {
       const at = dir + i * 16;
       const offset = this.view.getInt32(at, true);
       const size = this.view.getInt32(at + 4, true);
-      if (offset < 0 || size < 0 || offset + size > buf.byteLength) throw new WadError(`lump ${i} lies outside the file`);
+      if (offset < 0 || size < 0 || offset + size > buf.byteLength)
+        throw new WadError(`lump ${i} lies outside the file`);
       this.lumps.push({ name: text8(this.bytes, at + 8), offset, size });
     }
     const pal = this.lump("PLAYPAL");
@@ -143,7 +148,10 @@ export class Wad {
       throw new WadError(`map ${name} has no ${lump}`);
     };
     const vx = part("VERTEXES", 4);
-    const vertexes = Array.from({ length: vx.n }, (_, i) => ({ x: vx.v.getInt16(i * 4, true), y: vx.v.getInt16(i * 4 + 2, true) }));
+    const vertexes = Array.from({ length: vx.n }, (_, i) => ({
+      x: vx.v.getInt16(i * 4, true),
+      y: vx.v.getInt16(i * 4 + 2, true),
+    }));
     const sd = part("SIDEDEFS", 30);
     const sidedefs = Array.from({ length: sd.n }, (_, i) => ({
       xoff: sd.v.getInt16(i * 30, true),
@@ -163,7 +171,9 @@ export class Wad {
         right: ld.v.getUint16(i * 14 + 10, true),
         left: left === 0xffff ? -1 : left,
       };
-    }).filter((l) => l.v1 < vertexes.length && l.v2 < vertexes.length && l.right < sidedefs.length && l.left < sidedefs.length);
+    }).filter(
+      (l) => l.v1 < vertexes.length && l.v2 < vertexes.length && l.right < sidedefs.length && l.left < sidedefs.length,
+    );
     const se = part("SECTORS", 26);
     const sectors = Array.from({ length: se.n }, (_, i) => ({
       floor: se.v.getInt16(i * 26, true),
@@ -200,9 +210,17 @@ export class Wad {
         const pc = v.getInt16(o + 20, true);
         const patches = [];
         for (let k = 0; k < pc && o + 22 + k * 10 + 10 <= t.length; k++) {
-          patches.push({ x: v.getInt16(o + 22 + k * 10, true), y: v.getInt16(o + 24 + k * 10, true), patch: v.getInt16(o + 26 + k * 10, true) });
+          patches.push({
+            x: v.getInt16(o + 22 + k * 10, true),
+            y: v.getInt16(o + 24 + k * 10, true),
+            patch: v.getInt16(o + 26 + k * 10, true),
+          });
         }
-        this.textureDefs.set(text8(t, o), { width: v.getInt16(o + 12, true), height: v.getInt16(o + 14, true), patches });
+        this.textureDefs.set(text8(t, o), {
+          width: v.getInt16(o + 12, true),
+          height: v.getInt16(o + 14, true),
+          patches,
+        });
       }
     }
   }
@@ -251,7 +269,8 @@ export class Wad {
       this.flats = new Map();
       const s = this.lumps.findIndex((l) => l.name === "F_START" || l.name === "FF_START");
       const e = this.lumps.findIndex((l) => l.name === "F_END" || l.name === "FF_END");
-      for (let i = s + 1; s >= 0 && i < e; i++) if (this.lumps[i]!.size === 4096) this.flats.set(this.lumps[i]!.name, this.data(i));
+      for (let i = s + 1; s >= 0 && i < e; i++)
+        if (this.lumps[i]!.size === 4096) this.flats.set(this.lumps[i]!.name, this.data(i));
     }
     return this.flats.get(name);
   }

@@ -16,7 +16,11 @@ const H = 200;
 const SPEED = 0.28; // map units per ms
 const TURN = 0.0028; // radians per ms
 
-type State = { kind: "loading"; bytes: number; total: number } | { kind: "missing" } | { kind: "error"; message: string } | { kind: "ready"; world: World; title: string; iwad: boolean };
+type State =
+  | { kind: "loading"; bytes: number; total: number }
+  | { kind: "missing" }
+  | { kind: "error"; message: string }
+  | { kind: "ready"; world: World; title: string; iwad: boolean };
 
 const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
 
@@ -26,7 +30,11 @@ async function load(onProgress: (bytes: number, total: number) => void): Promise
     // The route's own 404 names the directory; without the route the server's generic 404 answers.
     const body = (await r.json().catch(() => ({}))) as { message?: string };
     if (body.message?.includes("game data directory")) return { kind: "missing" };
-    return { kind: "error", message: "This server does not serve game data: games are off (coordinator.widgets.control.games) or coordinator.http_server.gamedata_dir is empty." };
+    return {
+      kind: "error",
+      message:
+        "This server does not serve game data: games are off (coordinator.widgets.control.games) or coordinator.http_server.gamedata_dir is empty.",
+    };
   }
   if (!r.ok) return { kind: "error", message: `the server answered HTTP ${r.status} for ${URL_WAD}` };
   const total = Number(r.headers.get("content-length") ?? 0);
@@ -54,10 +62,15 @@ async function load(onProgress: (bytes: number, total: number) => void): Promise
     // Level names live in the DEHACKED lump of Freedoom (HUSTR_E1M1 = ...); plain Doom has none there.
     const dh = wad.lump("DEHACKED");
     const key = /^E(\d)M(\d)$/.test(name) ? `HUSTR_${name}` : `HUSTR_${Number(name.slice(3))}`;
-    const found = dh ? new TextDecoder().decode(dh).match(new RegExp(`^\\s*${key}\\s*=\\s*(.+?)\\s*$`, "m"))?.[1] : undefined;
+    const found = dh
+      ? new TextDecoder().decode(dh).match(new RegExp(`^\\s*${key}\\s*=\\s*(.+?)\\s*$`, "m"))?.[1]
+      : undefined;
     return { kind: "ready", world, title: found ? `${name} · ${found}` : name, iwad: wad.kind === "IWAD" };
   } catch (e) {
-    return { kind: "error", message: `doom1.wad could not be read: ${e instanceof WadError || e instanceof Error ? e.message : String(e)}` };
+    return {
+      kind: "error",
+      message: `doom1.wad could not be read: ${e instanceof WadError || e instanceof Error ? e.message : String(e)}`,
+    };
   }
 }
 
@@ -75,7 +88,12 @@ export function Doom(_props: WidgetProps) {
     setState({ kind: "loading", bytes: 0, total: 0 });
     load((bytes, total) => live && setState({ kind: "loading", bytes, total })).then(
       (s) => live && setState(s),
-      (e: unknown) => live && setState({ kind: "error", message: `doom1.wad could not be loaded: ${e instanceof Error ? e.message : String(e)}` }),
+      (e: unknown) =>
+        live &&
+        setState({
+          kind: "error",
+          message: `doom1.wad could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+        }),
     );
     return () => {
       live = false;
@@ -94,7 +112,9 @@ export function Doom(_props: WidgetProps) {
       g.putImageData(img, 0, 0);
     }
     const p = world.player;
-    setPos(`x ${Math.round(p.x)}, y ${Math.round(p.y)}, facing ${Math.round(((((p.angle * 180) / Math.PI) % 360) + 360) % 360)}°`);
+    setPos(
+      `x ${Math.round(p.x)}, y ${Math.round(p.y)}, facing ${Math.round(((((p.angle * 180) / Math.PI) % 360) + 360) % 360)}°`,
+    );
   };
 
   useEffect(paint, [world, automap]);

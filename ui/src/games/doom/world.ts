@@ -4,7 +4,15 @@
  * ray per screen column over the linedefs (front to back, sector heights, upper/lower/middle
  * textures with the palette, textured floors and ceilings, light by sector and distance).
  */
-import { ML_BLOCKING, ML_DONTPEGBOTTOM, ML_DONTPEGTOP, type DoomMap, type Sector, type Sidedef, type Wad } from "./wad.ts";
+import {
+  ML_BLOCKING,
+  ML_DONTPEGBOTTOM,
+  ML_DONTPEGTOP,
+  type DoomMap,
+  type Sector,
+  type Sidedef,
+  type Wad,
+} from "./wad.ts";
 
 export const RADIUS = 16;
 const STEP = 24;
@@ -115,7 +123,11 @@ export class World {
       const onRight = cross(l.ex, l.ey, p.x - l.ax, p.y - l.ay) < 0;
       const other = this.sector(onRight ? l.left : l.right);
       if (!other || !here) return false;
-      if (other.floor - here.floor > STEP || Math.min(other.ceil, here.ceil) - Math.max(other.floor, here.floor) < HEADROOM) return false;
+      if (
+        other.floor - here.floor > STEP ||
+        Math.min(other.ceil, here.ceil) - Math.max(other.floor, here.floor) < HEADROOM
+      )
+        return false;
     }
     return true;
   }
@@ -283,13 +295,20 @@ export class World {
     for (const l of this.lines) {
       const f = this.sector(l.right);
       const b = this.sector(l.left);
-      g.strokeStyle = !b ? "#e04040" : f && b.floor !== f.floor ? "#b8864b" : f && b.ceil !== f.ceil ? "#e0d040" : "#505050";
+      g.strokeStyle = !b
+        ? "#e04040"
+        : f && b.floor !== f.floor
+          ? "#b8864b"
+          : f && b.ceil !== f.ceil
+            ? "#e0d040"
+            : "#505050";
       g.beginPath();
       g.moveTo(sx(l.ax), sy(l.ay));
       g.lineTo(sx(l.ax + l.ex), sy(l.ay + l.ey));
       g.stroke();
     }
-    const tip = (k: number, da: number) => [w / 2 + Math.cos(p.angle + da) * k, h / 2 - Math.sin(p.angle + da) * k] as const;
+    const tip = (k: number, da: number) =>
+      [w / 2 + Math.cos(p.angle + da) * k, h / 2 - Math.sin(p.angle + da) * k] as const;
     g.strokeStyle = "#fff";
     g.beginPath();
     g.moveTo(...tip(-6, 0));

@@ -11,14 +11,27 @@ import { serverFeatures } from "../../lib/state.ts";
 import { PopoverPanel, usePopover } from "../../lib/popover.ts";
 import type { WidgetProps } from "../../widgets/types.ts";
 import { BASE_DELAY_MS, phasesFromRtcp, SYNTHETIC_PHASES, type Phase } from "./jitter.ts";
-import { advance, MAX_BUFFER_MS, newRound, phaseIndex, TICK_MS, totalTicks, WINDOW, type Round } from "./jitter-round.ts";
+import {
+  advance,
+  MAX_BUFFER_MS,
+  newRound,
+  phaseIndex,
+  TICK_MS,
+  totalTicks,
+  WINDOW,
+  type Round,
+} from "./jitter-round.ts";
 
 type Source = { state: "loading" } | { state: "done"; phases: Phase[]; note: string; failed?: boolean };
 
 /** Up to 6 phases from the newest RTCP reports of the last 24 h, the rest synthetic. */
 async function loadPhases(): Promise<{ phases: Phase[]; note: string; failed?: boolean }> {
   const now = Date.now();
-  if (serverFeatures.get()?.search === false) return { phases: [...SYNTHETIC_PHASES], note: "This server stores no captures (no lake): a synthetic jitter profile plays." };
+  if (serverFeatures.get()?.search === false)
+    return {
+      phases: [...SYNTHETIC_PHASES],
+      note: "This server stores no captures (no lake): a synthetic jitter profile plays.",
+    };
   try {
     const r = await post<{ data: { items: Array<Record<string, unknown>> } }>("/transactions/search", {
       filter: { proto_type: 5, event_type: "default" },
@@ -26,13 +39,21 @@ async function loadPhases(): Promise<{ phases: Phase[]; note: string; failed?: b
       timestamp: { from: now - 86_400_000, to: now },
     });
     const rtcp = phasesFromRtcp(r.data.items.map((x) => String(x.payload ?? "")).reverse());
-    if (rtcp.length === 0) return { phases: [...SYNTHETIC_PHASES], note: "No RTCP captured in the last 24 hours: a synthetic jitter profile plays." };
+    if (rtcp.length === 0)
+      return {
+        phases: [...SYNTHETIC_PHASES],
+        note: "No RTCP captured in the last 24 hours: a synthetic jitter profile plays.",
+      };
     return {
       phases: [...rtcp, ...SYNTHETIC_PHASES.slice(rtcp.length)],
       note: `Jitter of ${rtcp.length} captured RTCP report${rtcp.length > 1 ? "s" : ""}${rtcp.length < 6 ? ", then synthetic phases" : ""}.`,
     };
   } catch (e) {
-    return { phases: [...SYNTHETIC_PHASES], note: `RTCP could not be read (${errorText(e)}): a synthetic jitter profile plays.`, failed: true };
+    return {
+      phases: [...SYNTHETIC_PHASES],
+      note: `RTCP could not be read (${errorText(e)}): a synthetic jitter profile plays.`,
+      failed: true,
+    };
   }
 }
 
@@ -86,13 +107,17 @@ export function JitterBufferHero({ widget }: WidgetProps) {
     if (e.key === " " && (e.target as HTMLElement).tagName !== "BUTTON") {
       e.preventDefault();
       start();
-    } else if (!onSlider && (e.key === "ArrowUp" || e.key === "ArrowDown" || e.key === "PageUp" || e.key === "PageDown")) {
+    } else if (
+      !onSlider &&
+      (e.key === "ArrowUp" || e.key === "ArrowDown" || e.key === "PageUp" || e.key === "PageDown")
+    ) {
       e.preventDefault();
       nudge((e.key.startsWith("Page") ? 20 : 5) * (e.key.endsWith("Up") ? 1 : -1));
     }
   };
 
-  if (source.state === "loading" || !round) return html`<p class="loading" role="status">Loading jitter from captured RTCP…</p>`;
+  if (source.state === "loading" || !round)
+    return html`<p class="loading" role="status">Loading jitter from captured RTCP…</p>`;
   const p = phaseIndex(round);
   const phase = round.phases[p]!;
   const recent = round.played.slice(-2 * WINDOW);

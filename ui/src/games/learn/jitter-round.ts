@@ -42,7 +42,18 @@ export function newRound(phases: readonly Phase[], seed: number): Round {
   const variation = list.map((p, i) => delayVariation(p.jitterMs, PHASE_MS / PACKET_MS, seed + i * 7919));
   const best = list.map((p, i) => bestBuffer(variation[i]!, p.loss, MAX_BUFFER_MS));
   const par = best.reduce((sum, b) => sum + Math.round(b.mos * 10) * TICKS_PER_PHASE, 0);
-  return { phases: list, variation, tick: 0, played: [], points: 0, par, parBuffers: best.map((b) => b.bufferMs), mos: 0, loss: 0, done: false };
+  return {
+    phases: list,
+    variation,
+    tick: 0,
+    played: [],
+    points: 0,
+    par,
+    parBuffers: best.map((b) => b.bufferMs),
+    mos: 0,
+    loss: 0,
+    done: false,
+  };
 }
 
 export const totalTicks = (r: Round) => r.phases.length * TICKS_PER_PHASE;

@@ -1,5 +1,14 @@
 import { expect, test } from "bun:test";
-import { BASE_DELAY_MS, bestBuffer, delayVariation, lateShare, mosEstimate, phasesFromRtcp, playout, rfc3550Jitter } from "./jitter.ts";
+import {
+  BASE_DELAY_MS,
+  bestBuffer,
+  delayVariation,
+  lateShare,
+  mosEstimate,
+  phasesFromRtcp,
+  playout,
+  rfc3550Jitter,
+} from "./jitter.ts";
 import { advance, newRound, totalTicks } from "./jitter-round.ts";
 
 test("mosEstimate follows the simplified E-model: no impairment is R 93.2, MOS 4.41", () => {
@@ -53,7 +62,12 @@ test("bestBuffer trades delay against loss: more jitter wants a deeper buffer", 
 });
 
 test("phasesFromRtcp: RTP units at 8 kHz to ms, fraction_lost in 1/256, agent jitter as is, junk skipped", () => {
-  const rows = [JSON.stringify({ report_blocks: [{ ia_jitter: 160, fraction_lost: 64 }] }), "not json", JSON.stringify({ jitter: 12.5 }), JSON.stringify({ type: 200 })];
+  const rows = [
+    JSON.stringify({ report_blocks: [{ ia_jitter: 160, fraction_lost: 64 }] }),
+    "not json",
+    JSON.stringify({ jitter: 12.5 }),
+    JSON.stringify({ type: 200 }),
+  ];
   expect(phasesFromRtcp(rows)).toEqual([
     { jitterMs: 20, loss: 0.25, source: "RTCP" },
     { jitterMs: 12.5, loss: 0, source: "RTCP" },

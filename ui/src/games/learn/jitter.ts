@@ -56,7 +56,11 @@ export function mosEstimate(delayMs: number, loss: number): { r: number; mos: nu
 }
 
 /** Mouth-to-ear delay and MOS of one stretch of packets played with a buffer of `bufferMs`. */
-export function playout(variation: readonly number[], bufferMs: number, networkLoss = 0): { late: number; loss: number; delayMs: number; mos: number } {
+export function playout(
+  variation: readonly number[],
+  bufferMs: number,
+  networkLoss = 0,
+): { late: number; loss: number; delayMs: number; mos: number } {
   const late = lateShare(variation, bufferMs);
   const loss = 1 - (1 - late) * (1 - networkLoss);
   const delayMs = BASE_DELAY_MS + bufferMs;
@@ -64,7 +68,12 @@ export function playout(variation: readonly number[], bufferMs: number, networkL
 }
 
 /** The buffer (a multiple of `step` up to `max` ms) with the best MOS for these packets: the par of a phase. */
-export function bestBuffer(variation: readonly number[], networkLoss = 0, max = 300, step = 5): { bufferMs: number; mos: number } {
+export function bestBuffer(
+  variation: readonly number[],
+  networkLoss = 0,
+  max = 300,
+  step = 5,
+): { bufferMs: number; mos: number } {
   let best = { bufferMs: 0, mos: -1 };
   for (let b = 0; b <= max; b += step) {
     const { mos } = playout(variation, b, networkLoss);
@@ -106,8 +115,11 @@ export function phasesFromRtcp(payloads: readonly string[], max = 6): Phase[] {
     }
     if (!j || typeof j !== "object") continue;
     const o = j as Record<string, unknown>;
-    const block = Array.isArray(o.report_blocks) ? (o.report_blocks[0] as Record<string, unknown> | undefined) : undefined;
-    const ia = typeof block?.ia_jitter === "number" ? block.ia_jitter / 8 : typeof o.jitter === "number" ? o.jitter : undefined;
+    const block = Array.isArray(o.report_blocks)
+      ? (o.report_blocks[0] as Record<string, unknown> | undefined)
+      : undefined;
+    const ia =
+      typeof block?.ia_jitter === "number" ? block.ia_jitter / 8 : typeof o.jitter === "number" ? o.jitter : undefined;
     if (ia === undefined || !Number.isFinite(ia) || ia < 0) continue;
     const fl = typeof block?.fraction_lost === "number" ? Math.min(1, Math.max(0, block.fraction_lost / 256)) : 0;
     out.push({ jitterMs: Math.round(ia * 10) / 10, loss: fl, source: "RTCP" });

@@ -5,8 +5,22 @@ import { nextRule, parseStep, TEXTBOOK_FLOWS } from "./sip-flow.ts";
 const steps = (i: number) => TEXTBOOK_FLOWS[i]!.messages.map(([p, s, d]) => parseStep(p, s, d)!);
 
 test("parseStep reads the start line, the dialog identifiers, CSeq and RSeq; short header names too", () => {
-  const s = parseStep("SIP/2.0 180 Ringing\r\ni: abc@h\r\nf: <sip:a@x>;tag=ft\r\nt: <sip:b@y>;tag=tt\r\nCSeq: 7 INVITE\r\nRSeq: 3\r\nv: SIP/2.0/UDP h;branch=z9hG4bK1\r\n\r\n", "1.1.1.1", "2.2.2.2")!;
-  expect(s).toMatchObject({ label: "180 Ringing", code: 180, method: null, callId: "abc@h", fromTag: "ft", toTag: "tt", cseqNum: 7, cseqMethod: "INVITE", rseq: 3 });
+  const s = parseStep(
+    "SIP/2.0 180 Ringing\r\ni: abc@h\r\nf: <sip:a@x>;tag=ft\r\nt: <sip:b@y>;tag=tt\r\nCSeq: 7 INVITE\r\nRSeq: 3\r\nv: SIP/2.0/UDP h;branch=z9hG4bK1\r\n\r\n",
+    "1.1.1.1",
+    "2.2.2.2",
+  )!;
+  expect(s).toMatchObject({
+    label: "180 Ringing",
+    code: 180,
+    method: null,
+    callId: "abc@h",
+    fromTag: "ft",
+    toTag: "tt",
+    cseqNum: 7,
+    cseqMethod: "INVITE",
+    rseq: 3,
+  });
   expect(s.headers).toContain("v: SIP/2.0/UDP h;branch=z9hG4bK1");
   expect(parseStep("hello", "a", "b")).toBeNull();
   expect(parseStep("BYE sip:b@y SIP/2.0\r\nCSeq: 2 BYE\r\n\r\n", "a", "b")).toBeNull(); // no Call-ID
@@ -21,7 +35,11 @@ test.each([
   ["SIP/2.0 200 OK", "1 CANCEL", "", "487 Request Terminated", "§9.2"],
   ["INVITE sip:b@y SIP/2.0", "1 INVITE", "", "100 Trying", "§8.2.6.1"],
 ])("nextRule after %s (CSeq %s) is %s", (first, cseq, extra, answer, section) => {
-  const step = parseStep(`${first}\r\nCall-ID: c\r\nFrom: <sip:a@x>;tag=f\r\nTo: <sip:b@y>\r\nCSeq: ${cseq}\r\n${extra}\r\n`, "a", "b")!;
+  const step = parseStep(
+    `${first}\r\nCall-ID: c\r\nFrom: <sip:a@x>;tag=f\r\nTo: <sip:b@y>\r\nCSeq: ${cseq}\r\n${extra}\r\n`,
+    "a",
+    "b",
+  )!;
   const rule = nextRule(step)!;
   expect(rule.answer).toBe(answer);
   expect(rule.why).toContain(section);
@@ -74,7 +92,10 @@ test("the cancelled-call quiz asks for the CANCEL's CSeq, 200 OK (CANCEL), 487 a
 test("a multi-hop capture asks each transaction once: the forwarded INVITE and 200 OK repeat no question", () => {
   const [a, p, c] = ["10.0.0.1", "10.0.0.2", "10.0.0.3"];
   const flow = steps(0);
-  const twice = flow.flatMap((s) => [s, { ...s, src: s.src === "alice.atlanta.example.com" ? p : c, dst: s.dst === "alice.atlanta.example.com" ? p : a }]);
+  const twice = flow.flatMap((s) => [
+    s,
+    { ...s, src: s.src === "alice.atlanta.example.com" ? p : c, dst: s.dst === "alice.atlanta.example.com" ? p : a },
+  ]);
   expect(buildQuiz(twice, 5).map((x) => x.answer)).toEqual(buildQuiz(flow, 5).map((x) => x.answer));
 });
 

@@ -22,9 +22,11 @@ export const MAX_QUESTIONS = 8;
 
 const CSEQ_WHY: Record<string, string> = {
   ACK: "RFC 3261 §17.1.1.3 and §13.2.2.4: an ACK carries the CSeq number of the INVITE it acknowledges, with the method ACK.",
-  CANCEL: "RFC 3261 §9.1: a CANCEL carries the same CSeq number as the request it cancels, with the method CANCEL (and the same Via branch).",
+  CANCEL:
+    "RFC 3261 §9.1: a CANCEL carries the same CSeq number as the request it cancels, with the method CANCEL (and the same Via branch).",
   BYE: "RFC 3261 §12.2.1.1: each new request a UA sends within the dialog carries a CSeq number higher than its previous one (one more, as UAs usually count).",
-  PRACK: "RFC 3262 §7.2 and RFC 3261 §12.2.1.1: the PRACK is a new request in the early dialog, so its CSeq number is the UAC's next one; RAck names the 18x being acknowledged.",
+  PRACK:
+    "RFC 3262 §7.2 and RFC 3261 §12.2.1.1: the PRACK is a new request in the early dialog, so its CSeq number is the UAC's next one; RAck names the 18x being acknowledged.",
 };
 
 function pick<T>(pool: readonly T[], n: number, rand: () => number): T[] {
@@ -47,7 +49,11 @@ export function buildQuiz(steps: readonly FlowStep[], seed = 1): Question[] {
     const m = step.method;
     if (m && CSEQ_WHY[m] && i > 0) {
       const right = `${step.cseqNum} ${step.cseqMethod}`;
-      const wrong = [`${step.cseqNum + 1} ${m}`, `${step.cseqNum} INVITE`, `${step.cseqNum > 1 ? step.cseqNum - 1 : step.cseqNum + 2} ${m}`].filter((c) => c !== right);
+      const wrong = [
+        `${step.cseqNum + 1} ${m}`,
+        `${step.cseqNum} INVITE`,
+        `${step.cseqNum > 1 ? step.cseqNum - 1 : step.cseqNum + 2} ${m}`,
+      ].filter((c) => c !== right);
       add(`cseq ${m} ${right}`, {
         kind: "cseq",
         shown: i,
@@ -68,7 +74,15 @@ export function buildQuiz(steps: readonly FlowStep[], seed = 1): Question[] {
         shown: i + 1,
         reveal: i + 1,
         prompt: `${step.label} created the dialog. Which values identify it?`,
-        choices: shuffled([right, "Call-ID + Via branch", `Call-ID + CSeq ${step.cseqNum}`, `From tag ${step.fromTag} + To tag ${step.toTag}`], rand),
+        choices: shuffled(
+          [
+            right,
+            "Call-ID + Via branch",
+            `Call-ID + CSeq ${step.cseqNum}`,
+            `From tag ${step.fromTag} + To tag ${step.toTag}`,
+          ],
+          rand,
+        ),
         answer: right,
         why: "RFC 3261 §12: the Call-ID, the local and the remote tag (From and To tags; the UAS adds the To tag, §12.1.1) identify a dialog. A Via branch names a transaction (§17); CSeq orders requests.",
       });
@@ -113,5 +127,10 @@ export const NEW_SCORE: Score = { points: 0, correct: 0, answered: 0, streak: 0 
 /** 10 points a right answer plus 5 per earlier answer in the streak (at most +15); a wrong one ends the streak. */
 export function scoreAnswer(s: Score, right: boolean): Score {
   if (!right) return { ...s, answered: s.answered + 1, streak: 0 };
-  return { points: s.points + 10 + 5 * Math.min(s.streak, 3), correct: s.correct + 1, answered: s.answered + 1, streak: s.streak + 1 };
+  return {
+    points: s.points + 10 + 5 * Math.min(s.streak, 3),
+    correct: s.correct + 1,
+    answered: s.answered + 1,
+    streak: s.streak + 1,
+  };
 }

@@ -40,14 +40,24 @@ async function recentCalls(): Promise<RecentCall[]> {
     if (!id || out.has(id)) continue;
     const from = String(row.from_user ?? row.caller ?? "?");
     const to = String(row.to_user ?? row.ruri_user ?? row.callee ?? "?");
-    out.set(id, { sessionId: id, label: `${from} → ${to} · ${id.length > 28 ? `${id.slice(0, 27)}…` : id}`, fromMs: now - DAY_MS, toMs: now });
+    out.set(id, {
+      sessionId: id,
+      label: `${from} → ${to} · ${id.length > 28 ? `${id.slice(0, 27)}…` : id}`,
+      fromMs: now - DAY_MS,
+      toMs: now,
+    });
     if (out.size >= 20) break;
   }
   return [...out.values()];
 }
 
 async function callSteps(c: RecentCall): Promise<FlowStep[]> {
-  const r = await post<{ data: { items: TxMessage[] } }>("/transactions/messages", { session_id: [c.sessionId], proto_type: 1, event_type: "call", timestamp: { from: c.fromMs, to: c.toMs } });
+  const r = await post<{ data: { items: TxMessage[] } }>("/transactions/messages", {
+    session_id: [c.sessionId],
+    proto_type: 1,
+    event_type: "call",
+    timestamp: { from: c.fromMs, to: c.toMs },
+  });
   return r.data.items
     .filter((m) => (m.proto_type ?? 1) === 1 && m.payload)
     .sort((a, b) => a.timestamp_us - b.timestamp_us)
@@ -171,7 +181,8 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
   const acted = useRef(false);
   useEffect(() => {
     if (picked) root.current?.querySelector<HTMLButtonElement>("[data-next]")?.focus();
-    else if (acted.current) root.current?.querySelector<HTMLButtonElement>('[role="group"] button, [data-again]')?.focus();
+    else if (acted.current)
+      root.current?.querySelector<HTMLButtonElement>('[role="group"] button, [data-again]')?.focus();
     acted.current = true;
   }, [picked, index]);
 
@@ -204,7 +215,8 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
     if (el) el.scrollTop = el.scrollHeight;
   }, [shown]);
 
-  if (steps.length === 0) return html`<p class="muted" role="status">This call has no SIP messages to play. Choose another flow.</p>`;
+  if (steps.length === 0)
+    return html`<p class="muted" role="status">This call has no SIP messages to play. Choose another flow.</p>`;
   const hosts = [...new Set(steps.flatMap((s) => [s.src, s.dst]))];
   const letter = (ip: string) => String.fromCharCode(65 + hosts.indexOf(ip));
   const right = picked !== null && q !== undefined && picked === q.answer;
@@ -248,7 +260,10 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
                 .map((c, i) => [c, i] as const)
                 .filter(([c]) => !picked || c === picked || c === q.answer)
                 .map(
-                  ([c, i]) => html`<button key=${c} type="button" class=${picked && c === q.answer ? "btn btn-primary" : "btn"} disabled=${picked !== null} onClick=${() => answer(c)}
+                  ([
+                    c,
+                    i,
+                  ]) => html`<button key=${c} type="button" class=${picked && c === q.answer ? "btn btn-primary" : "btn"} disabled=${picked !== null} onClick=${() => answer(c)}
                   aria-label=${`${i + 1}. ${c}`} style=${{ textAlign: "left", whiteSpace: "normal", overflowWrap: "anywhere", height: "auto" }}>${i + 1}. ${c}${picked && c === q.answer ? " ✓" : picked === c ? " ✗" : ""}</button>`,
                 )}
             </div>

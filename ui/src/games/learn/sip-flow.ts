@@ -129,10 +129,35 @@ export function nextRule(step: FlowStep): NextRule | null {
 }
 
 /** Every answer the next-message question offers (the captured answer plus three others). */
-export const NEXT_CHOICES = ["ACK", "PRACK", "100 Trying", "180 Ringing", "200 OK (BYE)", "200 OK (CANCEL)", "200 OK (PRACK)", "487 Request Terminated", "BYE", "CANCEL"];
+export const NEXT_CHOICES = [
+  "ACK",
+  "PRACK",
+  "100 Trying",
+  "180 Ringing",
+  "200 OK (BYE)",
+  "200 OK (CANCEL)",
+  "200 OK (PRACK)",
+  "487 Request Terminated",
+  "BYE",
+  "CANCEL",
+];
 
-function sipMsg(first: string, p: { via: string; from: string; to: string; callId: string; cseq: string; extra?: string[] }): string {
-  return [first, `Via: SIP/2.0/UDP ${p.via}`, `From: ${p.from}`, `To: ${p.to}`, `Call-ID: ${p.callId}`, `CSeq: ${p.cseq}`, ...(p.extra ?? []), "Content-Length: 0", "", ""].join("\r\n");
+function sipMsg(
+  first: string,
+  p: { via: string; from: string; to: string; callId: string; cseq: string; extra?: string[] },
+): string {
+  return [
+    first,
+    `Via: SIP/2.0/UDP ${p.via}`,
+    `From: ${p.from}`,
+    `To: ${p.to}`,
+    `Call-ID: ${p.callId}`,
+    `CSeq: ${p.cseq}`,
+    ...(p.extra ?? []),
+    "Content-Length: 0",
+    "",
+    "",
+  ].join("\r\n");
 }
 
 /** A textbook flow (RFC 3665 style) as captured payloads: `[payload, src, dst]`. */
@@ -144,11 +169,22 @@ export interface TextbookFlow {
 const A = "alice.atlanta.example.com";
 const B = "bob.biloxi.example.com";
 
-function textbook(name: string, callId: string, plan: Array<[string, "A" | "B", string, string, string?, string[]?]>): TextbookFlow {
+function textbook(
+  name: string,
+  callId: string,
+  plan: Array<[string, "A" | "B", string, string, string?, string[]?]>,
+): TextbookFlow {
   const from = `Alice <sip:alice@atlanta.example.com>;tag=9fxced76sl`;
   const messages = plan.map(([first, dir, cseq, branch, toTag, extra]): [string, string, string] => {
     const to = `Bob <sip:bob@biloxi.example.com>${toTag ? `;tag=${toTag}` : ""}`;
-    const payload = sipMsg(first, { via: `${A}:5060;branch=${branch}`, from, to, callId, cseq, ...(extra ? { extra } : {}) });
+    const payload = sipMsg(first, {
+      via: `${A}:5060;branch=${branch}`,
+      from,
+      to,
+      callId,
+      cseq,
+      ...(extra ? { extra } : {}),
+    });
     return dir === "A" ? [payload, A, B] : [payload, B, A];
   });
   return { name, messages };

@@ -50,7 +50,8 @@ describe("Netris board", () => {
     b.receive(2, 3);
     expect(b.grid[ROWS - 1]!.every((c) => c === 0)).toBe(true);
     b.hardDrop();
-    for (const y of [ROWS - 1, ROWS - 2]) expect(b.grid[y]!.map((c) => (c === GARBAGE_CELL ? "#" : c === 0 ? "." : "p")).join("")).toBe("###.######");
+    for (const y of [ROWS - 1, ROWS - 2])
+      expect(b.grid[y]!.map((c) => (c === GARBAGE_CELL ? "#" : c === 0 ? "." : "p")).join("")).toBe("###.######");
     expect(b.garbageReceived).toBe(2);
     const c = new NetrisBoard(7);
     c.grid[0]![0] = 1;

@@ -138,7 +138,13 @@ export class NetrisBoard {
     if (this.queue.length < 2) this.refill();
     const kind = this.queue.shift()!;
     const s = SHAPES[kind];
-    const p: Piece = { kind, cells: s.cells.map(([x, y]) => [x, y] as [number, number]), n: s.n, x: Math.floor((COLS - s.n) / 2), y: 0 };
+    const p: Piece = {
+      kind,
+      cells: s.cells.map(([x, y]) => [x, y] as [number, number]),
+      n: s.n,
+      x: Math.floor((COLS - s.n) / 2),
+      y: 0,
+    };
     this.piece = p;
     if (!this.fits(p.cells, p.x, p.y)) {
       this.over = true;

@@ -77,7 +77,13 @@ export function Netris(_props: WidgetProps) {
       case "waiting_timeout":
         return leave({ kind: "lobby", notice: `Nobody joined room ${String(f.room)} within 60 s.` });
       case "matched":
-        return setPhase({ kind: "matched", room: String(f.room), opponent: String(f.opponent), me: false, them: false });
+        return setPhase({
+          kind: "matched",
+          room: String(f.room),
+          opponent: String(f.opponent),
+          me: false,
+          them: false,
+        });
       case "ready":
         if (p.kind === "matched") setPhase({ ...p, ...(f.from === "you" ? { me: true } : { them: true }) });
         return;
@@ -106,7 +112,12 @@ export function Netris(_props: WidgetProps) {
         const s = ws.current;
         ws.current = null;
         s?.close(1000, "game over");
-        return setPhase({ kind: "over", result: f.result === "win" ? "win" : "lose", reason: String(f.reason), opponent });
+        return setPhase({
+          kind: "over",
+          result: f.result === "win" ? "win" : "lose",
+          reason: String(f.reason),
+          opponent,
+        });
       }
       case "error":
         if (p.kind === "connecting") return leave({ kind: "lobby", error: String(f.message) });
@@ -125,7 +136,9 @@ export function Netris(_props: WidgetProps) {
     } catch (e) {
       return setPhase({ kind: "lobby", error: errorText(e) });
     }
-    const s = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/games/netris?${q}`);
+    const s = new WebSocket(
+      `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/games/netris?${q}`,
+    );
     ws.current = s;
     s.onmessage = (e) => ws.current === s && onFrame(JSON.parse(String(e.data)) as Frame);
     s.onclose = (e) => {
@@ -188,7 +201,8 @@ export function Netris(_props: WidgetProps) {
       </div>
     </form>`;
   }
-  if (phase.kind === "connecting") return html`<p class="loading" role="status" style=${{ padding: "10px" }}>Connecting to the Netris relay…</p>`;
+  if (phase.kind === "connecting")
+    return html`<p class="loading" role="status" style=${{ padding: "10px" }}>Connecting to the Netris relay…</p>`;
   if (phase.kind === "waiting") {
     const left = Math.max(0, Math.ceil((phase.until - now) / 1000));
     return html`<div style=${S.wrap}>

@@ -1,7 +1,19 @@
 import { describe, expect, test } from "bun:test";
 import { Defender, LANES, LIVES, classify } from "./game.ts";
 
-const sip = (method: string, code = "") => ({ ts: 0, proto: 1, sip: { method, resp_code: code, resp_text: code ? "Busy Here" : "", callid: "c", cseq: "1 INVITE", from_user: "a", to_user: "b" } });
+const sip = (method: string, code = "") => ({
+  ts: 0,
+  proto: 1,
+  sip: {
+    method,
+    resp_code: code,
+    resp_text: code ? "Busy Here" : "",
+    callid: "c",
+    cseq: "1 INVITE",
+    from_user: "a",
+    to_user: "b",
+  },
+});
 
 describe("Packet Defender", () => {
   test("failures (4xx-6xx) are hostile, requests and other responses pass, RTCP passes, RTP is ignored", () => {
@@ -33,7 +45,8 @@ describe("Packet Defender", () => {
     for (let i = 0; i < 40; i++) g.add("486 Busy Here", true);
     const lanes = new Map<number, number[]>();
     for (const p of g.packets) lanes.set(p.lane, [...(lanes.get(p.lane) ?? []), p.x]);
-    for (const xs of lanes.values()) for (let i = 1; i < xs.length; i++) expect(xs[i]! - xs[i - 1]!).toBeGreaterThanOrEqual(0.32 - 1e-9);
+    for (const xs of lanes.values())
+      for (let i = 1; i < xs.length; i++) expect(xs[i]! - xs[i - 1]!).toBeGreaterThanOrEqual(0.32 - 1e-9);
     expect(g.dropped).toBe(40 - g.packets.length);
     for (let t = 0; t < 60_000 && !g.over; t += 16) g.step(16);
     expect(g.over).toBe(true);

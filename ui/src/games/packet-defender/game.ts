@@ -80,7 +80,8 @@ export class Defender {
   }
 
   fire(): void {
-    if (!this.over && this.shots.filter((s) => s.lane === this.lane).length < 3) this.shots.push({ lane: this.lane, x: 0.05 });
+    if (!this.over && this.shots.filter((s) => s.lane === this.lane).length < 3)
+      this.shots.push({ lane: this.lane, x: 0.05 });
   }
 
   /** Advances the game by `ms`. */
@@ -89,7 +90,9 @@ export class Defender {
     for (const s of this.shots) s.x += SHOT_SPEED * ms;
     for (const p of this.packets) p.x -= SPEED * ms;
     for (const s of this.shots) {
-      const hit = this.packets.filter((p) => p.lane === s.lane && p.x <= s.x + 0.02 && p.x >= s.x - 0.08).sort((a, b) => a.x - b.x)[0];
+      const hit = this.packets
+        .filter((p) => p.lane === s.lane && p.x <= s.x + 0.02 && p.x >= s.x - 0.08)
+        .sort((a, b) => a.x - b.x)[0];
       if (!hit) continue;
       s.x = 2;
       this.packets = this.packets.filter((p) => p !== hit);

@@ -25,7 +25,13 @@ const PRACTICE: Array<[string, boolean]> = [
   ["REGISTER", false],
   ["401 Unauthorized", true],
 ];
-const CONN: Record<LiveConn["state"], string> = { checking: "checking the stream…", connecting: "connecting…", live: "live", retry: "reconnecting…", off: "off" };
+const CONN: Record<LiveConn["state"], string> = {
+  checking: "checking the stream…",
+  connecting: "connecting…",
+  live: "live",
+  retry: "reconnecting…",
+  off: "off",
+};
 
 function draw(c: HTMLCanvasElement, g: Defender): void {
   const x = c.getContext("2d");

@@ -1,7 +1,11 @@
 import { expect, test } from "bun:test";
 import { pieceOf } from "./widget.ts";
 
-const sip = (method: string, code = "", text = "") => ({ ts: 0, proto: 1, sip: { method, resp_code: code, resp_text: text, callid: "c", cseq: "1 INVITE", from_user: "a", to_user: "b" } });
+const sip = (method: string, code = "", text = "") => ({
+  ts: 0,
+  proto: 1,
+  sip: { method, resp_code: code, resp_text: text, callid: "c", cseq: "1 INVITE", from_user: "a", to_user: "b" },
+});
 
 test("SIP methods and response classes become pieces, failures garbage, other events nothing", () => {
   expect(pieceOf(sip("INVITE"))).toEqual({ kind: "I", label: "INVITE" });

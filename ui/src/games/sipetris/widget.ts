@@ -12,7 +12,14 @@ import { COLS, NetrisBoard, type Kind, type LockResult } from "../netris/engine.
 import { drawBoard } from "../netris/draw.ts";
 import { boardKey } from "../netris/keys.ts";
 
-const METHOD_PIECE: Record<string, Kind> = { INVITE: "I", REGISTER: "O", BYE: "Z", ACK: "S", CANCEL: "L", OPTIONS: "J" };
+const METHOD_PIECE: Record<string, Kind> = {
+  INVITE: "I",
+  REGISTER: "O",
+  BYE: "Z",
+  ACK: "S",
+  CANCEL: "L",
+  OPTIONS: "J",
+};
 /** At most this many pieces wait in the queue (a bag is 7, plus 6 from SIP); messages beyond are shown, not queued. */
 const MAX_QUEUE = 13;
 const MAX_INCOMING = 4;
@@ -28,7 +35,13 @@ export function pieceOf(f: LiveFrame): { kind: Kind; label: string } | { garbage
   return undefined;
 }
 
-const CONN: Record<LiveConn["state"], string> = { checking: "checking the stream…", connecting: "connecting…", live: "live", retry: "reconnecting…", off: "off" };
+const CONN: Record<LiveConn["state"], string> = {
+  checking: "checking the stream…",
+  connecting: "connecting…",
+  live: "live",
+  retry: "reconnecting…",
+  off: "off",
+};
 
 export function Sipetris(_props: WidgetProps) {
   const board = useRef<NetrisBoard>(new NetrisBoard((Math.random() * 2 ** 32) >>> 0));
