@@ -9,13 +9,15 @@ import {
   type Catalog,
   type TableInfo as CatalogTableInfo,
 } from "./catalog/index.ts";
-import type {
-  LakeCatalog,
-  LiveDataFile,
-  NewDataFile,
-  PartitionSwapGuard,
-  TableInfo,
-  WriterMark,
+import {
+  type LakeCatalog,
+  type ListDataFilesOptions,
+  type LiveDataFile,
+  type NewDataFile,
+  type PartitionSwapGuard,
+  type TableInfo,
+  toLiveDataFile,
+  type WriterMark,
 } from "./catalog-port.ts";
 
 export interface OpenLakeCatalogOptions {
@@ -160,31 +162,9 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.snapshotAt(timestampMs)?.snapshotId;
   }
 
-  async listDataFiles(
-    tableId: number,
-    opts: {
-      snapshotId?: number;
-      column?: string;
-      min?: string;
-      max?: string;
-      statsColumns?: string[];
-      fileIds?: readonly number[];
-    } = {},
-  ): Promise<LiveDataFile[]> {
+  async listDataFiles(tableId: number, opts: ListDataFilesOptions = {}): Promise<LiveDataFile[]> {
     const { statsColumns, ...list } = opts;
-    return this.catalog.listDataFiles(tableId, { ...list, stats: statsColumns ?? true }).map((f) => ({
-      dataFileId: f.dataFileId,
-      path: f.path,
-      absolutePath: f.absolutePath,
-      recordCount: f.recordCount,
-      fileSizeBytes: f.fileSizeBytes,
-      beginSnapshot: f.beginSnapshot,
-      partitionValues: f.partitionValues,
-      columnStats: Object.fromEntries(
-        Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }]),
-      ),
-      ...(f.deleteFile ? { hasDeletes: true } : {}),
-    }));
+    return this.catalog.listDataFiles(tableId, { ...list, stats: statsColumns ?? true }).map(toLiveDataFile);
   }
 
   async replaceDataFiles(

@@ -41,6 +41,39 @@ export interface LiveDataFile {
   hasDeletes?: boolean;
 }
 
+/** What LakeCatalog.listDataFiles takes (documented there). */
+export interface ListDataFilesOptions {
+  snapshotId?: number;
+  column?: string;
+  min?: string;
+  max?: string;
+  statsColumns?: string[];
+  fileIds?: readonly number[];
+}
+
+/** A file as both catalogs list it (src/lake/catalog and catalog-pg), before it is a LiveDataFile. */
+export interface ListedDataFile extends Omit<LiveDataFile, "columnStats" | "hasDeletes"> {
+  columnStats: Record<string, { min: string | null; max: string | null; nullCount?: number | null }>;
+  deleteFile?: unknown;
+}
+
+/** A listed file in the port's shape: stats without sizes (a missing NULL count is 0), a delete file as a flag. */
+export function toLiveDataFile(f: ListedDataFile): LiveDataFile {
+  return {
+    dataFileId: f.dataFileId,
+    path: f.path,
+    absolutePath: f.absolutePath,
+    recordCount: f.recordCount,
+    fileSizeBytes: f.fileSizeBytes,
+    beginSnapshot: f.beginSnapshot,
+    partitionValues: f.partitionValues,
+    columnStats: Object.fromEntries(
+      Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }]),
+    ),
+    ...(f.deleteFile ? { hasDeletes: true } : {}),
+  };
+}
+
 /** Native compaction's swap checks (src/lake/catalog/file-swap.ts PartitionSwapGuard). */
 export interface PartitionSwapGuard {
   partitionValue: string | null;
@@ -124,17 +157,7 @@ export interface LakeCatalog {
    * `statsColumns`: load column statistics for these columns only (default: every column).
    * `fileIds`: only these files (those live at the snapshot; not with `column`).
    */
-  listDataFiles(
-    tableId: number,
-    opts?: {
-      snapshotId?: number;
-      column?: string;
-      min?: string;
-      max?: string;
-      statsColumns?: string[];
-      fileIds?: readonly number[];
-    },
-  ): Promise<LiveDataFile[]>;
+  listDataFiles(tableId: number, opts?: ListDataFilesOptions): Promise<LiveDataFile[]>;
   listTables(): Promise<TableInfo[]>;
   /** One table by name (case-insensitive), at the current snapshot. */
   getTable(schema: string, name: string): Promise<TableInfo | undefined>;

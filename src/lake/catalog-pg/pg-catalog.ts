@@ -22,7 +22,8 @@ import {
   type TableInfo,
   type WriterWatermark,
 } from "../catalog/index.ts";
-import type { AsyncLakeCatalog, LiveDataFile } from "../catalog-port.ts";
+import type { AsyncLakeCatalog, ListDataFilesOptions, LiveDataFile } from "../catalog-port.ts";
+import { toLiveDataFile } from "../catalog-port.ts";
 import {
   claimSnapshot,
   currentSnapshot,
@@ -39,7 +40,7 @@ import {
 } from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
 import { connectCatalog, type PgCatalogOptions, scrubbed } from "./pg-connect.ts";
-import { listFiles, type PgListOptions, type PortListOptions, toLiveDataFile } from "./pg-file-list.ts";
+import { listFiles, type PgListOptions } from "./pg-file-list.ts";
 import { insertFiles, validateFile } from "./pg-files.ts";
 import { MaintainerLock } from "./maintainer-lock.ts";
 import * as inflight from "./pg-inflight.ts";
@@ -272,7 +273,7 @@ export class PgCatalog implements AsyncLakeCatalog {
   }
 
   /** Live files at `snapshotId` (default current) in the port's shape; see listFiles. */
-  async listDataFiles(tableId: number, opts: PortListOptions = {}): Promise<LiveDataFile[]> {
+  async listDataFiles(tableId: number, opts: ListDataFilesOptions = {}): Promise<LiveDataFile[]> {
     const { statsColumns, ...rest } = opts;
     const files = await this.listFiles(tableId, { ...rest, stats: statsColumns ?? true });
     return files.map(toLiveDataFile);

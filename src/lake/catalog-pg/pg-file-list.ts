@@ -12,7 +12,6 @@ import {
   type StatBound,
   type TableInfo,
 } from "../catalog/index.ts";
-import type { LiveDataFile } from "../catalog-port.ts";
 import { type Db, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
 
 export interface FileRow {
@@ -180,31 +179,4 @@ export async function listFiles(
     return true;
   });
   return loadFiles(ctx, db, t, keep, snap, stats);
-}
-
-/** The catalog port's options of listDataFiles (src/lake/catalog-port.ts LakeCatalog). */
-export type PortListOptions = {
-  snapshotId?: number;
-  column?: string;
-  min?: string;
-  max?: string;
-  statsColumns?: string[];
-  fileIds?: readonly number[];
-};
-
-/** A listed file in the catalog port's shape (LiveDataFile): stats without sizes, a delete file as a flag. */
-export function toLiveDataFile(f: DataFileInfo): LiveDataFile {
-  return {
-    dataFileId: f.dataFileId,
-    path: f.path,
-    absolutePath: f.absolutePath,
-    recordCount: f.recordCount,
-    fileSizeBytes: f.fileSizeBytes,
-    beginSnapshot: f.beginSnapshot,
-    partitionValues: f.partitionValues,
-    columnStats: Object.fromEntries(
-      Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }]),
-    ),
-    ...(f.deleteFile ? { hasDeletes: true } : {}),
-  };
 }
