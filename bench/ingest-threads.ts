@@ -5,7 +5,7 @@
  * and, with `--flush on`, DuckDB writes Parquet and the catalog commits as in the appliance.
  * Reports stored (accepted into the lake) msgs/s over the measured seconds and CPU per stage:
  * ingest threads (their own clocks), main thread (its clock), DuckDB and the rest (process − both).
- *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--warmup 2] [--flush off|on] [--packets 16384] [--rate 0] [--spool-format csv|parquet]
+ *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--warmup 25] [--flush off|on] [--packets 16384] [--rate 0] [--spool-format csv|parquet]
  * `--rate` is per thread (0 = as fast as the thread runs). docs/BENCHMARKS.md "Ingest: several threads".
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -27,8 +27,9 @@ const flush = (args.get("flush") ?? "off") === "on";
 const count = Number(args.get("packets") ?? 16384);
 const rate = Number(args.get("rate") ?? 0);
 // Seconds before the measured ones: JIT, first batches, first tables. Each Worker compiles its
-// own code, and with every core busy that takes longer than with one thread and a core to spare.
-const warmup = Number(args.get("warmup") ?? 2);
+// own code, and with every core busy that takes longer than with one thread and a core to spare:
+// two threads on two cores settle after about 20 s (docs/BENCHMARKS.md "Parquet spool").
+const warmup = Number(args.get("warmup") ?? 25);
 
 // The frames every thread replays: distinct Call-IDs, branches, tags and numbers.
 const src = packetSource("threads");
