@@ -32,3 +32,13 @@ test("four threads updating one source under the bucket lock lose no update", as
   expect(names.map((n) => read(`${n}|1`))).toEqual(names.map(() => 2 * rounds));
   expect(table.size).toBe(1 + names.length);
 }, 60_000);
+
+test("a lock left held by a thread that ended is taken over, so the table never stops ingest", () => {
+  const buffer = createClockTableBuffer(4);
+  // One bucket: its lock is the word after the bucket count. A Worker ended by terminate() between
+  // taking it and giving it back would leave it at 1.
+  Atomics.store(new Int32Array(buffer, 4, 1), 0, 1);
+  const table = new SharedClockTable(buffer);
+  expect(table.update("10.0.0.9|1", () => ({ offsetUs: 5, lastMs: 1 })).offsetUs).toBe(5);
+  expect(table.update("10.0.0.9|1", (known) => ({ offsetUs: (known?.offsetUs ?? 0) + 1, lastMs: 2 })).offsetUs).toBe(6);
+});

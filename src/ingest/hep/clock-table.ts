@@ -32,6 +32,22 @@ function fnv1a(s: string, basis: number): number {
   return h >>> 0;
 }
 
+/**
+ * Takes a bucket's lock. Another thread holds it for a few loads and stores; a thread ended by
+ * `terminate()` inside them would hold it for ever, so after 50 ms of spinning the lock is taken
+ * over: at worst one entry is written by two threads at once (one source anchored again), where
+ * waiting on would stop every thread that meets that bucket.
+ */
+function lock(locks: Int32Array, bucket: number): void {
+  let deadline = 0;
+  for (let spins = 1; Atomics.compareExchange(locks, bucket, 0, 1) !== 0; spins++) {
+    if ((spins & 1023) !== 0) continue;
+    const now = performance.now();
+    if (deadline === 0) deadline = now + 50;
+    else if (now > deadline) return;
+  }
+}
+
 /** Int32 words before the entries' Float64 values: the bucket count, a lock per bucket, two key words per entry (8-aligned). */
 const intWords = (buckets: number) => 2 * Math.ceil((1 + buckets + 2 * buckets * WAYS) / 2);
 
@@ -70,9 +86,7 @@ export class SharedClockTable implements ClockStore {
     const h2 = fnv1a(source, 2166136261 ^ 0x5bd1e995) | 1;
     const bucket = (h1 >>> 0) & (this.buckets - 1);
     const locks = this.locks;
-    while (Atomics.compareExchange(locks, bucket, 0, 1) !== 0) {
-      // Another thread updates an entry of this bucket: a few loads and stores, then it unlocks.
-    }
+    lock(locks, bucket);
     try {
       const keys = this.keys;
       const values = this.values;
