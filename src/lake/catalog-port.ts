@@ -180,12 +180,12 @@ export interface LakeCatalog {
     column: string,
     cutoff: string,
   ): Promise<{ snapshotId: number | null; files: number }>;
-  /** Drops snapshots older than the time; files no snapshot sees any more are scheduled for deletion. */
+  /** Drops snapshots older than the time; files no snapshot still sees are scheduled for deletion. */
   expireSnapshots(olderThanMs: number): Promise<{ expiredSnapshots: number; scheduledFiles: number }>;
   listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>>;
   /** Removes the catalog rows of files scheduled for deletion (after their files were deleted). */
   forgetFiles(dataFileIds: number[]): Promise<number>;
-  /** Absolute paths of every file a catalog row references (any snapshot, delete files and scheduled deletions included). */
+  /** Absolute paths of every file a catalog row references (in every snapshot, delete files and scheduled deletions included). */
   referencedPaths(): Promise<Set<string>>;
   snapshotTimeMs(snapshotId: number): Promise<number | undefined>;
   close(): Promise<void>;

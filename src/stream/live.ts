@@ -51,7 +51,11 @@ export function createLiveStream(
     merge ? merge.accept(bytes, count) : broker.accept(bytes, count);
   return {
     broker,
-    feed: { flag, accept, ...(merge ? { handedOver: (index: number) => merge.handedOver(index) } : {}) },
+    feed: {
+      flag,
+      accept,
+      ...(merge ? { handedOver: (index: number, drained: boolean) => merge.handedOver(index, drained) } : {}),
+    },
     module(pipeline) {
       const capture = new StreamCapture({
         initialBytes: 64 << 10,

@@ -28,9 +28,9 @@ function merged(threads: number, maxHoldMs = 1000, maxHeld = 1000) {
     maxHeld,
     now: () => now,
   });
-  const handOver = (from: number, events: Array<[string, number]> = []) => {
+  const handOver = (from: number, events: Array<[string, number]> = [], drained = true) => {
     if (events.length) m.accept(...chunk(events));
-    m.handedOver(from);
+    m.handedOver(from, drained);
   };
   return { m, out, handOver, later: (ms: number) => (now += ms) };
 }
@@ -60,6 +60,17 @@ describe("the live stream of several ingest threads in capture order", () => {
     expect(out).toEqual(["a", "b", "c"]);
     handOver(1);
     expect(out).toEqual(["a", "b", "c", "d"]);
+  });
+
+  test("a hand-over with datagrams still on the thread's socket settles nothing", () => {
+    const { out, handOver } = merged(2);
+    handOver(1, [["200", T0 + 5]]);
+    // Thread 0 was busy: its socket still held the 180 when it handed over.
+    handOver(0, [], false);
+    expect(out).toEqual([]);
+    handOver(0, [["180", T0]]);
+    handOver(1);
+    expect(out).toEqual(["180", "200"]);
   });
 
   test("equal capture times keep the order they came in", () => {

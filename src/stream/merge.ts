@@ -39,7 +39,7 @@ export class StreamMerge {
   /** In arrival order. */
   private held: Held[] = [];
   private count = 0;
-  /** Hand-overs seen so far (any thread); each thread's latest; the settled bound last released at. */
+  /** Hand-overs seen so far (from every thread); each thread's latest; the settled bound last released at. */
   private round = 0;
   private readonly last: number[];
   private releasedAt = 0;
@@ -77,10 +77,13 @@ export class StreamMerge {
     if (this.count > this.o.maxHeld) this.release(true);
   }
 
-  /** Thread `from` handed over (with or without events; after its chunk's accept): settles what came before. */
-  handedOver(from: number): void {
+  /**
+   * Thread `from` handed over (with or without events; after its chunk's accept). It settles what
+   * came before only when `drained`: its socket held nothing more, so all it had been sent is here.
+   */
+  handedOver(from: number, drained = true): void {
     this.round++;
-    if (from >= 0 && from < this.last.length) this.last[from] = this.round;
+    if (drained && from >= 0 && from < this.last.length) this.last[from] = this.round;
     this.release();
   }
 

@@ -29,7 +29,18 @@ export interface BoundListener extends Module {
    * the port stays bound and the restarted listener cannot bind it.
    */
   ownedFds?(): number[];
+  /**
+   * Reads every datagram waiting on the socket now (at most DRAIN_MS): the ingest thread calls it
+   * just before each hand-over, so what was sent before a hand-over is in it. The live stream of
+   * several threads relies on that to settle events (docs/STREAM.md "Several ingest threads"):
+   * an idle thread polls only every 20 ms. Says whether the socket was left empty: not when the
+   * drain ran out of time, nor when it is called from inside a packet (the read is under way).
+   */
+  drain?(): boolean;
 }
+
+/** The longest a hand-over's drain reads; under overload the rest waits for the next turn. */
+const DRAIN_MS = 20;
 
 /**
  * How long one turn of the batch reader may run before the event loop gets the thread (TCP
@@ -72,21 +83,44 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
     if (errors++ % 1000 === 0) logger.warn("udp socket error", { error: message, count: errors });
   };
 
+  /**
+   * Reads what is waiting on `s` until it is empty or `ms` have passed; the datagrams read. Not
+   * again from inside a packet (a batch that comes due hands over from there): the socket's one
+   * buffer holds the datagrams still being handled.
+   */
+  let reading = false;
+  /** Whether the last read found the socket empty (false while reading, or after a read cut short). */
+  let emptied = false;
+  const readFor = (s: BatchSocket, ms: number): number => {
+    if (reading) return 0;
+    reading = true;
+    emptied = false;
+    try {
+      const until = performance.now() + ms;
+      let got = 0;
+      for (;;) {
+        const n = s.receive();
+        if (n < 0) socketError(`recvmmsg errno ${-n}`);
+        if (n <= 0) {
+          emptied = n === 0;
+          return got;
+        }
+        got += n;
+        for (let i = 0; i < n; i++) pipeline.handlePacket(s.datagram(i), "udp", s.sender(i), s.receivedAtMs(i));
+        if (performance.now() >= until) return got;
+      }
+    } finally {
+      reading = false;
+    }
+  };
+
   /** Reads what is waiting, for at most TURN_MS, then gives the event loop a turn. */
   const pump = () => {
     timer = undefined;
     const s = batch;
     if (!s) return;
     const until = performance.now() + TURN_MS;
-    let got = 0;
-    for (;;) {
-      const n = s.receive();
-      if (n < 0) socketError(`recvmmsg errno ${-n}`);
-      if (n <= 0) break;
-      got += n;
-      for (let i = 0; i < n; i++) pipeline.handlePacket(s.datagram(i), "udp", s.sender(i), s.receivedAtMs(i));
-      if (performance.now() >= until) break;
-    }
+    const got = readFor(s, TURN_MS);
     if (got > 0) idlePolls = 0;
     else idlePolls++;
     if (batch !== s) return;
@@ -192,5 +226,11 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
     },
     port: () => batch?.port ?? socket?.port ?? 0,
     ownedFds: () => (batch ? [batch.fd] : []),
+    drain() {
+      if (!batch) return true;
+      if (reading) return false;
+      readFor(batch, DRAIN_MS);
+      return emptied;
+    },
   };
 }

@@ -310,7 +310,7 @@ export class HepIngestThreads implements Module {
       t.send({ type: "stream-spare", buffer: m.stream.buffer }, [m.stream.buffer]);
       this.opts.stream?.accept(bytes, m.stream.count);
     }
-    this.opts.stream?.handedOver?.(t.index);
+    this.opts.stream?.handedOver?.(t.index, m.drained !== false);
     this.metrics.applyCounterDeltas(m.counters);
     this.perThread.handOver(t.index, m.counters, m.cpuSec);
     if (m.agents.length) this.pipeline.agents.merge(m.agents);

@@ -91,5 +91,11 @@ export type FromIngestThread =
       raw?: RawChunk;
       /** CPU seconds the thread has used since it started (undefined where the clock is unavailable). */
       cpuSec?: number;
+      /**
+       * false when the UDP socket still held datagrams at this hand-over (the thread was busy, or
+       * it handed over from inside a packet): the live stream then does not count it as settling
+       * the other threads' events (docs/STREAM.md "Several ingest threads").
+       */
+      drained?: boolean;
     }
   | { type: "log"; level: LogLevel; msg: string; ctx: Record<string, unknown> };

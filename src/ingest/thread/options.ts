@@ -37,8 +37,11 @@ export interface StreamFeed {
   flag: SharedArrayBuffer;
   /** A tick's records, copied off the thread's buffer (which goes back to the thread at once). */
   accept(bytes: Uint8Array, count: number): void;
-  /** Thread `index` handed over (every seal interval, events or not), after its chunk's accept. */
-  handedOver?(index: number): void;
+  /**
+   * Thread `index` handed over (every seal interval, events or not), after its chunk's accept;
+   * `drained`: its UDP socket was empty then (a busy thread's hand-over settles nothing).
+   */
+  handedOver?(index: number, drained: boolean): void;
 }
 
 /** One thread's state for /health and diagnostics. */

@@ -170,9 +170,16 @@ function drainControl(): void {
   for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) onControl(m.message as ToIngestThread);
 }
 
+/**
+ * The UDP listener's drain (udp.ts): what waits on the socket is read before each hand-over, so
+ * the live stream's merge of several threads can rely on it (docs/STREAM.md "Several ingest threads").
+ */
+let drainUdp: (() => boolean) | undefined;
+
 /** Batches, counters and agents since the last hand-over. */
 function handOver(final = false): void {
   drainControl();
+  const drained = drainUdp?.() ?? true;
   const batches = sink?.seal() ?? [];
   for (const b of batches) posted += b.rows;
   if (shared) shared[1 + 2 * index] = posted;
@@ -187,6 +194,7 @@ function handOver(final = false): void {
       counters: registry.counterDeltas(lastCounts),
       agents: pipeline?.agents.drain() ?? [],
       final,
+      drained,
       ...(stream ? { stream } : {}),
       ...(rawChunk ? { raw: rawChunk } : {}),
       ...(cpuSec !== undefined ? { cpuSec } : {}),
@@ -268,6 +276,8 @@ async function start(init: IngestThreadInit): Promise<void> {
       throw e;
     }
   }
+  const udp = (l.listeners as { udp?: { drain?(): boolean } }).udp;
+  if (udp?.drain) drainUdp = () => udp.drain?.() ?? true;
   timer = setInterval(() => handOver(), init.sealIntervalMs);
   post({
     type: "ready",
