@@ -33,7 +33,7 @@ test("four threads updating one source under the bucket lock lose no update", as
   expect(table.size).toBe(1 + names.length);
 }, 60_000);
 
-test("a lock left held by a thread that ended is taken over, so the table never stops ingest", () => {
+test("a lock left held by a thread that ended is taken over after 1 s, so the table never stops ingest", () => {
   const buffer = createClockTableBuffer(4);
   // One bucket: its lock is the word after the bucket count. A Worker ended by terminate() between
   // taking it and giving it back would leave it at 1.

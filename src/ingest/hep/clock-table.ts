@@ -33,19 +33,25 @@ function fnv1a(s: string, basis: number): number {
 }
 
 /**
- * Takes a bucket's lock. Another thread holds it for a few loads and stores; a thread ended by
- * `terminate()` inside them would hold it for ever, so after 50 ms of spinning the lock is taken
- * over: at worst one entry is written by two threads at once (one source anchored again), where
- * waiting on would stop every thread that meets that bucket.
+ * Takes a bucket's lock. Another thread holds it for a few loads and stores: a few tries, then the
+ * thread sleeps on the lock word (Atomics.wait, woken by unlock), so a holder the scheduler put
+ * aside gets the core instead of spinners. A thread ended by `terminate()` inside those stores
+ * would hold it for ever, so after 1 s the lock is taken over: at worst one entry is written by two
+ * threads at once (one source anchored again), where waiting on would stop every thread that
+ * meets that bucket.
  */
 function lock(locks: Int32Array, bucket: number): void {
-  let deadline = 0;
-  for (let spins = 1; Atomics.compareExchange(locks, bucket, 0, 1) !== 0; spins++) {
-    if ((spins & 1023) !== 0) continue;
-    const now = performance.now();
-    if (deadline === 0) deadline = now + 50;
-    else if (now > deadline) return;
+  for (let tries = 0; tries < 64; tries++) if (Atomics.compareExchange(locks, bucket, 0, 1) === 0) return;
+  const deadline = performance.now() + 1000;
+  while (Atomics.compareExchange(locks, bucket, 0, 1) !== 0) {
+    if (performance.now() > deadline) return;
+    Atomics.wait(locks, bucket, 1, 1);
   }
+}
+
+function unlock(locks: Int32Array, bucket: number): void {
+  Atomics.store(locks, bucket, 0);
+  Atomics.notify(locks, bucket, 1);
 }
 
 /** Int32 words before the entries' Float64 values: the bucket count, a lock per bucket, two key words per entry (8-aligned). */
@@ -110,7 +116,7 @@ export class SharedClockTable implements ClockStore {
       values[2 * e + 1] = next.lastMs;
       return next;
     } finally {
-      Atomics.store(locks, bucket, 0);
+      unlock(locks, bucket);
     }
   }
 }
