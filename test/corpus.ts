@@ -7,7 +7,8 @@ import { join, resolve } from "node:path";
 
 const candidates = [
   process.env.SVC_CORPUS_DIR,
-  resolve(import.meta.dir, "../../shared/corpus"),
+  // The folder named shared beside the repository's own folder.
+  resolve(import.meta.dir, "..", "..", "shared", "corpus"),
   "/work/shared/corpus",
 ].filter((p): p is string => Boolean(p));
 

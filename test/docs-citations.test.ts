@@ -36,7 +36,7 @@ const OUTSIDE: Array<{ re: RegExp; why: string }> = [
   { re: /(?<!docs\/)\bSTYLE\.md/, why: "cites a style guide outside docs/: cite docs/STYLE.md" },
   {
     re: /(?:\.\.\/)+shared(?:\/(?!corpus\b)|\b(?!\/))/,
-    why: "cites ../shared outside the repository: write the fact into docs/",
+    why: "cites the shared folder beside the repository: write the fact into docs/",
   },
   {
     re: /\/work\/shared(?:\/(?!corpus\b)|\b(?!\/))/,
