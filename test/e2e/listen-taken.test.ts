@@ -37,6 +37,38 @@ async function secondServe(
   return { code: await child.exited, stderr };
 }
 
+/** A listener of the first svc: the second is started on its address alone. */
+interface TakenCase {
+  name: string;
+  key: string;
+  port: number;
+  env?: Record<string, string>;
+}
+
+/**
+ * Starts a second svc on each case's address (its config key set by environment) and checks that
+ * each stops with exit code 2, never started, and names the listener, address and key; the results.
+ */
+async function expectRefused(dir: TempDir, cases: TakenCase[]): Promise<Array<{ code: number; stderr: string }>> {
+  const results = await Promise.all(
+    cases.map((c, i) =>
+      secondServe(dir, `second-${i}`, {
+        [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`,
+        ...c.env,
+      }),
+    ),
+  );
+  for (const [i, c] of cases.entries()) {
+    const r = results[i]!;
+    expect(r.stderr).toContain(`${c.name}: cannot listen on 127.0.0.1:${c.port} (${c.key}): address already in use`);
+    expect(r.stderr).not.toContain('"svc started"');
+    // 2: a configuration the machine cannot serve (CONFIG_INVALID), also when the listener runs
+    // on the HEP ingest thread (its AppError keeps its code across the thread).
+    expect(r.code).toBe(2);
+  }
+  return results;
+}
+
 describe("a taken listen address stops a second svc", () => {
   peerTest(
     "every HTTP, HEP and line-protocol listener of a running svc refuses a second svc on its port",
@@ -84,25 +116,8 @@ describe("a taken listen address stops a second svc", () => {
           env: { SVC_INGEST_LINE_PROTOCOL_ENABLE: "true" },
         },
       ];
-      const results = await Promise.all(
-        cases.map((c, i) =>
-          secondServe(dir, `second-${i}`, {
-            [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`,
-            ...c.env,
-          }),
-        ),
-      );
-      for (const [i, c] of cases.entries()) {
-        const r = results[i]!;
-        expect(r.stderr).toContain(
-          `${c.name}: cannot listen on 127.0.0.1:${c.port} (${c.key}): address already in use`,
-        );
-        if (c.hint) expect(r.stderr).toContain(`set ${c.hint} = true`);
-        expect(r.stderr).not.toContain('"svc started"');
-        // 2: a configuration the machine cannot serve (CONFIG_INVALID), also when the listener runs
-        // on the HEP ingest thread (its AppError keeps its code across the thread).
-        expect(r.code).toBe(2);
-      }
+      const results = await expectRefused(dir, cases);
+      for (const [i, c] of cases.entries()) if (c.hint) expect(results[i]!.stderr).toContain(`set ${c.hint} = true`);
       // The first appliance still answers on its port.
       expect((await fetch(`${a.app.coordinatorUrl}/health`)).status).toBe(200);
     },
@@ -130,22 +145,7 @@ describe("a taken listen address stops a second svc", () => {
         },
         { name: "hep-udp", key: "ingest.hep.udp.listen", port: listeners.udp!.port(), env: threads },
       ];
-      const results = await Promise.all(
-        cases.map((c, i) =>
-          secondServe(dir, `second-${i}`, {
-            [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`,
-            ...c.env,
-          }),
-        ),
-      );
-      for (const [i, c] of cases.entries()) {
-        const r = results[i]!;
-        expect(r.stderr).toContain(
-          `${c.name}: cannot listen on 127.0.0.1:${c.port} (${c.key}): address already in use`,
-        );
-        expect(r.stderr).not.toContain('"svc started"');
-        expect(r.code).toBe(2);
-      }
+      await expectRefused(dir, cases);
     },
     120_000,
   );
