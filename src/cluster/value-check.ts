@@ -7,7 +7,7 @@
  */
 import { t } from "elysia";
 import { AppError, type TableDef } from "../core/index.ts";
-import type { Lake } from "../lake/index.ts";
+import { type Lake, literal } from "../lake/index.ts";
 
 /** Field names a client may send → the HEP table columns that hold them. */
 const FIELDS: Record<string, readonly string[]> = {
@@ -28,6 +28,8 @@ const FIELDS: Record<string, readonly string[]> = {
 
 /** Values one request may carry: 100 000 Call-IDs are about 4 MB of JSON. */
 export const MAX_CHECK_VALUES = 200_000;
+/** Value sets up to this size prune files by their bloom filters before the scan. */
+const MAX_PRUNED_VALUES = 100;
 /** The separator the values travel joined by (one bound parameter instead of one per value). */
 const SEP = "\u0001";
 
@@ -76,14 +78,27 @@ export async function checkValues(
     ...(body.min_ts !== undefined ? { fromUs: Math.floor(body.min_ts / 1000) } : {}),
     ...(body.max_ts !== undefined ? { toUs: Math.ceil(body.max_ts / 1000) } : {}),
   };
-  const parts: string[] = [];
-  for (const def of lake.tables()) {
-    if (!isHepTable(def)) continue;
-    const have = columns.filter((c) => def.columns.some((col) => col.name === c));
-    if (have.length === 0) continue;
-    const scan = await lake.scanSql(`${def.schema}.${def.name}`, range);
-    for (const c of have) parts.push(`SELECT "${c}" AS v FROM (${scan}) t WHERE "${c}" IN (SELECT w FROM wanted)`);
-  }
+  // A few values: files whose bloom filters and min/max rule out every value are not read
+  // (src/lake/bloom-index.ts), and the values go as a literal list, which DuckDB pushes into the
+  // Parquet scan; a join with the `wanted` list reads the whole column, cheaper for many values.
+  const pruned = wanted.length <= MAX_PRUNED_VALUES;
+  const match = pruned ? `IN (${wanted.map(literal).join(", ")})` : "IN (SELECT w FROM wanted)";
+  const tables = lake
+    .tables()
+    .filter(isHepTable)
+    .map((def) => ({ def, have: columns.filter((c) => def.columns.some((col) => col.name === c)) }))
+    .filter((t) => t.have.length > 0);
+  const scans = await Promise.all(
+    tables.map(({ def, have }) =>
+      lake.scanSql(`${def.schema}.${def.name}`, {
+        ...range,
+        ...(pruned ? { lookups: [{ columns: have, values: wanted }] } : {}),
+      }),
+    ),
+  );
+  const parts = tables.flatMap(({ have }, i) =>
+    have.map((c) => `SELECT "${c}" AS v FROM (${scans[i]}) t WHERE "${c}" ${match}`),
+  );
   if (parts.length === 0)
     return {
       field: body.field,

@@ -82,6 +82,12 @@ describe("POST /api/v1/metadata/check {field, values[]}", () => {
         json: (await res.json()) as { has_data: boolean; present: string[]; message?: string },
       };
     };
+    // A few values (read pruned by the files' bloom filters, as a literal list): one in Parquet,
+    // one in the buffer; a quote in a value is a value, not SQL.
+    const few = [stored[3]!, stored[1500]!, "it's-absent", ...absent.slice(0, 20)];
+    expect((await check({ field: "call_id", values: few })).json.present.sort()).toEqual(
+      [stored[3]!, stored[1500]!].sort(),
+    );
     // Users and addresses, either end.
     expect((await check({ field: "user", values: ["u5", "2002", "nobody"] })).json.present.sort()).toEqual([
       "2002",
