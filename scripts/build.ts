@@ -94,6 +94,8 @@ const cmd = [
   // The HEP ingest thread (src/ingest/thread/host.ts starts it with new Worker): its own entry
   // point, at /$bunfs/root/ingest/thread/worker.js (its path under src/, the entries' common folder).
   "src/ingest/thread/worker.ts",
+  // Compaction's page cutter (src/core/parquet/repage.ts repageInWorker), the same way.
+  "src/core/parquet/repage-worker.ts",
   `--outfile=${outfile}`,
 ];
 
@@ -108,6 +110,7 @@ const seconds = (performance.now() - started) / 1000;
 // point, the worker's named after its file only) are not needed to run.
 rmSync(`${outfile}.map`, { force: true });
 rmSync(join(dirname(outfile), "worker.js.map"), { force: true });
+rmSync(join(dirname(outfile), "repage-worker.js.map"), { force: true });
 const mib = statSync(outfile).size / 2 ** 20;
 console.log(`build: ${outfile} ${mib.toFixed(1)} MiB in ${seconds.toFixed(1)} s (svc ${version}, ${revision})`);
 

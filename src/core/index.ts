@@ -13,6 +13,16 @@ export * from "./csv-batch.ts";
 export * from "./column-batch.ts";
 export * from "./spool-batch.ts";
 export { footer, PARQUET_MAGIC, type ChunkMeta, type ParquetColumn, type RowGroupMeta } from "./parquet/encode.ts";
+export { repageParquet, type RepageOptions, type RepageStats } from "./parquet/repage.ts";
+export { repageInWorker } from "./parquet/repage-host.ts";
+export {
+  intField,
+  listField,
+  readThriftStruct,
+  structField,
+  type ThriftStruct,
+  type ThriftValue,
+} from "./parquet/thrift-tree.ts";
 export * from "./time-buckets.ts";
 export * from "./e-model.ts";
 export * from "./tls-files.ts";

@@ -69,7 +69,7 @@ export interface RowGroupMeta {
 export const PARQUET_MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // PAR1
 
 /** Definition levels (max level 1) as the RLE/bit-packed hybrid with its 4-byte length prefix. */
-function definitionLevels(rows: number, defined: Uint8Array | undefined): Uint8Array {
+export function definitionLevels(rows: number, defined: Uint8Array | undefined): Uint8Array {
   if (!defined) {
     // One RLE run of `rows` ones: header varint(rows << 1), then the value in one byte.
     const head: number[] = [];
@@ -105,7 +105,7 @@ function packBits(src: Uint8Array, n: number, out: Uint8Array, at: number): void
   for (let i = 0; i < n; i++) if (src[i]) out[at + (i >>> 3)]! |= 1 << (i & 7);
 }
 
-function pageHeader(rows: number, uncompressed: number, compressed: number): Uint8Array {
+export function pageHeader(rows: number, uncompressed: number, compressed: number): Uint8Array {
   const t = new ThriftWriter();
   t.i32(1, 0) // DATA_PAGE
     .i32(2, uncompressed)
