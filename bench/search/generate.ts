@@ -12,6 +12,9 @@
  * --file-rows   rows per compacted file (default 800 000 ≈ 60 MiB: the compactor merges up to its 64 MiB max_file_size_bytes)
  * --small-minutes 6  the newest minutes stay as 30-second flush files (younger than min_age_sec + one
  *               check interval, so not compacted yet), as in a running appliance
+ * --rows-per-page 512  compacted files cut into pages of that many rows with an offset index and
+ *               bloom filters, as compaction writes them (docs/STORAGE.md "Paged data files"); 0: DuckDB's
+ *               one page per chunk. The newest 30-second files keep DuckDB's layout either way.
  * --check       parse sampled payloads with src/sip and compare them with the row's columns
  * Layout and catalog are the appliance's: <dir>/catalog.sqlite, <dir>/lake/, <dir>/manifest.json.
  */
@@ -19,6 +22,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { openLakeCatalog } from "../../src/lake/catalog-adapter.ts";
 import { Engine } from "../../src/lake/engine.ts";
 import { writeDataFile } from "../../src/lake/writer/data-file.ts";
+import { LOOKUP_COLUMNS } from "../../src/lake/bloom-index.ts";
 import { hepTableDef, type SipTableKind } from "../../src/ingest/hep/tables.ts";
 import { parseSip } from "../../src/sip/index.ts";
 import type { TableDef } from "../../src/core/index.ts";
@@ -52,6 +56,7 @@ const regShare = Number(f.get("reg-share") ?? 0.4);
 const defaultShare = Number(f.get("default-share") ?? 0.04);
 const endMs = f.has("end") ? Date.parse(f.get("end")!) : Math.floor(Date.now() / 1000) * 1000;
 const check = f.get("check") === "true";
+const rowsPerPage = Number(f.get("rows-per-page") ?? 512);
 const paths = lakePaths(dir);
 
 if (existsSync(paths.catalog)) {
@@ -191,6 +196,9 @@ for (let day = Math.floor(startUs / DAY_US) * DAY_US; day < endUs; day += DAY_US
           relPath: await catalog.newDataFilePath(p.info.tableId, date),
           rowGroupRows: 16384,
           partitionValue: date,
+          ...(rowsPerPage > 0 && !s.small
+            ? { paged: { rowsPerPage, scratchDir: paths.tmp, bloomColumns: LOOKUP_COLUMNS } }
+            : {}),
         },
       );
       if (file.recordCount === 0) {

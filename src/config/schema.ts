@@ -718,6 +718,11 @@ export const ConfigSchema = obj("svc configuration", {
           "default merge: output files per table per cycle (merges are capped at 32 as well)",
           1,
         ),
+        rows_per_page: int(
+          512,
+          "default merge: rows per Parquet data page of the PLAIN columns of a merged file (payload, uuid, times), with an offset index, so a search fetches a row by decoding one page instead of its whole row group (docs/STORAGE.md, Paged data files); 0 keeps DuckDB's one page per column chunk",
+          0,
+        ),
         memory_limit: str(
           "224MB",
           "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. One merge holds at most 8 x (memory_limit - 128MB) uncompressed bytes (768 MB at the default, about 90 MB of HEP Parquet; rows wider than 1 KB count eight times); a merge that still runs out of memory is written in smaller pieces and the table's merges stay smaller for a while; files with row groups above a fifth of it are not merged, whatever max_row_group_bytes says (docs/ARCHITECTURE.md, Compaction memory). At least 192MB",

@@ -17,6 +17,20 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { literal } from "./sql.ts";
 
+/**
+ * The VARCHAR columns point lookups name (src/api/search/filters.ts: Call-ID and correlation id,
+ * caller, callee, the two addresses): merged files carry bloom filters for these whatever their
+ * encoding (docs/STORAGE.md "Paged data files").
+ */
+export const LOOKUP_COLUMNS: ReadonlySet<string> = new Set([
+  "session_id",
+  "cid",
+  "caller",
+  "callee",
+  "src_ip",
+  "dst_ip",
+]);
+
 /** Rows of one lookup conjunct: some of `columns` equals one of `values` (VARCHAR columns). */
 export interface Lookup {
   readonly columns: readonly string[];

@@ -59,6 +59,11 @@ export interface LakeDeps {
   onStartStep?: (step: string) => void;
   /** start() waits for it before opening the catalog: tests hold the lake in its start deterministically. */
   holdStart?: Promise<void>;
+  /**
+   * Worker entry that cuts merged files into pages (src/core/parquet/repage-worker.ts), resolved
+   * by src/main.ts so the executable finds its bundled copy; absent: compaction does it in-process.
+   */
+  repageWorker?: URL;
 }
 
 /**
@@ -230,6 +235,7 @@ export class Lake implements Module {
           snapshotRetentionSec: cfg.snapshot_retention_sec,
           ...(this.remote ? { remote: this.remote } : {}),
           ...(lock ? { maintainer: lock, orphanMinAgeMs: ORPHAN_MIN_AGE_MS } : {}),
+          ...(this.deps.repageWorker ? { repageWorker: this.deps.repageWorker } : {}),
         },
         this.deps.logger.child({ module: "lake-maintenance" }),
         this.deps.metrics,

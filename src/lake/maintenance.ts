@@ -36,6 +36,8 @@ export interface MaintenanceOptions {
    * sweep, asked before each (docs/DUCKLAKE.md "PostgreSQL catalog", "One maintainer").
    */
   maintainer?: { tryBecomeMaintainer(): Promise<boolean> };
+  /** Worker entry that cuts merged files into pages (src/core/parquet/repage-worker.ts); absent: on this thread. */
+  repageWorker?: URL;
   /** The orphan sweep leaves files younger than this alone (a shared lake: another writer's file in flight). */
   orphanMinAgeMs?: number;
 }
@@ -121,6 +123,8 @@ export class LakeMaintenance {
           minAgeSec: c.min_age_sec,
           maxFileSizeBytes: c.max_file_size_bytes,
           maxCompactedFiles: c.max_compacted_files,
+          rowsPerPage: c.rows_per_page,
+          ...(opts.repageWorker ? { repageWorker: opts.repageWorker } : {}),
           targetFileSizeBytes: c.target_file_size_bytes,
           maxRowGroupBytes: Math.min(c.max_row_group_bytes, Math.floor(memory / ROW_GROUP_SHARE)),
           maxSortBytes: sortBytesFor(memory),

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { asyncBufferFromFile, parquetMetadataAsync } from "hyparquet";
 import { dirname, join } from "node:path";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { binaryUnderTest, ROOT } from "./binary-under-test.ts";
@@ -266,6 +267,71 @@ describe("dist/svc, the single executable", () => {
       // Start-up and shutdown (the lake opens DuckDB through the unpacked library) log no error.
       expect(lines.filter((l) => parseJsonLine(l)?.level === "error")).toEqual([]);
     } finally {
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+    }
+  }, 60_000);
+
+  test("compaction cuts merged files into pages in its worker thread, bundled into the executable", async () => {
+    await using dir = tempDir("svc-e2e-pages-");
+    const proc = Bun.spawn([binary, "serve"], {
+      cwd: dir.path,
+      env: {
+        ...serveEnv(dir.path),
+        SVC_STORAGE_LAKEHOUSE_FLUSH_INTERVAL_SEC: "0.2",
+        SVC_STORAGE_LAKEHOUSE_COMPACTION_MIN_AGE_SEC: "0",
+        SVC_STORAGE_LAKEHOUSE_COMPACTION_CHECK_INTERVAL_SEC: "1",
+        SVC_STORAGE_LAKEHOUSE_COMPACTION_ROWS_PER_PAGE: "2",
+      },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const lines = collectLines(proc.stderr);
+    const sock = await Bun.udpSocket({});
+    try {
+      const udp = await Promise.race([
+        waitFor(
+          "the HEP/UDP listener",
+          () => lines.map(parseJsonLine).find((l) => l?.msg === "listening" && l.module === "hep-udp"),
+          30_000,
+        ),
+        proc.exited.then((c) => {
+          throw new Error(`svc exited ${c}:\n${lines.join("\n")}`);
+        }),
+      ]);
+      const port = Number(String(udp.address).split(":").pop());
+      // Batches apart in time: several flush files, which the next cycle merges.
+      const merged = await waitFor(
+        "a merged file with an offset index",
+        async () => {
+          for (let i = 0; i < 5; i++)
+            sock.send(
+              encodeHep3({
+                srcIp: "192.0.2.1",
+                dstIp: "192.0.2.2",
+                timestampUs: Date.now() * 1000,
+                protoType: 1,
+                payload: invite({ callId: `pages-${crypto.randomUUID()}@x`, from: "a", to: "b" }),
+              }),
+              port,
+              "127.0.0.1",
+            );
+          for (const rel of new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake") })) {
+            const file = await asyncBufferFromFile(join(dir.path, "lake", rel));
+            const md = await parquetMetadataAsync(file).catch(() => undefined);
+            const payload = md?.row_groups[0]?.columns.find((c) => c.meta_data?.path_in_schema[0] === "payload");
+            if (payload?.offset_index_offset !== undefined && Number(md!.num_rows) > 2) return rel;
+          }
+          return undefined;
+        },
+        30_000,
+      );
+      expect(merged).toContain("hep_proto_1_call");
+      // Cut in the worker: the main thread never had to do it.
+      expect(lines.filter((l) => l.includes("page cutter"))).toEqual([]);
+      expect(lines.filter((l) => parseJsonLine(l)?.level === "error")).toEqual([]);
+    } finally {
+      sock.close();
       if (proc.exitCode === null) proc.kill("SIGKILL");
     }
   }, 60_000);

@@ -6,9 +6,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
+import { asyncBufferFromFile, parquetMetadataAsync, readOffsetIndex } from "hyparquet";
 import { join } from "node:path";
 import { day, filesByPartition, metricValue, openCatalogDb, openLake, writeFile, KEY } from "./compaction-helpers.ts";
-import { tempDir, waitFor } from "../harness.ts";
+import { PEERS, peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
 
 const allParquet = (dir: string) => [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir, "lake") })].sort();
 const countRows = async (h: { lake: { query(sql: string): Promise<{ rows: Array<Record<string, unknown>> }> } }) =>
@@ -60,6 +61,95 @@ describe("default merge (engine duckdb)", () => {
     }
   });
 });
+
+describe("paged merged files (rows_per_page)", () => {
+  /** Data pages of each chunk of a file: column → pages per row group (from its offset index; none without one). */
+  const pagesOf = async (path: string) => {
+    const file = await asyncBufferFromFile(path);
+    const md = await parquetMetadataAsync(file);
+    const out = new Map<string, number[]>([["rows", md.row_groups.map((rg) => Number(rg.num_rows))]]);
+    for (const rg of md.row_groups)
+      for (const c of rg.columns) {
+        const name = c.meta_data!.path_in_schema[0]!;
+        const at = c.offset_index_offset === undefined ? undefined : Number(c.offset_index_offset);
+        const n =
+          at === undefined
+            ? 0
+            : readOffsetIndex({ view: new DataView(await file.slice(at, at + c.offset_index_length!)), offset: 0 })
+                .page_locations.length;
+        out.set(name, [...(out.get(name) ?? []), n]);
+      }
+    return out;
+  };
+  const rowsOf = async (h: { lake: { query(sql: string): Promise<{ rows: Array<Record<string, unknown>> }> } }) =>
+    (
+      await h.lake.query(
+        `SELECT session_id, payload, epoch_us(timestamp) AS t FROM svc_lake.main.ce_hep ORDER BY t, payload`,
+      )
+    ).rows;
+
+  test("a merge cuts the PLAIN chunks into pages with an offset index; 0 keeps DuckDB's one page per chunk", async () => {
+    for (const rowsPerPage of [100, 0]) {
+      await using dir = tempDir();
+      const d = day(-1);
+      {
+        await using h = await openLake(dir.path, { enable: false });
+        for (let i = 0; i < 4; i++) await writeFile(h.lake, d.at(1) + i * 1_000_000, 450);
+      }
+      await using h = await openLake(
+        dir.path,
+        { min_age_sec: 0, rows_per_page: rowsPerPage },
+        { row_group_rows: 1024 },
+      );
+      const before = await rowsOf(h);
+      expect((await h.lake.maintain()).merged).toBe(4);
+      const live = await h.lake.files(KEY);
+      expect(live.length).toBe(1);
+      expect(await rowsOf(h)).toEqual(before);
+      const pages = await pagesOf(join(dir.path, "lake", live[0]!.path));
+      // The payload (PLAIN) in pages of 100 rows in every row group.
+      const groups = pages.get("rows")!;
+      expect(groups.reduce((a, b) => a + b, 0)).toBe(1800);
+      expect(pages.get("payload")).toEqual(groups.map((n) => (rowsPerPage ? Math.ceil(n / rowsPerPage) : 0)));
+    }
+  });
+});
+
+peerTest(
+  "the stock ducklake extension reads a lake of paged merged files row for row",
+  [PEERS.pyDuckLake],
+  async () => {
+    await using dir = tempDir();
+    const d = day(-1);
+    {
+      await using h = await openLake(dir.path, { enable: false });
+      for (let i = 0; i < 3; i++) await writeFile(h.lake, d.at(2) + i * 1_000_000, 3000);
+    }
+    await using h = await openLake(dir.path, { min_age_sec: 0, rows_per_page: 64 });
+    expect((await h.lake.maintain()).merged).toBe(3);
+    const ours = (
+      await h.lake.query(
+        `SELECT session_id, payload, epoch_us(timestamp) AS t FROM svc_lake.main.ce_hep ORDER BY t, payload`,
+      )
+    ).rows;
+    const sql = `SELECT session_id, payload, epoch_us(timestamp) AS t FROM l.main.ce_hep ORDER BY t, payload`;
+    const p = Bun.spawnSync(
+      [
+        pyPeersPython(),
+        join(import.meta.dir, "../peers/ducklake_queries.py"),
+        join(dir.path, "catalog.sqlite"),
+        join(dir.path, "lake") + "/",
+        "ro",
+        JSON.stringify({ rows: sql }),
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    expect(p.stderr.toString()).toBe("");
+    const theirs = (JSON.parse(p.stdout.toString()) as { rows: Record<string, unknown>[] }).rows;
+    expect(theirs.length).toBe(9000);
+    expect(theirs.map((r) => ({ ...r, t: Number(r.t) }))).toEqual(ours.map((r) => ({ ...r, t: Number(r.t) })));
+  },
+);
 
 describe("native engine", () => {
   test("a partition touched within min_age_sec is left whole; a settled one is merged into files up to target_file_size_bytes", async () => {

@@ -4,6 +4,7 @@ import { errorMessage, isAppError, type Logger, type MetricsRegistry, type Table
 import { parseTimestampMicros } from "../catalog/index.ts";
 import { filesSelect } from "../query/views.ts";
 import { writeDataFile } from "../writer/data-file.ts";
+import { LOOKUP_COLUMNS } from "../bloom-index.ts";
 import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo } from "../catalog-port.ts";
 import { isOutOfMemory, type CompactionDb } from "./duck.ts";
 import { type CompactionMetrics, compactionMetrics } from "./metrics.ts";
@@ -30,6 +31,10 @@ export interface CompactorOptions {
   minAgeSec: number;
   maxFileSizeBytes: number;
   maxCompactedFiles: number;
+  /** Rows per data page of a merged file's PLAIN chunks (docs/STORAGE.md "Paged data files"); 0: DuckDB's pages. */
+  rowsPerPage?: number;
+  /** Worker entry that cuts merged files into pages (src/core/parquet/repage-worker.ts); absent: on this thread. */
+  repageWorker?: URL;
   targetFileSizeBytes: number;
   maxRowGroupBytes: number;
   /** Largest uncompressed size one merge (one DuckDB sort) holds (from compaction.memory_limit). */
@@ -328,6 +333,25 @@ export class Compactor {
           dataPath: this.opts.dataPath,
           relPath: await this.catalog.newDataFilePath(t.info.tableId, partition),
           rowGroupRows: this.opts.rowGroupRows,
+          ...(this.opts.rowsPerPage
+            ? {
+                paged: {
+                  rowsPerPage: this.opts.rowsPerPage,
+                  scratchDir: this.db.scratchDir,
+                  bloomColumns: LOOKUP_COLUMNS,
+                  ...(this.opts.repageWorker
+                    ? {
+                        worker: this.opts.repageWorker,
+                        onFallback: (reason: string) =>
+                          this.logger.warn("the page cutter's worker thread gave no answer; cut on the main thread", {
+                            table: key,
+                            reason,
+                          }),
+                      }
+                    : {}),
+                },
+              }
+            : {}),
           ...(partition !== undefined ? { partitionValue: partition } : {}),
         },
       );

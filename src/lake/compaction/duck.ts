@@ -15,6 +15,8 @@ export class CompactionDb {
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly con: DuckDBConnection,
+    /** Where a merge's file is written before it is cut into pages (emptied at every start). */
+    readonly scratchDir: string,
   ) {}
 
   static async open(opts: { memoryLimit: string; tempDirectory: string; dataPath: string }): Promise<CompactionDb> {
@@ -65,7 +67,7 @@ export class CompactionDb {
       instance.closeSync();
       throw new AppError("CONFIG_INVALID", `compaction engine setup failed: ${errorMessage(e)}`, { cause: e });
     }
-    return new CompactionDb(instance, con);
+    return new CompactionDb(instance, con, spill);
   }
 
   async run(sql: string): Promise<void> {
