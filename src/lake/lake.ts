@@ -25,6 +25,7 @@ import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type GroupBatch, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
+import { PageReader } from "./page-reader.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
 import { lakeSummary, storedTable, tableStats, type TableStats } from "./lake-summary.ts";
@@ -99,6 +100,8 @@ export class Lake implements Module {
   private readonly queries = new QueryTracker();
   /** Point lookups' file pruning by the files' bloom filters (local data path only; bloom-index.ts). */
   private bloom: BloomIndex | undefined;
+  /** Rows of paged data files fetched page by page (local data path only; page-reader.ts). */
+  private pages: PageReader | undefined;
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -180,6 +183,7 @@ export class Lake implements Module {
       this.bloom = this.remote
         ? undefined
         : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
+      this.pages = this.remote ? undefined : new PageReader();
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -283,6 +287,7 @@ export class Lake implements Module {
     this.catalog = undefined;
     this.remote = undefined;
     this.bloom = undefined;
+    this.pages = undefined;
   }
 
   /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
@@ -521,6 +526,28 @@ export class Lake implements Module {
     const key = `${ref.schema ?? "main"}.${ref.table}`;
     if (!this.defs.has(key)) throw new AppError("NOT_FOUND", `time travel: no table ${key}`);
     return await this.scanSql(key, { snapshotId: await snapshotOf(ref, this.parts.catalog) });
+  }
+
+  /**
+   * Every column of table `key` for rows `rows` (numbers in the file) of the data file at
+   * `path`, decoded page by page (page-reader.ts, docs/ARCHITECTURE.md "Row fetch by page");
+   * undefined when the file is not paged, is gone, or the data path is remote: read those with
+   * DuckDB.
+   */
+  /** Rows read page by page so far, and reads refused (page-reader.ts); undefined on a remote data path. */
+  pageStats(): { rows: number; refused: number } | undefined {
+    return this.pages ? { ...this.pages.stats } : undefined;
+  }
+
+  /** Whether rowsByPage can read this lake's files (a local data path). */
+  get pagedReads(): boolean {
+    return this.pages !== undefined;
+  }
+
+  rowsByPage(path: string, key: string, rows: readonly number[]): Record<string, unknown>[] | undefined {
+    const def = this.defs.get(key)?.def;
+    if (!def || !this.pages || !path.startsWith(this.dataPath)) return undefined;
+    return this.pages.read(path, def, rows);
   }
 
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */

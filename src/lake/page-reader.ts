@@ -1,0 +1,361 @@
+/**
+ * Rows of a data file by their numbers, decoding only the pages that hold them
+ * (docs/ARCHITECTURE.md "Row fetch by page"). Compacted files are paged (src/core/parquet/repage.ts):
+ * every PLAIN chunk in pages of a few hundred rows and an offset index per chunk. A search's
+ * second pass wants every column of ≈ 100 rows that sit in as many row groups; DuckDB would
+ * decode each of those row groups' payload whole (≈ 11 MB for 16 384 SIP messages), this reads
+ * one page per column and row: one pread and one zstd decode each (docs/BENCHMARKS.md "Rows
+ * fetched by page").
+ *
+ * Values come back as the search's DuckDB statements give them (result-json.ts): VARCHAR as a
+ * string, INTEGER and BIGINT as numbers, a TIMESTAMP as its epoch µs (the search selects
+ * `epoch_us(time)`), a DATE as `YYYY-MM-DD`. A file this cannot read (no offset index, another
+ * encoding, a type it does not decode) is refused as a whole with `undefined`, and the caller
+ * reads it with DuckDB; a column the file lacks is NULL, as the scan SQL makes it.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import {
+  type ColumnType,
+  intField,
+  listField,
+  readThriftStruct,
+  structField,
+  type TableDef,
+  type ThriftStruct,
+} from "../core/index.ts";
+
+const PAGE_DATA = 0;
+const PAGE_DICTIONARY = 2;
+const ENC_PLAIN = 0;
+const ENC_PLAIN_DICTIONARY = 2;
+const ENC_RLE_DICTIONARY = 8;
+const CODEC_NONE = 0;
+const CODEC_ZSTD = 6;
+/** Parquet physical type each column type is stored as (INT32 1, INT64 2, BYTE_ARRAY 6). */
+const PHYSICAL: Partial<Record<ColumnType, number>> = { varchar: 6, int32: 1, int64: 2, timestamp: 2, date: 1 };
+
+interface Chunk {
+  physical: number;
+  codec: number;
+  optional: boolean;
+  dictionaryOffset: number | undefined;
+  /** Data pages: offset in the file, bytes (header + body), first row in the row group. */
+  pages: { offset: number; size: number; first: number }[] | undefined;
+  indexOffset: number;
+  indexLength: number;
+}
+
+interface FileIndex {
+  /** First row of each row group in the file. */
+  groupStart: number[];
+  rows: number;
+  /** Row group → column name → chunk. */
+  groups: Map<string, Chunk>[];
+}
+
+const utf8 = new TextDecoder();
+
+function pread(fd: number, offset: number, length: number): Uint8Array {
+  const b = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, b, got, length - got, offset + got);
+    if (n === 0) throw new Error("data file ends early");
+    got += n;
+  }
+  return b;
+}
+
+/**
+ * The first `count` values of the RLE / bit-packed hybrid of `width` bits (at most 32) in
+ * buf[at, end): a page's definition levels or dictionary indices, decoded only as far as needed.
+ */
+function hybrid(buf: Uint8Array, at: number, end: number, width: number, count: number): Uint32Array {
+  const out = new Uint32Array(count);
+  const bytes = Math.ceil(width / 8);
+  const mask = width >= 32 ? 0xffffffff : 2 ** width - 1;
+  let n = 0;
+  while (n < count && at < end) {
+    let head = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = buf[at++]!;
+      head += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    if (head % 2 === 1) {
+      const groups = Math.floor(head / 2);
+      const values = Math.min(groups * 8, count - n);
+      for (let i = 0, bit = at * 8; i < values; i++, n++, bit += width) {
+        // Up to 32 bits starting at `bit`, from the five bytes that can hold them.
+        const byte = bit >>> 3;
+        const lo = buf[byte]! | (buf[byte + 1]! << 8) | (buf[byte + 2]! << 16) | ((buf[byte + 3]! << 24) >>> 0);
+        const v = (lo >>> (bit & 7)) + (bit & 7 ? (buf[byte + 4] ?? 0) * 2 ** (32 - (bit & 7)) : 0);
+        out[n] = v & mask;
+      }
+      at += groups * width;
+    } else {
+      let v = 0;
+      for (let k = 0; k < bytes; k++) v += buf[at + k]! * 2 ** (8 * k);
+      at += bytes;
+      const run = Math.min(count - n, Math.floor(head / 2));
+      out.fill(v, n, n + run);
+      n += run;
+    }
+  }
+  if (n < count) throw new Error("RLE run ends early");
+  return out;
+}
+
+/** Definition levels of a v1 data page body: which rows hold a value, and where the values start. */
+function levels(body: Uint8Array, rows: number, optional: boolean): { defined: Uint32Array | undefined; at: number } {
+  if (!optional) return { defined: undefined, at: 0 };
+  const n = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true);
+  return { defined: hybrid(body, 4, 4 + n, 1, rows), at: 4 + n };
+}
+
+export class PageReader {
+  private readonly files = new Map<string, FileIndex | null>();
+  /** Rows read page by page, and reads refused (for tests and bench/search/explain.ts). */
+  readonly stats = { rows: 0, refused: 0 };
+
+  constructor(private readonly maxFiles = 4096) {}
+
+  /**
+   * Every column of `def` for rows `rows` (numbers in the file) of the file at `path`, in the
+   * order asked; undefined when the file is not one this reads page by page.
+   */
+  read(path: string, def: TableDef, rows: readonly number[]): Record<string, unknown>[] | undefined {
+    if (def.columns.some((c) => PHYSICAL[c.type] === undefined)) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return undefined; // gone (compacted away, retention): the caller asks DuckDB, which drops it
+    }
+    try {
+      const index = this.index(path, fd);
+      if (!index || rows.some((r) => r < 0 || r >= index.rows)) return undefined;
+      const out = rows.map(() => ({}) as Record<string, unknown>);
+      for (const col of def.columns) {
+        if (!this.readColumn(path, fd, index, col.name, col.type, rows, out)) {
+          this.stats.refused++;
+          return undefined;
+        }
+      }
+      this.stats.rows += rows.length;
+      return out;
+    } catch {
+      return undefined; // a page this cannot decode: DuckDB reads the file instead
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private index(path: string, fd: number): FileIndex | undefined {
+    const known = this.files.get(path);
+    if (known !== undefined) {
+      this.files.delete(path);
+      this.files.set(path, known);
+      return known ?? undefined;
+    }
+    let built: FileIndex | null = null;
+    try {
+      built = this.build(fd);
+    } catch {
+      built = null;
+    }
+    this.files.set(path, built);
+    if (this.files.size > this.maxFiles) this.files.delete(this.files.keys().next().value!);
+    return built ?? undefined;
+  }
+
+  private build(fd: number): FileIndex | null {
+    const size = fstatSync(fd).size;
+    if (size < 12) return null;
+    const tail = pread(fd, size - 8, 8);
+    if (String.fromCharCode(...tail.subarray(4)) !== "PAR1") return null;
+    const len = new DataView(tail.buffer).getUint32(0, true);
+    const meta = readThriftStruct(pread(fd, size - 8 - len, len)).struct;
+    const schema = listField(meta, 2).items as ThriftStruct[];
+    const names = schema.slice(1).map((e) => utf8.decode(e.get(4)!.value as Uint8Array));
+    const optional = schema.slice(1).map((e) => intField(e, 3) === 1);
+    if (schema.slice(1).some((e) => intField(e, 5) !== undefined)) return null; // nested: not flat
+    const groupStart: number[] = [];
+    const groups: Map<string, Chunk>[] = [];
+    let rows = 0;
+    for (const rg of listField(meta, 4).items as ThriftStruct[]) {
+      groupStart.push(rows);
+      rows += intField(rg, 3) ?? 0;
+      const chunks = new Map<string, Chunk>();
+      (listField(rg, 1).items as ThriftStruct[]).forEach((cc, i) => {
+        const md = structField(cc, 3);
+        const indexOffset = intField(cc, 4);
+        const indexLength = intField(cc, 5);
+        if (indexOffset === undefined || indexLength === undefined) throw new Error("no offset index");
+        const dict = intField(md, 11);
+        chunks.set(names[i]!, {
+          physical: intField(md, 1)!,
+          codec: intField(md, 4)!,
+          optional: optional[i] ?? true,
+          dictionaryOffset: dict !== undefined && dict > 0 && dict < intField(md, 9)! ? dict : undefined,
+          pages: undefined,
+          indexOffset,
+          indexLength,
+        });
+      });
+      groups.push(chunks);
+    }
+    return { groupStart, rows, groups };
+  }
+
+  private pagesOf(fd: number, c: Chunk): { offset: number; size: number; first: number }[] {
+    if (!c.pages) {
+      const oi = readThriftStruct(pread(fd, c.indexOffset, c.indexLength)).struct;
+      c.pages = (listField(oi, 1).items as ThriftStruct[]).map((p) => ({
+        offset: intField(p, 1)!,
+        size: intField(p, 2)!,
+        first: intField(p, 3)!,
+      }));
+    }
+    return c.pages;
+  }
+
+  /** A page's header and uncompressed body. */
+  private page(fd: number, offset: number, size: number, codec: number): { header: ThriftStruct; body: Uint8Array } {
+    const raw = pread(fd, offset, size);
+    const { struct, end } = readThriftStruct(raw);
+    const compressed = raw.subarray(end, end + (intField(struct, 3) ?? 0));
+    if (codec === CODEC_NONE) return { header: struct, body: compressed };
+    if (codec === CODEC_ZSTD) return { header: struct, body: new Uint8Array(Bun.zstdDecompressSync(compressed)) };
+    throw new Error(`codec ${codec}`);
+  }
+
+  private readColumn(
+    path: string,
+    fd: number,
+    index: FileIndex,
+    name: string,
+    type: ColumnType,
+    rows: readonly number[],
+    out: Record<string, unknown>[],
+  ): boolean {
+    // Wanted rows by row group and page.
+    const byPage = new Map<
+      string,
+      { chunk: Chunk; base: number; page: { offset: number; size: number; first: number }; want: number[] }
+    >();
+    for (let j = 0; j < rows.length; j++) {
+      const row = rows[j]!;
+      let g = index.groupStart.length - 1;
+      while (index.groupStart[g]! > row) g--;
+      const chunk = index.groups[g]!.get(name);
+      if (!chunk) {
+        out[j]![name] = null; // a column the file lacks: NULL, as the scan SQL makes it
+        continue;
+      }
+      if (chunk.physical !== PHYSICAL[type] || (chunk.codec !== CODEC_NONE && chunk.codec !== CODEC_ZSTD)) return false;
+      const pages = this.pagesOf(fd, chunk);
+      const local = row - index.groupStart[g]!;
+      let lo = 0;
+      for (let hi = pages.length - 1; lo < hi; ) {
+        const m = (lo + hi + 1) >> 1;
+        if (pages[m]!.first <= local) lo = m;
+        else hi = m - 1;
+      }
+      const key = `${g}:${lo}`;
+      const e = byPage.get(key) ?? { chunk, base: index.groupStart[g]!, page: pages[lo]!, want: [] };
+      byPage.set(key, e);
+      e.want.push(j);
+    }
+    for (const e of byPage.values()) {
+      const base = e.base;
+      const { header, body } = this.page(fd, e.page.offset, e.page.size, e.chunk.codec);
+      if (intField(header, 1) !== PAGE_DATA) return false;
+      const dph = header.get(5)?.value as ThriftStruct | undefined;
+      if (!dph) return false;
+      const count = intField(dph, 1) ?? 0;
+      const encoding = intField(dph, 2);
+      // Position of each wanted row among the page's values (NULL rows hold none); the levels
+      // and indices are decoded up to the last wanted row only.
+      const wanted = e.want.map((j) => ({ j, k: rows[j]! - base - e.page.first })).sort((a, b) => a.k - b.k);
+      const upto = wanted.length ? Math.min(count, wanted[wanted.length - 1]!.k + 1) : 0;
+      const { defined, at } = levels(body, upto, e.chunk.optional);
+      let dictionary: Dictionary | undefined;
+      let indices: Uint32Array | undefined;
+      if (encoding === ENC_PLAIN_DICTIONARY || encoding === ENC_RLE_DICTIONARY) {
+        if (e.chunk.dictionaryOffset === undefined) return false;
+        dictionary = this.dictionary(path, fd, e.chunk, type);
+        if (!dictionary) return false;
+        const nonNull = defined ? defined.reduce((a, v) => a + v, 0) : upto;
+        indices = hybrid(body, at + 1, body.length, body[at]!, nonNull);
+      } else if (encoding !== ENC_PLAIN) return false;
+      const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+      let pos = at;
+      let value = 0; // index of the next value among the non-NULL ones
+      let row = 0;
+      for (const w of wanted) {
+        for (; row < w.k; row++) {
+          if (defined && defined[row] === 0) continue;
+          if (!indices) pos += type === "varchar" ? 4 + view.getUint32(pos, true) : PHYSICAL[type] === 1 ? 4 : 8;
+          value++;
+        }
+        if (defined && defined[row] === 0) {
+          out[w.j]![name] = null;
+          continue;
+        }
+        out[w.j]![name] = indices ? dictionary!.value(indices[value]!) : plainValue(view, body, pos, type);
+      }
+    }
+    return true;
+  }
+
+  /** Dictionary pages (uncompressed, values located, none decoded), by `path@offset`, the most recently used last. */
+  private readonly dictionaries = new Map<string, Dictionary>();
+
+  private dictionary(path: string, fd: number, chunk: Chunk, type: ColumnType): Dictionary | undefined {
+    const key = `${path}@${chunk.dictionaryOffset}`;
+    const known = this.dictionaries.get(key);
+    if (known) {
+      this.dictionaries.delete(key);
+      this.dictionaries.set(key, known);
+      return known;
+    }
+    const head = pread(fd, chunk.dictionaryOffset!, 64);
+    const { struct, end } = readThriftStruct(head);
+    if (intField(struct, 1) !== PAGE_DICTIONARY) return undefined;
+    const { body } = this.page(fd, chunk.dictionaryOffset!, end + (intField(struct, 3) ?? 0), chunk.codec);
+    const n = intField(structField(struct, 7), 1) ?? 0;
+    const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+    const offsets = new Uint32Array(n);
+    for (let i = 0, pos = 0; i < n; i++) {
+      offsets[i] = pos;
+      pos += type === "varchar" ? 4 + view.getUint32(pos, true) : PHYSICAL[type] === 1 ? 4 : 8;
+    }
+    const dict: Dictionary = {
+      value: (i) => (i < n ? plainValue(view, body, offsets[i]!, type) : null),
+    };
+    this.dictionaries.set(key, dict);
+    if (this.dictionaries.size > 256) this.dictionaries.delete(this.dictionaries.keys().next().value!);
+    return dict;
+  }
+}
+
+interface Dictionary {
+  value(index: number): unknown;
+}
+
+/** One PLAIN value as the search's DuckDB statements return it. */
+function plainValue(view: DataView, body: Uint8Array, pos: number, type: ColumnType): unknown {
+  switch (type) {
+    case "varchar":
+      return utf8.decode(body.subarray(pos + 4, pos + 4 + view.getUint32(pos, true)));
+    case "int32":
+      return view.getInt32(pos, true);
+    case "date":
+      return new Date(view.getInt32(pos, true) * 86_400_000).toISOString().slice(0, 10);
+    default: {
+      const v = view.getBigInt64(pos, true);
+      return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : String(v);
+    }
+  }
+}
