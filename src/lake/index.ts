@@ -15,6 +15,7 @@ export {
   type SqlRejectReason,
 } from "./query/sql-guard.ts";
 export { ident, literal, DUCKDB_TYPE } from "./sql.ts";
+export { ROW_FILE, ROW_NUMBER } from "./query/views.ts";
 export {
   backupCatalog,
   listCatalogBackups,

@@ -34,6 +34,12 @@ export interface ScanOptions {
    */
   lookups?: readonly Lookup[];
   /**
+   * Add each row's data file and its number there (src/lake/query/views.ts ROW_FILE, ROW_NUMBER;
+   * NULL for buffer rows), so a second pass can fetch the row by page (docs/ARCHITECTURE.md "Row
+   * fetch by page").
+   */
+  rowRefs?: boolean;
+  /**
    * Buffer first, then files by their newest row, newest first (ties: the file whose oldest row
    * is newer first): a LIMIT without ORDER BY then samples the newest end of the range
    * (`lake_topn_strategy: stream`); `newest` reads the plan's files in this order in groups.
@@ -157,6 +163,7 @@ export async function planScan(
         subset.map((f) => f.file),
         withBuffer ? buffer : undefined,
         bufferFirst,
+        opts.rowRefs === true,
       ),
   };
 }

@@ -1,6 +1,7 @@
 import type { Config } from "../../config/index.ts";
 import { isoFromUs, type TableDef } from "../../core/index.ts";
-import type { Lake, ScanOptions } from "../../lake/index.ts";
+import { type Lake, ROW_FILE, ROW_NUMBER, type ScanOptions } from "../../lake/index.ts";
+import { hydrate } from "./hydrate.ts";
 import { countMatches } from "./count.ts";
 import { noLakeError } from "./no-lake.ts";
 import { type SearchSettings, tableKeyFor, virtualFieldsOf } from "./tables.ts";
@@ -157,9 +158,13 @@ export class SearchService {
     // The rows before the page, the page and one more: `hasMore` without a count.
     const want = offset + req.limit + 1;
     const n = where.params.length;
+    // The first pass also returns each row's file and number there, so the second reads it page
+    // by page (docs/ARCHITECTURE.md "Row fetch by page").
+    const refs = lazy && lake.pagedReads;
     const scanOptions = (fromUs: number, toUs: number, newestFirst: boolean) => ({
       fromUs,
       toUs,
+      ...(refs ? { rowRefs: true } : {}),
       ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
       ...(where.lookups ? { lookups: where.lookups } : {}),
       ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
@@ -222,7 +227,9 @@ export class SearchService {
     // lazy_payload: the first pass reads only what picks the rows (uuid, session_id, time), the
     // second reads every column of exactly those rows — within their time span, their sessions
     // and under the same filter, so the scan decodes payloads of matching rows only.
-    const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
+    const columns = lazy
+      ? `"uuid", "session_id", epoch_us(${time}) AS ${time}${refs ? `, ${ROW_FILE}, ${ROW_NUMBER}` : ""}`
+      : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
     if (strategy === "newest") {
       rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, newestOfGroup, tie);
@@ -237,7 +244,18 @@ export class SearchService {
     rows.sort(order);
     const hasMore = rows.length > offset + req.limit;
     let page = rows.slice(offset, offset + req.limit);
-    if (lazy && page.length > 0) page = await this.hydrate(def, page, where, scanFor);
+    if (lazy && page.length > 0)
+      page = await hydrate({
+        lake,
+        key,
+        def,
+        picked: page,
+        where,
+        scanFor,
+        selectList: this.selectList(def),
+        timeoutMs: this.timeoutMs,
+        budget: this.budget(),
+      });
     page.sort(order);
     const items = page.map((r, i) => this.toItem(r, offset + i, def, key));
     const sortKeys = page.map((r): [number, string] => [Number(r[def.timeColumn]), tie ? String(r[tie] ?? "") : ""]);
@@ -313,40 +331,6 @@ export class SearchService {
       if (group.length === 0) break;
     }
     return best;
-  }
-
-  /** Every column of the rows the first pass picked (lazy_payload), found by uuid under the same filter. */
-  private async hydrate(
-    def: TableDef,
-    picked: Record<string, unknown>[],
-    where: WhereClause,
-    scanFor: (fromUs: number, toUs: number, newestFirst: boolean) => Promise<string>,
-  ): Promise<Record<string, unknown>[]> {
-    const ts = picked.map((r) => Number(r[def.timeColumn]));
-    const lo = Math.min(...ts);
-    const hi = Math.max(...ts);
-    const n = where.params.length;
-    const uuids = picked.map((r) => String(r.uuid));
-    // session_id IN (…) is pushed into the Parquet scan (bloom filters, and rows of other calls
-    // are dropped before their payload is decoded); uuid IN (…) alone would be a join after it.
-    const sessions = [...new Set(picked.map((r) => r.session_id).filter((v): v is string => typeof v === "string"))];
-    const hasNullSession = picked.some((r) => r.session_id === null || r.session_id === undefined);
-    const uuidPh = uuids.map((_u, i) => `$${n + 3 + i}`).join(", ");
-    const sessionPh = sessions.map((_s, i) => `$${n + 3 + uuids.length + i}`).join(", ");
-    const sessionCond = [
-      sessions.length ? `session_id IN (${sessionPh})` : "",
-      hasNullSession ? "session_id IS NULL" : "",
-    ]
-      .filter(Boolean)
-      .join(" OR ");
-    const time = `"${def.timeColumn}"`;
-    const got = await this.own().query(
-      `SELECT ${this.selectList(def)} FROM (${await scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
-      [...where.params, lo, hi, ...uuids, ...sessions],
-      { timeoutMs: this.timeoutMs, lateMaterialization: false, ...this.budget() },
-    );
-    // A row of the first pass that is gone now (retention ran in between) is dropped.
-    return got.rows;
   }
 
   /** This process's lake; a search reaches a table only when it has one (`target`). */

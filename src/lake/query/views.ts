@@ -7,7 +7,14 @@ import { DUCKDB_TYPE, ident, literal } from "../sql.ts";
  * they were written with, so files from before an ADD COLUMN read the new column as NULL) and,
  * for the current state, the buffer (spool files not yet in committed Parquet).
  */
-export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): string[] {
+/**
+ * Columns a read with row references adds after the table's (docs/ARCHITECTURE.md "Row fetch by
+ * page"): the data file a row is in and its number there; NULL for a buffer row.
+ */
+export const ROW_FILE = "svc_row_file";
+export const ROW_NUMBER = "svc_row_number";
+
+export function filesSelect(def: TableDef, files: readonly LiveDataFile[], rowRefs = false): string[] {
   const groups = new Map<string, LiveDataFile[]>();
   for (const f of files) {
     const present = def.columns.filter((c) => c.name in f.columnStats).map((c) => c.name);
@@ -23,7 +30,11 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
       .map((c) => (present.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`))
       .join(", ");
     const paths = group.map((f) => literal(f.absolutePath)).join(", ");
-    parts.push(`SELECT ${cols} FROM read_parquet([${paths}], hive_partitioning = false)`);
+    parts.push(
+      rowRefs
+        ? `SELECT ${cols}, filename AS ${ROW_FILE}, file_row_number AS ${ROW_NUMBER} FROM read_parquet([${paths}], hive_partitioning = false, filename = true, file_row_number = true)`
+        : `SELECT ${cols} FROM read_parquet([${paths}], hive_partitioning = false)`,
+    );
   }
   return parts;
 }
@@ -34,12 +45,19 @@ export function unionSql(
   files: readonly LiveDataFile[],
   buffer: readonly string[] | undefined,
   bufferFirst = false,
+  rowRefs = false,
 ): string {
-  const parts = filesSelect(def, files);
-  if (buffer) parts.splice(bufferFirst ? 0 : parts.length, 0, ...buffer);
+  const parts = filesSelect(def, files, rowRefs);
+  const refs = rowRefs ? `, CAST(NULL AS VARCHAR) AS ${ROW_FILE}, CAST(NULL AS BIGINT) AS ${ROW_NUMBER}` : "";
+  if (buffer)
+    parts.splice(
+      bufferFirst ? 0 : parts.length,
+      0,
+      ...(rowRefs ? buffer.map((b) => `SELECT *${refs} FROM (${b})`) : buffer),
+    );
   if (parts.length === 0) {
     const cols = def.columns.map((c) => `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`).join(", ");
-    return `SELECT ${cols} WHERE false`;
+    return `SELECT ${cols}${refs} WHERE false`;
   }
   return parts.join(" UNION ALL ");
 }
