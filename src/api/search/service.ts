@@ -244,6 +244,27 @@ export class SearchService {
     rows.sort(order);
     const hasMore = rows.length > offset + req.limit;
     let page = rows.slice(offset, offset + req.limit);
+    // Fewer rows than asked for: they are every match. Else count (src/api/search/count.ts),
+    // beside the second pass: the count is DuckDB's work, a paged file's rows are this thread's.
+    const seen = rows.length;
+    const counting = !hasMore
+      ? Promise.resolve({ total: rows.length, exact: true })
+      : req.count === false
+        ? Promise.resolve(undefined)
+        : (async () =>
+            countMatches({
+              plan: await lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+              fromUs: req.fromMs * 1000,
+              toUs: req.toMs * 1000,
+              filtered,
+              inRange,
+              params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+              cap: this.search.count_cap,
+              query: async (sql, params) =>
+                (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+            }))();
+    // A failed second pass must not leave the count's rejection unhandled.
+    counting.catch(() => {});
     if (lazy && page.length > 0)
       page = await hydrate({
         lake,
@@ -260,23 +281,7 @@ export class SearchService {
     const items = page.map((r, i) => this.toItem(r, offset + i, def, key));
     const sortKeys = page.map((r): [number, string] => [Number(r[def.timeColumn]), tie ? String(r[tie] ?? "") : ""]);
     const keys = items[0] ? Object.keys(items[0]) : [];
-    // Fewer rows than asked for: they are every match. Else count (src/api/search/count.ts).
-    const seen = rows.length;
-    const counted = !hasMore
-      ? { total: rows.length, exact: true }
-      : req.count === false
-        ? undefined
-        : await countMatches({
-            plan: await lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
-            fromUs: req.fromMs * 1000,
-            toUs: req.toMs * 1000,
-            filtered,
-            inRange,
-            params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
-            cap: this.search.count_cap,
-            query: async (sql, params) =>
-              (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
-          });
+    const counted = await counting;
     const total = Math.max(counted?.total ?? 0, seen);
     return {
       items,
