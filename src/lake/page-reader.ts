@@ -110,6 +110,15 @@ function hybrid(buf: Uint8Array, at: number, end: number, width: number, count: 
 function levels(body: Uint8Array, rows: number, optional: boolean): { defined: Uint32Array | undefined; at: number } {
   if (!optional) return { defined: undefined, at: 0 };
   const n = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true);
+  // One RLE run of 1 covering the page (no NULL, as writers encode it): nothing to decode.
+  let head = 0;
+  let i = 4;
+  for (let shift = 0; i < 4 + n; shift += 7) {
+    const b = body[i++]!;
+    head += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  if (head % 2 === 0 && Math.floor(head / 2) >= rows && body[i] === 1) return { defined: undefined, at: 4 + n };
   return { defined: hybrid(body, 4, 4 + n, 1, rows), at: 4 + n };
 }
 
@@ -293,7 +302,14 @@ export class PageReader {
       let pos = at;
       let value = 0; // index of the next value among the non-NULL ones
       let row = 0;
+      const width = type === "varchar" ? 0 : PHYSICAL[type] === 1 ? 4 : 8;
       for (const w of wanted) {
+        if (!defined && (indices || width > 0)) {
+          // No NULL in the page: the k-th row is the k-th value, a fixed width away.
+          value = w.k;
+          pos = at + w.k * width;
+          row = w.k;
+        }
         for (; row < w.k; row++) {
           if (defined && defined[row] === 0) continue;
           if (!indices) pos += type === "varchar" ? 4 + view.getUint32(pos, true) : PHYSICAL[type] === 1 ? 4 : 8;

@@ -34,7 +34,13 @@ export async function repageInWorker(
       resolve({ died: e.message });
       w.terminate();
     };
-    w.postMessage({ input, output, rowsPerPage: opts.rowsPerPage, bloomColumns: [...(opts.bloomColumns ?? [])] });
+    w.postMessage({
+      input,
+      output,
+      rowsPerPage: opts.rowsPerPage,
+      minPageBytes: opts.minPageBytes,
+      bloomColumns: [...(opts.bloomColumns ?? [])],
+    });
   });
   if ("stats" in answer) return answer.stats;
   if ("error" in answer) throw new Error(answer.error);

@@ -35,7 +35,11 @@ describe("repageParquet", () => {
                NULL::VARCHAR AS nothing
         FROM range(40000) r(i) ORDER BY sid
       ) TO '${src}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`);
-      const stats = await repageParquet(src, out, { rowsPerPage: 1000, bloomColumns: new Set(["sid"]) });
+      const stats = await repageParquet(src, out, {
+        rowsPerPage: 1000,
+        minPageBytes: 0,
+        bloomColumns: new Set(["sid"]),
+      });
       expect(stats.split).toBeGreaterThan(0);
       expect(stats.copied).toBeGreaterThan(0); // the dictionary chunks
       const rows = (f: string) => d.all(`SELECT * FROM read_parquet('${f}') ORDER BY i`);
@@ -87,12 +91,14 @@ describe("repageParquet", () => {
       const inWorker = join(dir, "worker.parquet");
       await repageInWorker(new URL("./repage-worker.ts", import.meta.url), src, inWorker, {
         rowsPerPage: 1000,
+        minPageBytes: 0,
         bloomColumns: new Set(["sid"]),
       });
       expect(Buffer.compare(readFileSync(inWorker), readFileSync(out))).toBe(0);
       const fallback = join(dir, "fallback.parquet");
       await repageInWorker(new URL("./no-such-worker.ts", import.meta.url), src, fallback, {
         rowsPerPage: 1000,
+        minPageBytes: 0,
         bloomColumns: new Set(["sid"]),
       });
       expect(Buffer.compare(readFileSync(fallback), readFileSync(out))).toBe(0);

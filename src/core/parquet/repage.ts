@@ -1,6 +1,7 @@
 /**
  * Paged data files (docs/STORAGE.md "Paged data files"): a Parquet file DuckDB's COPY wrote,
- * rewritten so that every PLAIN column chunk is cut into pages of `rowsPerPage` rows, with an
+ * rewritten so that every PLAIN column chunk is cut into pages of `rowsPerPage` rows (narrow columns:
+ * at least MIN_PAGE_BYTES of values a page), with an
  * offset index (every data page's place and first row) for every chunk. DuckDB writes one page per
  * column chunk, so fetching one row of a 16 384-row group decodes the whole group's payload; with
  * pages and the index, a reader decodes only the pages of the rows it wants (src/lake/page-reader.ts).
@@ -31,6 +32,8 @@ const CODEC_ZSTD = 6;
 /** Physical types whose PLAIN values are cut here (BOOLEAN is bit-packed: kept as written). */
 const FIXED: Record<number, number> = { 1: 4, 2: 8, 4: 4, 5: 8 }; // INT32, INT64, FLOAT, DOUBLE
 const BYTE_ARRAY = 6;
+/** A page holds at least this many bytes of values (uncompressed) unless its chunk ends. */
+export const MIN_PAGE_BYTES = 32 * 1024;
 
 export interface RepageStats {
   /** Column chunks cut into pages / copied as written. */
@@ -95,8 +98,10 @@ const decompress: Decompress = (codec, body) => {
 };
 
 /**
- * One PLAIN data page (v1) of a flat column cut into pages of `rowsPerPage` rows: the new pages
- * (header + body each) and, per page, its rows. Undefined when the page is not one this cuts.
+ * One PLAIN data page (v1) of a flat column cut into pages of `rowsPerPage` rows, or more rows
+ * while their values are under `minBytes` (a narrow column gets few pages: DuckDB pays per
+ * page when it scans one, a reader of one row decodes a few KB more): the new pages (header +
+ * body each) and, per page, its rows. Undefined when the page is not one this cuts.
  */
 function cut(
   page: PageInfo,
@@ -105,6 +110,7 @@ function cut(
   physical: number,
   optional: boolean,
   rowsPerPage: number,
+  minBytes: number,
   bloom: boolean,
 ): { parts: Uint8Array[]; rows: number[]; uncompressed: number; bloom: Uint8Array | undefined } | undefined {
   const dph = page.header.get(5)?.value as ThriftStruct | undefined;
@@ -112,7 +118,6 @@ function cut(
   const width = FIXED[physical];
   if (width === undefined && physical !== BYTE_ARRAY) return undefined;
   const rows = intField(dph, 1) ?? 0;
-  if (rows <= rowsPerPage) return undefined;
   const raw = decompress(codec, body, intField(page.header, 2) ?? 0);
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   let at = 0;
@@ -126,11 +131,10 @@ function cut(
   const counts: number[] = [];
   let uncompressed = 0;
   const hashes = bloom ? valueHashes(raw, at, rows, defined) : undefined;
-  for (let from = 0; from < rows; from += rowsPerPage) {
-    const to = Math.min(rows, from + rowsPerPage);
+  for (let from = 0, to = 0; from < rows; from = to) {
     const start = at;
-    for (let r = from; r < to; r++) {
-      if (defined && defined[r] === 0) continue;
+    for (to = from; to < rows && (to - from < rowsPerPage || at - start < minBytes); to++) {
+      if (defined && defined[to] === 0) continue;
       at += width ?? 4 + view.getUint32(at, true);
     }
     const values = raw.subarray(start, at);
@@ -176,10 +180,13 @@ function bloomBytes(fd: number, offset: number, length: number | undefined): Uin
 
 /**
  * Rewrites `input` (a Parquet file, flat schema) to `output` with the PLAIN chunks in pages of
- * `rowsPerPage` rows and an offset index for every chunk.
+ * `rowsPerPage` rows (narrow columns: MIN_PAGE_BYTES) and an offset index for every chunk.
  */
 export interface RepageOptions {
+  /** Rows per data page (more while a page's values are under `minPageBytes`). */
   rowsPerPage: number;
+  /** Default MIN_PAGE_BYTES. */
+  minPageBytes?: number;
   /**
    * VARCHAR columns whose cut chunks get a split-block bloom filter (xxHash64, 1 % false
    * positives), as DuckDB writes one only for dictionary-encoded chunks: point lookups keep
@@ -192,6 +199,7 @@ export interface RepageOptions {
 
 export async function repageParquet(input: string, output: string, opts: RepageOptions): Promise<RepageStats> {
   const { rowsPerPage } = opts;
+  const minBytes = opts.minPageBytes ?? MIN_PAGE_BYTES;
   const yieldEvery = opts.yieldEvery ?? (async () => {});
   const stats: RepageStats = { split: 0, copied: 0, pages: 0 };
   const fin = openSync(input, "r");
@@ -236,7 +244,9 @@ export async function repageParquet(input: string, output: string, opts: RepageO
           : undefined;
         const wantBloom = physical === BYTE_ARRAY && opts.bloomColumns?.has(names[col] ?? "") === true;
         const split =
-          only && body ? cut(only, body, codec, physical, optional[col] ?? true, rowsPerPage, wantBloom) : undefined;
+          only && body
+            ? cut(only, body, codec, physical, optional[col] ?? true, rowsPerPage, minBytes, wantBloom)
+            : undefined;
         const locations: { offset: number; size: number; first: number }[] = [];
         if (split) {
           let first = 0;
