@@ -154,8 +154,10 @@ describe.skipIf(!linux)("UDP batch receive (recvmmsg)", () => {
       );
       const after = Date.now();
       expect(times.filter((t) => !(t >= before - 1 && t <= after + 1))).toEqual([]);
-      // Strictly increasing: one sender's datagrams get distinct kernel times in the order sent.
-      expect(times.filter((t, i) => i > 0 && t <= times[i - 1]!)).toEqual([]);
+      // In the order sent: one sender's datagrams never get an earlier kernel time than the one
+      // before (two can share a time as a double of epoch ms: 0.2 µs apart on a loaded machine).
+      expect(times.filter((t, i) => i > 0 && t < times[i - 1]!)).toEqual([]);
+      expect(new Set(times).size).toBeGreaterThan(1);
       await waitFor("the unshared datagram", () => alone.receive() === 1 || undefined, 3000, 2);
       expect(alone.receivedAtMs(0)).toBeUndefined();
     } finally {
