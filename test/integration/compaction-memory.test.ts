@@ -115,9 +115,12 @@ describe("compaction of wide rows", () => {
       const left = await paths(h.lake);
       if (left.length === afterFirst.length) {
         expect(left).toEqual(afterFirst);
-        expect(
-          metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason: "out_of_memory" }),
-        ).toBeGreaterThanOrEqual(2);
+        // Counted as skipped: by a merge that ran out of memory, or before any try, since the
+        // pieces written by cycle 1 are paged files without dictionaries whose footers give the
+        // sort's true size (docs/STORAGE.md "Paged data files").
+        const skipped = (reason: string) =>
+          metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason });
+        expect(skipped("out_of_memory") + skipped("sort_bytes")).toBeGreaterThanOrEqual(2);
       }
       // Out-of-memory retries over six cycles: the first cycle's, then at most two back-off trials.
       expect(metricValue(h.metrics, "svc_lake_compaction_oom_splits_total", { table: KEY })).toBeLessThanOrEqual(6);
