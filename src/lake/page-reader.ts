@@ -13,11 +13,13 @@
  * encoding, a type it does not decode) is refused as a whole with `undefined`, and the caller
  * reads it with DuckDB; a column the file lacks is NULL, as the scan SQL makes it.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import {
   type ColumnType,
+  decodeHybrid,
   intField,
   listField,
+  preadExact,
   readThriftStruct,
   structField,
   type TableDef,
@@ -55,57 +57,6 @@ interface FileIndex {
 
 const utf8 = new TextDecoder();
 
-function pread(fd: number, offset: number, length: number): Uint8Array {
-  const b = new Uint8Array(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, b, got, length - got, offset + got);
-    if (n === 0) throw new Error("data file ends early");
-    got += n;
-  }
-  return b;
-}
-
-/**
- * The first `count` values of the RLE / bit-packed hybrid of `width` bits (at most 32) in
- * buf[at, end): a page's definition levels or dictionary indices, decoded only as far as needed.
- */
-function hybrid(buf: Uint8Array, at: number, end: number, width: number, count: number): Uint32Array {
-  const out = new Uint32Array(count);
-  const bytes = Math.ceil(width / 8);
-  const mask = width >= 32 ? 0xffffffff : 2 ** width - 1;
-  let n = 0;
-  while (n < count && at < end) {
-    let head = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = buf[at++]!;
-      head += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-    }
-    if (head % 2 === 1) {
-      const groups = Math.floor(head / 2);
-      const values = Math.min(groups * 8, count - n);
-      for (let i = 0, bit = at * 8; i < values; i++, n++, bit += width) {
-        // Up to 32 bits starting at `bit`, from the five bytes that can hold them.
-        const byte = bit >>> 3;
-        const lo = buf[byte]! | (buf[byte + 1]! << 8) | (buf[byte + 2]! << 16) | ((buf[byte + 3]! << 24) >>> 0);
-        const v = (lo >>> (bit & 7)) + (bit & 7 ? (buf[byte + 4] ?? 0) * 2 ** (32 - (bit & 7)) : 0);
-        out[n] = v & mask;
-      }
-      at += groups * width;
-    } else {
-      let v = 0;
-      for (let k = 0; k < bytes; k++) v += buf[at + k]! * 2 ** (8 * k);
-      at += bytes;
-      const run = Math.min(count - n, Math.floor(head / 2));
-      out.fill(v, n, n + run);
-      n += run;
-    }
-  }
-  if (n < count) throw new Error("RLE run ends early");
-  return out;
-}
-
 /** Definition levels of a v1 data page body: which rows hold a value, and where the values start. */
 function levels(body: Uint8Array, rows: number, optional: boolean): { defined: Uint32Array | undefined; at: number } {
   if (!optional) return { defined: undefined, at: 0 };
@@ -119,7 +70,7 @@ function levels(body: Uint8Array, rows: number, optional: boolean): { defined: U
     if (b < 0x80) break;
   }
   if (head % 2 === 0 && Math.floor(head / 2) >= rows && body[i] === 1) return { defined: undefined, at: 4 + n };
-  return { defined: hybrid(body, 4, 4 + n, 1, rows), at: 4 + n };
+  return { defined: decodeHybrid(body, 4, 4 + n, 1, rows), at: 4 + n };
 }
 
 export class PageReader {
@@ -181,10 +132,10 @@ export class PageReader {
   private build(fd: number): FileIndex | null {
     const size = fstatSync(fd).size;
     if (size < 12) return null;
-    const tail = pread(fd, size - 8, 8);
+    const tail = preadExact(fd, size - 8, 8);
     if (String.fromCharCode(...tail.subarray(4)) !== "PAR1") return null;
     const len = new DataView(tail.buffer).getUint32(0, true);
-    const meta = readThriftStruct(pread(fd, size - 8 - len, len)).struct;
+    const meta = readThriftStruct(preadExact(fd, size - 8 - len, len)).struct;
     const schema = listField(meta, 2).items as ThriftStruct[];
     const names = schema.slice(1).map((e) => utf8.decode(e.get(4)!.value as Uint8Array));
     const optional = schema.slice(1).map((e) => intField(e, 3) === 1);
@@ -219,7 +170,7 @@ export class PageReader {
 
   private pagesOf(fd: number, c: Chunk): { offset: number; size: number; first: number }[] {
     if (!c.pages) {
-      const oi = readThriftStruct(pread(fd, c.indexOffset, c.indexLength)).struct;
+      const oi = readThriftStruct(preadExact(fd, c.indexOffset, c.indexLength)).struct;
       c.pages = (listField(oi, 1).items as ThriftStruct[]).map((p) => ({
         offset: intField(p, 1)!,
         size: intField(p, 2)!,
@@ -231,7 +182,7 @@ export class PageReader {
 
   /** A page's header and uncompressed body. */
   private page(fd: number, offset: number, size: number, codec: number): { header: ThriftStruct; body: Uint8Array } {
-    const raw = pread(fd, offset, size);
+    const raw = preadExact(fd, offset, size);
     const { struct, end } = readThriftStruct(raw);
     const compressed = raw.subarray(end, end + (intField(struct, 3) ?? 0));
     if (codec === CODEC_NONE) return { header: struct, body: compressed };
@@ -296,7 +247,7 @@ export class PageReader {
         dictionary = this.dictionary(path, fd, e.chunk, type);
         if (!dictionary) return false;
         const nonNull = defined ? defined.reduce((a, v) => a + v, 0) : upto;
-        indices = hybrid(body, at + 1, body.length, body[at]!, nonNull);
+        indices = decodeHybrid(body, at + 1, body.length, body[at]!, nonNull);
       } else if (encoding !== ENC_PLAIN) return false;
       const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
       let pos = at;
@@ -336,7 +287,7 @@ export class PageReader {
       this.dictionaries.set(key, known);
       return known;
     }
-    const head = pread(fd, chunk.dictionaryOffset!, 64);
+    const head = preadExact(fd, chunk.dictionaryOffset!, 64);
     const { struct, end } = readThriftStruct(head);
     if (intField(struct, 1) !== PAGE_DICTIONARY) return undefined;
     const { body } = this.page(fd, chunk.dictionaryOffset!, end + (intField(struct, 3) ?? 0), chunk.codec);

@@ -11,9 +11,10 @@
  * are unchanged, only offsets and sizes are rewritten. DuckDB and the stock ducklake extension read
  * the result as they read the original.
  */
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { T } from "./thrift.ts";
 import { bloomFilter, valueHashes } from "./bloom-write.ts";
+import { decodeHybrid, preadExact } from "./read.ts";
 import {
   intField,
   listField,
@@ -63,33 +64,6 @@ function pagesOf(chunk: Uint8Array): PageInfo[] {
   return pages;
 }
 
-/** Definition levels (bit width 1) of `rows` rows: the RLE / bit-packed hybrid, without its length prefix. */
-function decodeLevels(buf: Uint8Array, rows: number): Uint8Array {
-  const out = new Uint8Array(rows);
-  let at = 0;
-  let row = 0;
-  while (row < rows && at < buf.length) {
-    let head = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = buf[at++]!;
-      head += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-    }
-    if (head & 1) {
-      const n = Math.floor(head / 2) * 8;
-      for (let i = 0; i < n && row < rows; i++, row++) out[row] = (buf[at + (i >> 3)]! >> (i & 7)) & 1;
-      at += Math.floor(head / 2);
-    } else {
-      const n = Math.floor(head / 2);
-      const v = buf[at++]! & 1;
-      out.fill(v, row, Math.min(rows, row + n));
-      row += n;
-    }
-  }
-  if (row < rows) throw new Error("parquet: definition levels end early");
-  return out;
-}
-
 type Decompress = (codec: number, body: Uint8Array, size: number) => Uint8Array;
 const decompress: Decompress = (codec, body) => {
   if (codec === CODEC_NONE) return body;
@@ -124,7 +98,7 @@ function cut(
   let defined: Uint8Array | undefined;
   if (optional) {
     const n = view.getUint32(0, true);
-    defined = decodeLevels(raw.subarray(4, 4 + n), rows);
+    defined = new Uint8Array(decodeHybrid(raw, 4, 4 + n, 1, rows));
     at = 4 + n;
   }
   const parts: Uint8Array[] = [];
@@ -158,24 +132,12 @@ function cut(
   return { parts, rows: counts, uncompressed, bloom: hashes ? bloomFilter(hashes) : undefined };
 }
 
-/** Reads `length` bytes at `offset` of an open file. */
-function pread(fd: number, offset: number, length: number): Uint8Array {
-  const b = new Uint8Array(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, b, got, length - got, offset + got);
-    if (n === 0) throw new Error("parquet: file ends early");
-    got += n;
-  }
-  return b;
-}
-
 /** Bytes of a bloom filter at `offset`: its header (BloomFilterHeader, numBytes = field 1) and bitset. */
 function bloomBytes(fd: number, offset: number, length: number | undefined): Uint8Array {
-  if (length !== undefined) return pread(fd, offset, length);
-  const head = pread(fd, offset, 64);
+  if (length !== undefined) return preadExact(fd, offset, length);
+  const head = preadExact(fd, offset, 64);
   const { struct, end } = readThriftStruct(head);
-  return pread(fd, offset, end + (intField(struct, 1) ?? 0));
+  return preadExact(fd, offset, end + (intField(struct, 1) ?? 0));
 }
 
 /**
@@ -206,9 +168,9 @@ export async function repageParquet(input: string, output: string, opts: RepageO
   const fout = openSync(output, "w");
   try {
     const size = Bun.file(input).size;
-    const tail = pread(fin, size - 8, 8);
+    const tail = preadExact(fin, size - 8, 8);
     const footerLength = new DataView(tail.buffer).getUint32(0, true);
-    const meta = readThriftStruct(pread(fin, size - 8 - footerLength, footerLength)).struct;
+    const meta = readThriftStruct(preadExact(fin, size - 8 - footerLength, footerLength)).struct;
     // Flat schema: the root, then one element per column; repetition_type (3) 1 = OPTIONAL.
     const schema = listField(meta, 2).items as ThriftStruct[];
     const optional = schema.slice(1).map((e) => intField(e, 3) === 1);
@@ -232,7 +194,7 @@ export async function repageParquet(input: string, output: string, opts: RepageO
         const data = intField(md, 9)!;
         const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
         const length = intField(md, 7)!;
-        const bytes = pread(fin, start, length);
+        const bytes = preadExact(fin, start, length);
         const pages = pagesOf(bytes);
         const codec = intField(md, 4)!;
         const physical = intField(md, 1)!;

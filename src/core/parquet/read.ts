@@ -1,0 +1,58 @@
+/**
+ * Reading Parquet files written by DuckDB or svc (docs/STORAGE.md "Paged data files"): exact
+ * positional reads and the RLE / bit-packed hybrid that definition levels and dictionary indices
+ * use. Shared by the page cutter (repage.ts) and the page reader (src/lake/page-reader.ts).
+ */
+import { readSync } from "node:fs";
+
+/** Exactly `length` bytes at `offset` of an open file (an error when the file ends before). */
+export function preadExact(fd: number, offset: number, length: number): Uint8Array {
+  const b = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, b, got, length - got, offset + got);
+    if (n === 0) throw new Error("data file ends early");
+    got += n;
+  }
+  return b;
+}
+
+/**
+ * The first `count` values of the RLE / bit-packed hybrid of `width` bits (at most 32) in
+ * buf[at, end): a page's definition levels or dictionary indices, decoded only as far as needed.
+ */
+export function decodeHybrid(buf: Uint8Array, at: number, end: number, width: number, count: number): Uint32Array {
+  const out = new Uint32Array(count);
+  const bytes = Math.ceil(width / 8);
+  const mask = width >= 32 ? 0xffffffff : 2 ** width - 1;
+  let n = 0;
+  while (n < count && at < end) {
+    let head = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = buf[at++]!;
+      head += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    if (head % 2 === 1) {
+      const groups = Math.floor(head / 2);
+      const values = Math.min(groups * 8, count - n);
+      for (let i = 0, bit = at * 8; i < values; i++, n++, bit += width) {
+        // Up to 32 bits starting at `bit`, from the five bytes that can hold them.
+        const byte = bit >>> 3;
+        const lo = buf[byte]! | (buf[byte + 1]! << 8) | (buf[byte + 2]! << 16) | ((buf[byte + 3]! << 24) >>> 0);
+        const v = (lo >>> (bit & 7)) + (bit & 7 ? (buf[byte + 4] ?? 0) * 2 ** (32 - (bit & 7)) : 0);
+        out[n] = v & mask;
+      }
+      at += groups * width;
+    } else {
+      let v = 0;
+      for (let k = 0; k < bytes; k++) v += buf[at + k]! * 2 ** (8 * k);
+      at += bytes;
+      const run = Math.min(count - n, Math.floor(head / 2));
+      out.fill(v, n, n + run);
+      n += run;
+    }
+  }
+  if (n < count) throw new Error("RLE run ends early");
+  return out;
+}
