@@ -41,8 +41,12 @@ interface Chunk {
   codec: number;
   optional: boolean;
   dictionaryOffset: number | undefined;
-  /** Data pages: offset in the file, bytes (header + body), first row in the row group. */
-  pages: { offset: number; size: number; first: number }[] | undefined;
+  /**
+   * Data pages, read from the offset index on first use: per page its offset in the file, its
+   * bytes (header + body) and its first row in the row group, three numbers in a row (24 bytes a
+   * page, so a big lake's indexes stay small).
+   */
+  pages: Float64Array | undefined;
   indexOffset: number;
   indexLength: number;
 }
@@ -75,10 +79,11 @@ function levels(body: Uint8Array, rows: number, optional: boolean): { defined: U
 
 export class PageReader {
   private readonly files = new Map<string, FileIndex | null>();
-  /** Rows read page by page, and reads refused (for tests and bench/search/explain.ts). */
+  /** Rows read page by page, and reads refused (Lake.pageStats, for tests). */
   readonly stats = { rows: 0, refused: 0 };
 
-  constructor(private readonly maxFiles = 4096) {}
+  /** Files indexed at most, least recently used dropped first (each holds its row groups' chunk entries). */
+  constructor(private readonly maxFiles = 512) {}
 
   /**
    * Every column of `def` for rows `rows` (numbers in the file) of the file at `path`, in the
@@ -168,14 +173,16 @@ export class PageReader {
     return { groupStart, rows, groups };
   }
 
-  private pagesOf(fd: number, c: Chunk): { offset: number; size: number; first: number }[] {
+  private pagesOf(fd: number, c: Chunk): Float64Array {
     if (!c.pages) {
       const oi = readThriftStruct(preadExact(fd, c.indexOffset, c.indexLength)).struct;
-      c.pages = (listField(oi, 1).items as ThriftStruct[]).map((p) => ({
-        offset: intField(p, 1)!,
-        size: intField(p, 2)!,
-        first: intField(p, 3)!,
-      }));
+      const list = listField(oi, 1).items as ThriftStruct[];
+      c.pages = new Float64Array(list.length * 3);
+      list.forEach((p, n) => {
+        c.pages![n * 3] = intField(p, 1)!;
+        c.pages![n * 3 + 1] = intField(p, 2)!;
+        c.pages![n * 3 + 2] = intField(p, 3)!;
+      });
     }
     return c.pages;
   }
@@ -217,13 +224,14 @@ export class PageReader {
       const pages = this.pagesOf(fd, chunk);
       const local = row - index.groupStart[g]!;
       let lo = 0;
-      for (let hi = pages.length - 1; lo < hi; ) {
+      for (let hi = pages.length / 3 - 1; lo < hi; ) {
         const m = (lo + hi + 1) >> 1;
-        if (pages[m]!.first <= local) lo = m;
+        if (pages[m * 3 + 2]! <= local) lo = m;
         else hi = m - 1;
       }
       const key = `${g}:${lo}`;
-      const e = byPage.get(key) ?? { chunk, base: index.groupStart[g]!, page: pages[lo]!, want: [] };
+      const page = { offset: pages[lo * 3]!, size: pages[lo * 3 + 1]!, first: pages[lo * 3 + 2]! };
+      const e = byPage.get(key) ?? { chunk, base: index.groupStart[g]!, page, want: [] };
       byPage.set(key, e);
       e.want.push(j);
     }
