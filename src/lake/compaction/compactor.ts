@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { errorMessage, isAppError, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import { parseTimestampMicros } from "../catalog/index.ts";
 import { filesSelect } from "../query/views.ts";
-import { writeDataFile } from "../writer/data-file.ts";
+import { type DataFileTarget, writeDataFile } from "../writer/data-file.ts";
 import { LOOKUP_COLUMNS } from "../bloom-index.ts";
+import { forgetReservations } from "./reservations.ts";
 import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo } from "../catalog-port.ts";
 import { isOutOfMemory, type CompactionDb } from "./duck.ts";
 import { type CompactionMetrics, compactionMetrics } from "./metrics.ts";
@@ -74,6 +75,8 @@ export class Compactor {
   private readonly seen = new Set<string>();
   private readonly m: CompactionMetrics;
   private readonly budget: MergeBudget;
+  /** How merged files are cut into pages (docs/STORAGE.md "Paged data files"); undefined: not. */
+  private readonly paged: DataFileTarget["paged"];
 
   constructor(
     private readonly db: CompactionDb,
@@ -85,6 +88,16 @@ export class Compactor {
     metrics: MetricsRegistry,
   ) {
     this.footers = new FooterCache(db);
+    const worker = opts.repageWorker;
+    const onFallback = (reason: string) => logger.warn("page cutter worker gave no answer; cut here", { reason });
+    this.paged = opts.rowsPerPage
+      ? {
+          rowsPerPage: opts.rowsPerPage,
+          scratchDir: db.scratchDir,
+          bloomColumns: LOOKUP_COLUMNS,
+          ...(worker ? { worker, onFallback } : {}),
+        }
+      : undefined;
     this.budget = new MergeBudget(opts.maxSortBytes);
     this.m = compactionMetrics(metrics);
   }
@@ -221,13 +234,15 @@ export class Compactor {
     facts: Map<number, FileFacts>,
   ): Promise<number> {
     const pieces: Piece[] = [];
-    const drop = () => {
+    // An abandoned merge's files go, and their path reservations (reservations.ts).
+    const drop = async () => {
       for (const p of pieces) rmSync(join(this.opts.dataPath, p.out.path), { force: true });
+      await this.forget(pieces.map((p) => p.out.path));
     };
     try {
       for (const g of groups) await this.write(t, key, g, partition, pieces, facts);
     } catch (e) {
-      drop();
+      await drop();
       if (this.db.interrupted) {
         // The shutdown stopped it (LakeMaintenance.stop): nothing failed, the files stay as they are.
         this.logger.info("compaction merge stopped by the shutdown; the files stay as they are", {
@@ -276,7 +291,7 @@ export class Compactor {
         // The swap is in the catalog; only the view refresh failed (retried by the next refresh).
         this.logger.warn("compaction committed but the view refresh failed", { table: key, error: errorMessage(e) });
       } else {
-        drop();
+        await drop();
         const reason =
           isAppError(e) && e.code === "CONFLICT" && typeof e.details?.reason === "string" ? e.details.reason : "error";
         this.m.rollbacks.inc({ table: key, reason });
@@ -322,6 +337,7 @@ export class Compactor {
       this.m.skips.inc({ table: key, reason: "out_of_memory" }, files.length);
       return;
     }
+    const relPath = await this.catalog.newDataFilePath(t.info.tableId, partition);
     try {
       const file = await writeDataFile(
         (sql) => this.db.run(sql),
@@ -331,32 +347,16 @@ export class Compactor {
           def: t.def,
           info: t.info,
           dataPath: this.opts.dataPath,
-          relPath: await this.catalog.newDataFilePath(t.info.tableId, partition),
+          relPath,
           rowGroupRows: this.opts.rowGroupRows,
-          ...(this.opts.rowsPerPage
-            ? {
-                paged: {
-                  rowsPerPage: this.opts.rowsPerPage,
-                  scratchDir: this.db.scratchDir,
-                  bloomColumns: LOOKUP_COLUMNS,
-                  ...(this.opts.repageWorker
-                    ? {
-                        worker: this.opts.repageWorker,
-                        onFallback: (reason: string) =>
-                          this.logger.warn("the page cutter's worker thread gave no answer; cut on the main thread", {
-                            table: key,
-                            reason,
-                          }),
-                      }
-                    : {}),
-                },
-              }
-            : {}),
+          ...(this.paged ? { paged: this.paged } : {}),
           ...(partition !== undefined ? { partitionValue: partition } : {}),
         },
       );
       out.push({ files, out: file });
     } catch (e) {
+      // writeDataFile removed the file; its reservation goes too.
+      await this.forget([relPath]);
       if (!isOutOfMemory(e)) throw e;
       const costs = files.map((f) => (facts.get(f.dataFileId) ? sortCost(facts.get(f.dataFileId)!) : 0));
       const cost = costs.reduce((a, b) => a + b, 0);
@@ -378,6 +378,10 @@ export class Compactor {
       await this.write(t, key, files.slice(0, half), partition, out, facts);
       await this.write(t, key, files.slice(half), partition, out, facts);
     }
+  }
+
+  private forget(paths: readonly string[]): Promise<void> {
+    return forgetReservations(this.catalog, this.logger, paths);
   }
 
   private countSkips(key: string, s: Skipped): void {
