@@ -15,7 +15,18 @@ export * from "./spool-batch.ts";
 export { footer, PARQUET_MAGIC, type ChunkMeta, type ParquetColumn, type RowGroupMeta } from "./parquet/encode.ts";
 export { repageParquet, type RepageOptions, type RepageStats } from "./parquet/repage.ts";
 export { repageInWorker } from "./parquet/repage-host.ts";
-export { decodeHybrid, preadExact } from "./parquet/read.ts";
+export {
+  CODEC_NONE,
+  CODEC_ZSTD,
+  decodeHybrid,
+  decompressPage,
+  ENC_PLAIN,
+  ENC_PLAIN_DICTIONARY,
+  ENC_RLE_DICTIONARY,
+  PAGE_DATA,
+  PAGE_DICTIONARY,
+  preadExact,
+} from "./parquet/read.ts";
 export {
   intField,
   listField,

@@ -15,8 +15,16 @@
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
 import {
+  CODEC_NONE,
+  CODEC_ZSTD,
   type ColumnType,
   decodeHybrid,
+  decompressPage,
+  ENC_PLAIN,
+  ENC_PLAIN_DICTIONARY,
+  ENC_RLE_DICTIONARY,
+  PAGE_DATA,
+  PAGE_DICTIONARY,
   intField,
   listField,
   preadExact,
@@ -26,13 +34,6 @@ import {
   type ThriftStruct,
 } from "../core/index.ts";
 
-const PAGE_DATA = 0;
-const PAGE_DICTIONARY = 2;
-const ENC_PLAIN = 0;
-const ENC_PLAIN_DICTIONARY = 2;
-const ENC_RLE_DICTIONARY = 8;
-const CODEC_NONE = 0;
-const CODEC_ZSTD = 6;
 /** Parquet physical type each column type is stored as (INT32 1, INT64 2, BYTE_ARRAY 6). */
 const PHYSICAL: Partial<Record<ColumnType, number>> = { varchar: 6, int32: 1, int64: 2, timestamp: 2, date: 1 };
 
@@ -191,10 +192,7 @@ export class PageReader {
   private page(fd: number, offset: number, size: number, codec: number): { header: ThriftStruct; body: Uint8Array } {
     const raw = preadExact(fd, offset, size);
     const { struct, end } = readThriftStruct(raw);
-    const compressed = raw.subarray(end, end + (intField(struct, 3) ?? 0));
-    if (codec === CODEC_NONE) return { header: struct, body: compressed };
-    if (codec === CODEC_ZSTD) return { header: struct, body: new Uint8Array(Bun.zstdDecompressSync(compressed)) };
-    throw new Error(`codec ${codec}`);
+    return { header: struct, body: decompressPage(codec, raw.subarray(end, end + (intField(struct, 3) ?? 0))) };
   }
 
   private readColumn(

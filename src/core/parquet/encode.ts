@@ -1,4 +1,5 @@
 import type { ColumnType } from "../table.ts";
+import { CODEC_NONE, CODEC_ZSTD, ENC_PLAIN, ENC_RLE } from "./read.ts";
 import { ThriftWriter, T } from "./thrift.ts";
 
 /**
@@ -21,10 +22,6 @@ const PHYSICAL: Record<ColumnType, number> = {
   date: 1,
 };
 
-const CODEC_ZSTD = 6;
-const CODEC_NONE = 0;
-const ENC_PLAIN = 0;
-const ENC_RLE = 3;
 const REP_OPTIONAL = 1;
 
 export interface ParquetColumn {

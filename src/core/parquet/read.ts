@@ -5,6 +5,23 @@
  */
 import { readSync } from "node:fs";
 
+/** Parquet's numbers for what svc reads and writes (parquet.thrift PageType, Encoding, CompressionCodec). */
+export const PAGE_DATA = 0;
+export const PAGE_DICTIONARY = 2;
+export const ENC_PLAIN = 0;
+export const ENC_PLAIN_DICTIONARY = 2;
+export const ENC_RLE = 3;
+export const ENC_RLE_DICTIONARY = 8;
+export const CODEC_NONE = 0;
+export const CODEC_ZSTD = 6;
+
+/** A page body as stored → its bytes uncompressed (the codecs svc writes: none, zstd). */
+export function decompressPage(codec: number, body: Uint8Array): Uint8Array {
+  if (codec === CODEC_NONE) return body;
+  if (codec === CODEC_ZSTD) return new Uint8Array(Bun.zstdDecompressSync(body));
+  throw new Error(`parquet: codec ${codec} is not read here`);
+}
+
 /** Exactly `length` bytes at `offset` of an open file (an error when the file ends before). */
 export function preadExact(fd: number, offset: number, length: number): Uint8Array {
   const b = new Uint8Array(length);

@@ -14,7 +14,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { T } from "./thrift.ts";
 import { bloomFilter, valueHashes } from "./bloom-write.ts";
-import { decodeHybrid, preadExact } from "./read.ts";
+import { CODEC_ZSTD, decodeHybrid, decompressPage, ENC_PLAIN, PAGE_DATA, PAGE_DICTIONARY, preadExact } from "./read.ts";
 import {
   intField,
   listField,
@@ -25,11 +25,6 @@ import {
 } from "./thrift-tree.ts";
 import { definitionLevels, PARQUET_MAGIC, pageHeader } from "./encode.ts";
 
-const PAGE_DATA = 0;
-const PAGE_DICTIONARY = 2;
-const ENC_PLAIN = 0;
-const CODEC_NONE = 0;
-const CODEC_ZSTD = 6;
 /** Physical types whose PLAIN values are cut here (BOOLEAN is bit-packed: kept as written). */
 const FIXED: Record<number, number> = { 1: 4, 2: 8, 4: 4, 5: 8 }; // INT32, INT64, FLOAT, DOUBLE
 const BYTE_ARRAY = 6;
@@ -64,13 +59,6 @@ function pagesOf(chunk: Uint8Array): PageInfo[] {
   return pages;
 }
 
-type Decompress = (codec: number, body: Uint8Array, size: number) => Uint8Array;
-const decompress: Decompress = (codec, body) => {
-  if (codec === CODEC_NONE) return body;
-  if (codec === CODEC_ZSTD) return new Uint8Array(Bun.zstdDecompressSync(body));
-  throw new Error(`parquet: codec ${codec} is not cut into pages`);
-};
-
 /**
  * One PLAIN data page (v1) of a flat column cut into pages of `rowsPerPage` rows, or more rows
  * while their values are under `minBytes` (a narrow column gets few pages: DuckDB pays per
@@ -92,7 +80,7 @@ function cut(
   const width = FIXED[physical];
   if (width === undefined && physical !== BYTE_ARRAY) return undefined;
   const rows = intField(dph, 1) ?? 0;
-  const raw = decompress(codec, body, intField(page.header, 2) ?? 0);
+  const raw = decompressPage(codec, body);
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   let at = 0;
   let defined: Uint8Array | undefined;
