@@ -16,6 +16,7 @@ export {
 } from "./query/sql-guard.ts";
 export { ident, literal, DUCKDB_TYPE } from "./sql.ts";
 export { ROW_FILE, ROW_NUMBER } from "./query/views.ts";
+export { resultTooLarge } from "./result-stream.ts";
 export {
   backupCatalog,
   listCatalogBackups,

@@ -33,6 +33,15 @@ export interface ResultBudget {
   hint: string;
 }
 
+/** The 413 of a result whose JSON passed the budget after `read` rows (every reader of rows gives this one). */
+export function resultTooLarge(budget: ResultBudget, read: number): AppError {
+  return new AppError(
+    "PAYLOAD_TOO_LARGE",
+    `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`,
+    { details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read } },
+  );
+}
+
 /**
  * Rows of a streamed result, chunk by chunk, refused with PAYLOAD_TOO_LARGE as soon as their JSON
  * passes the budget. DuckDB produces the next chunk only when it is fetched, so stopping here
@@ -43,14 +52,7 @@ export async function readStreamed(result: DuckDBResult, budget: ResultBudget): 
   const names = result.deduplicatedColumnNames();
   const rows: Record<string, unknown>[] = [];
   let bytes = 0;
-  const tooLarge = (read: number) =>
-    new AppError(
-      "PAYLOAD_TOO_LARGE",
-      `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`,
-      {
-        details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
-      },
-    );
+  const tooLarge = (read: number) => resultTooLarge(budget, read);
   for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
     // First a floor of the chunk's JSON from DuckDB's own vectors (string lengths, list sizes),
     // before any value becomes a JS value: one 300 MB string, or one list of 10^9 elements (a

@@ -5,8 +5,8 @@
  * with one page per chunk and a file gone in between are read by DuckDB, by uuid under the same
  * filter. Either way the rows' JSON counts against the result byte budget.
  */
-import { AppError, type TableDef } from "../../core/index.ts";
-import { type Lake, ROW_FILE, ROW_NUMBER } from "../../lake/index.ts";
+import type { TableDef } from "../../core/index.ts";
+import { type Lake, ROW_FILE, ROW_NUMBER, resultTooLarge } from "../../lake/index.ts";
 import type { WhereClause } from "./filters.ts";
 
 export interface HydrateInput {
@@ -27,9 +27,9 @@ export async function hydrate(h: HydrateInput): Promise<Record<string, unknown>[
   const rest: Record<string, unknown>[] = [];
   for (const r of h.picked) {
     const file = r[ROW_FILE];
-    if (typeof file === "string" && r[ROW_NUMBER] !== null && r[ROW_NUMBER] !== undefined)
-      byFile.set(file, [...(byFile.get(file) ?? []), r]);
-    else rest.push(r);
+    if (typeof file !== "string" || r[ROW_NUMBER] === null || r[ROW_NUMBER] === undefined) rest.push(r);
+    else if (byFile.has(file)) byFile.get(file)!.push(r);
+    else byFile.set(file, [r]);
   }
   const got: Record<string, unknown>[] = [];
   let bytes = 0;
@@ -46,17 +46,7 @@ export async function hydrate(h: HydrateInput): Promise<Record<string, unknown>[
     // The budget DuckDB's streamed reads apply (src/lake/result-stream.ts), in the same unit.
     bytes += Buffer.byteLength(JSON.stringify(read));
     if (bytes > h.budget.maxResultBytes)
-      throw new AppError(
-        "PAYLOAD_TOO_LARGE",
-        `the result passed coordinator.query.max_result_bytes (${h.budget.maxResultBytes} bytes of JSON) after ${got.length + read.length} rows; ${h.budget.narrowHint}`,
-        {
-          details: {
-            reason: "max_result_bytes",
-            max_result_bytes: h.budget.maxResultBytes,
-            rows_read: got.length + read.length,
-          },
-        },
-      );
+      throw resultTooLarge({ maxBytes: h.budget.maxResultBytes, hint: h.budget.narrowHint }, got.length + read.length);
     got.push(...read);
   }
   if (rest.length > 0)
