@@ -40,9 +40,13 @@ export interface Lookup {
 interface ChunkIndex {
   min: string | null;
   max: string | null;
+  /** min and max are both ASCII (compared as JS strings, else as UTF-8 bytes). */
+  ascii: boolean;
   /** Offset and length of the filter's header + bitset; length 0 when the chunk has none. */
   offset: number;
   length: number;
+  /** The bitset once read (cached, see BloomIndex.cached). */
+  words?: Uint32Array;
 }
 
 /** Parquet split-block bloom filter salts (parquet-format BloomFilter.md). */
@@ -53,34 +57,60 @@ export function bloomHash(value: string): bigint {
   return BigInt.asUintN(64, BigInt(Bun.hash.xxHash64(Buffer.from(value, "utf8"), 0n)));
 }
 
-/** Split-block bloom filter check of one hash against a bitset (32-byte blocks of 8 words). */
-export function bitsetMayHold(bits: Uint8Array, hash: bigint): boolean {
-  const blocks = BigInt(bits.length >>> 5);
-  if (blocks === 0n) return true;
-  const block = Number(((hash >> 32n) * blocks) >> 32n) << 5;
-  const key = Number(hash & 0xffffffffn);
-  const view = new DataView(bits.buffer, bits.byteOffset, bits.byteLength);
-  for (let i = 0; i < 8; i++) {
-    const bit = Math.imul(key, SALT[i]!) >>> 27;
-    if (((view.getUint32(block + i * 4, true) >>> bit) & 1) === 0) return false;
-  }
+/**
+ * One hash's probe, worked out once for every bitset it is checked against: the upper 32 bits
+ * pick the block, the lower 32 give one bit in each of the block's eight words.
+ */
+interface Probe {
+  hi: number;
+  masks: Uint32Array;
+}
+
+function probeOf(hash: bigint): Probe {
+  const lo = Number(hash & 0xffffffffn);
+  const masks = new Uint32Array(8);
+  for (let i = 0; i < 8; i++) masks[i] = 1 << (Math.imul(lo, SALT[i]!) >>> 27);
+  return { hi: Number(hash >> 32n), masks };
+}
+
+/** The check of one probe against a bitset as 32-bit words (blocks of eight). */
+function wordsMayHold(words: Uint32Array, p: Probe): boolean {
+  const blocks = words.length >>> 3;
+  if (blocks === 0) return true;
+  // (hi * blocks) >> 32: exact in a double while the product stays under 2^53.
+  const block =
+    blocks <= 1 << 20 ? Math.floor((p.hi * blocks) / 4294967296) : Number((BigInt(p.hi) * BigInt(blocks)) >> 32n);
+  const at = block << 3;
+  for (let i = 0; i < 8; i++) if ((words[at + i]! & p.masks[i]!) === 0) return false;
   return true;
 }
 
-/** UTF-8 byte order, as DuckDB compares VARCHAR (JS `<` compares UTF-16 units). */
+/** Split-block bloom filter check of one hash against a bitset (32-byte blocks of 8 little-endian words). */
+export function bitsetMayHold(bits: Uint8Array, hash: bigint): boolean {
+  const aligned = bits.byteOffset % 4 === 0 ? bits : bits.slice();
+  return wordsMayHold(new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >>> 2), probeOf(hash));
+}
+
+/** UTF-8 byte order, as DuckDB compares VARCHAR (JS `<` compares UTF-16 units, the same for ASCII). */
 const ASCII = /^[\x00-\x7f]*$/;
-function utf8Compare(a: string, b: string): number {
-  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+function utf8Compare(a: string, b: string, ascii: boolean): number {
+  if (ascii) return a < b ? -1 : a > b ? 1 : 0;
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
 type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 
+/** A lookup's values with what every chunk check needs of them. */
+interface Prepared {
+  columns: readonly string[];
+  values: Array<{ value: string; ascii: boolean; probe: Probe }>;
+}
+
 export class BloomIndex {
   /** absolute path → column → its chunks, one per row group (files are immutable). */
   private readonly files = new Map<string, Map<string, ChunkIndex[]>>();
-  /** Bitsets read, by `path@offset`, least recently used first, at most `maxCacheBytes` in all. */
-  private readonly bitsets = new Map<string, Uint8Array>();
+  /** Chunks whose bitset is held, least recently used first, at most `maxCacheBytes` of bitsets in all. */
+  private readonly cached = new Set<ChunkIndex>();
   private cacheBytes = 0;
   /** Files whose footer could not be read (kept by every lookup). */
   private readonly unreadable = new Set<string>();
@@ -102,17 +132,19 @@ export class BloomIndex {
       files.map((f) => f.absolutePath),
       [...new Set(active.flatMap((l) => l.columns))],
     );
-    const hashed = active.map((l) => ({ columns: l.columns, values: l.values, hashes: l.values.map(bloomHash) }));
-    const kept = files.filter((f) => hashed.every((l) => this.fileMayHold(f.absolutePath, l)));
+    const prepared = active.map(
+      (l): Prepared => ({
+        columns: l.columns,
+        values: l.values.map((value) => ({ value, ascii: ASCII.test(value), probe: probeOf(bloomHash(value)) })),
+      }),
+    );
+    const kept = files.filter((f) => prepared.every((l) => this.fileMayHold(f.absolutePath, l)));
     this.stats.files += files.length;
     this.stats.filesDropped += files.length - kept.length;
     return kept;
   }
 
-  private fileMayHold(
-    path: string,
-    l: { columns: readonly string[]; values: readonly string[]; hashes: bigint[] },
-  ): boolean {
+  private fileMayHold(path: string, l: Prepared): boolean {
     const cols = this.files.get(path);
     if (!cols) return true;
     this.files.delete(path);
@@ -126,28 +158,18 @@ export class BloomIndex {
         if (!chunks || chunks.length === 0) return true;
         for (const ch of chunks) {
           this.stats.rowGroups++;
-          const inRange = l.values.filter(
-            (v) => ch.min === null || ch.max === null || (utf8Compare(v, ch.min) >= 0 && utf8Compare(v, ch.max) <= 0),
-          );
-          if (inRange.length === 0) continue;
-          if (ch.length === 0) return true;
-          const key = `${path}@${ch.offset}`;
-          let bits = this.bitsets.get(key);
-          if (bits) this.bitsets.delete(key);
-          else {
-            fd ??= openSync(path, "r");
-            bits = readBitset(fd, ch);
-            this.stats.bloomReads++;
-            this.cacheBytes += bits.byteLength;
-            for (const [k, b] of this.bitsets) {
-              if (this.cacheBytes <= this.maxCacheBytes) break;
-              this.bitsets.delete(k);
-              this.cacheBytes -= b.byteLength;
+          let words: Uint32Array | undefined;
+          for (const v of l.values) {
+            const ascii = v.ascii && ch.ascii;
+            if (ch.min !== null && utf8Compare(v.value, ch.min, ascii) < 0) continue;
+            if (ch.max !== null && utf8Compare(v.value, ch.max, ascii) > 0) continue;
+            if (ch.length === 0) return true;
+            if (!words) {
+              fd ??= openSync(path, "r");
+              words = this.bitset(fd, ch);
             }
+            if (wordsMayHold(words, v.probe)) return true;
           }
-          if (bits.byteLength <= this.maxCacheBytes) this.bitsets.set(key, bits);
-          else this.cacheBytes -= bits.byteLength;
-          if (l.values.some((v, i) => inRange.includes(v) && bitsetMayHold(bits!, l.hashes[i]!))) return true;
         }
       }
       return false;
@@ -156,6 +178,28 @@ export class BloomIndex {
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
+  }
+
+  /** A chunk's bitset: from the cache (then used last), else read and cached, the least recently used out first. */
+  private bitset(fd: number, ch: ChunkIndex): Uint32Array {
+    if (ch.words) {
+      this.cached.delete(ch);
+      this.cached.add(ch);
+      return ch.words;
+    }
+    const words = readBitset(fd, ch);
+    this.stats.bloomReads++;
+    if (words.byteLength > this.maxCacheBytes) return words;
+    ch.words = words;
+    this.cached.add(ch);
+    this.cacheBytes += words.byteLength;
+    for (const old of this.cached) {
+      if (this.cacheBytes <= this.maxCacheBytes) break;
+      this.cached.delete(old);
+      this.cacheBytes -= old.words!.byteLength;
+      old.words = undefined;
+    }
+    return words;
   }
 
   /** Reads the footers' chunk entries of files and columns not indexed yet (one statement). */
@@ -196,9 +240,12 @@ export class BloomIndex {
         r.bloom_filter_offset === null || r.bloom_filter_offset === undefined ? 0 : Number(r.bloom_filter_offset);
       const length =
         r.bloom_filter_length === null || r.bloom_filter_length === undefined ? 0 : Number(r.bloom_filter_length);
+      const min = r.stats_min_value === null || r.stats_min_value === undefined ? null : String(r.stats_min_value);
+      const max = r.stats_max_value === null || r.stats_max_value === undefined ? null : String(r.stats_max_value);
       chunks[Number(r.row_group_id)] = {
-        min: r.stats_min_value === null || r.stats_min_value === undefined ? null : String(r.stats_min_value),
-        max: r.stats_max_value === null || r.stats_max_value === undefined ? null : String(r.stats_max_value),
+        min,
+        max,
+        ascii: ASCII.test(min ?? "") && ASCII.test(max ?? ""),
         offset,
         length: offset > 0 ? length : 0,
       };
@@ -222,10 +269,10 @@ export class BloomIndex {
 }
 
 /** The bitset of one chunk's filter: the last power-of-two bytes of [offset, offset + length) (the Thrift header comes first). */
-function readBitset(fd: number, ch: ChunkIndex): Uint8Array {
+function readBitset(fd: number, ch: ChunkIndex): Uint32Array {
   const size = 2 ** Math.floor(Math.log2(ch.length));
-  const buf = Buffer.alloc(size);
-  const n = readSync(fd, buf, 0, size, ch.offset + ch.length - size);
+  const words = new Uint32Array(size >>> 2);
+  const n = readSync(fd, words, 0, size, ch.offset + ch.length - size);
   if (n !== size) throw new Error("short read of a bloom filter");
-  return buf;
+  return words;
 }
