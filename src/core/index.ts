@@ -35,6 +35,7 @@ export {
   type ThriftStruct,
   type ThriftValue,
 } from "./parquet/thrift-tree.ts";
+export { ThriftScan } from "./parquet/thrift-scan.ts";
 export * from "./time-buckets.ts";
 export * from "./e-model.ts";
 export * from "./tls-files.ts";

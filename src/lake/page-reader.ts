@@ -26,10 +26,10 @@ import {
   PAGE_DATA,
   PAGE_DICTIONARY,
   intField,
-  listField,
   preadExact,
   readThriftStruct,
   structField,
+  ThriftScan,
   type TableDef,
   type ThriftStruct,
 } from "../core/index.ts";
@@ -141,49 +141,110 @@ export class PageReader {
     const tail = preadExact(fd, size - 8, 8);
     if (String.fromCharCode(...tail.subarray(4)) !== "PAR1") return null;
     const len = new DataView(tail.buffer).getUint32(0, true);
-    const meta = readThriftStruct(preadExact(fd, size - 8 - len, len)).struct;
-    const schema = listField(meta, 2).items as ThriftStruct[];
-    const names = schema.slice(1).map((e) => utf8.decode(e.get(4)!.value as Uint8Array));
-    const optional = schema.slice(1).map((e) => intField(e, 3) === 1);
-    if (schema.slice(1).some((e) => intField(e, 5) !== undefined)) return null; // nested: not flat
+    // FileMetaData: 2 schema, 4 row_groups; SchemaElement: 3 repetition_type, 4 name, 5 num_children;
+    // RowGroup: 1 columns, 3 num_rows; ColumnChunk: 3 meta_data, 4/5 offset index offset/length;
+    // ColumnMetaData: 1 type, 4 codec, 9 data_page_offset, 11 dictionary_page_offset.
+    const scan = new ThriftScan(preadExact(fd, size - 8 - len, len));
+    const names: string[] = [];
+    const optional: boolean[] = [];
+    let nested = false;
     const groupStart: number[] = [];
     const groups: Map<string, Chunk>[] = [];
     let rows = 0;
-    for (const rg of listField(meta, 4).items as ThriftStruct[]) {
-      groupStart.push(rows);
-      rows += intField(rg, 3) ?? 0;
-      const chunks = new Map<string, Chunk>();
-      (listField(rg, 1).items as ThriftStruct[]).forEach((cc, i) => {
-        const md = structField(cc, 3);
-        const indexOffset = intField(cc, 4);
-        const indexLength = intField(cc, 5);
-        if (indexOffset === undefined || indexLength === undefined) throw new Error("no offset index");
-        const dict = intField(md, 11);
-        chunks.set(names[i]!, {
-          physical: intField(md, 1)!,
-          codec: intField(md, 4)!,
-          optional: optional[i] ?? true,
-          dictionaryOffset: dict !== undefined && dict > 0 && dict < intField(md, 9)! ? dict : undefined,
-          pages: undefined,
-          indexOffset,
-          indexLength,
+    let noIndex = false;
+    scan.struct((id) => {
+      if (id === 2) {
+        scan.list((i) => {
+          let name = "";
+          let repetition: number | undefined;
+          scan.struct((f) => {
+            if (f === 3) repetition = scan.int();
+            else if (f === 4) name = utf8.decode(scan.binary());
+            else if (f === 5) {
+              scan.int();
+              if (i > 0) nested = true;
+            } else return false;
+            return true;
+          });
+          if (i > 0) {
+            names.push(name);
+            optional.push(repetition === 1);
+          }
         });
+        return true;
+      }
+      if (id !== 4) return false;
+      scan.list(() => {
+        const chunks = new Map<string, Chunk>();
+        let groupRows = 0;
+        scan.struct((f) => {
+          if (f === 3) groupRows = scan.int();
+          else if (f === 1)
+            scan.list((i) => {
+              let physical = -1;
+              let codec = -1;
+              let dataOffset = 0;
+              let dict: number | undefined;
+              let indexOffset: number | undefined;
+              let indexLength: number | undefined;
+              scan.struct((cf) => {
+                if (cf === 4) indexOffset = scan.int();
+                else if (cf === 5) indexLength = scan.int();
+                else if (cf === 3)
+                  scan.struct((mf) => {
+                    if (mf === 1) physical = scan.int();
+                    else if (mf === 4) codec = scan.int();
+                    else if (mf === 9) dataOffset = scan.int();
+                    else if (mf === 11) dict = scan.int();
+                    else return false;
+                    return true;
+                  });
+                else return false;
+                return true;
+              });
+              if (indexOffset === undefined || indexLength === undefined) noIndex = true;
+              chunks.set(names[i]!, {
+                physical,
+                codec,
+                optional: optional[i] ?? true,
+                dictionaryOffset: dict !== undefined && dict > 0 && dict < dataOffset ? dict : undefined,
+                pages: undefined,
+                indexOffset: indexOffset ?? 0,
+                indexLength: indexLength ?? 0,
+              });
+            });
+          else return false;
+          return true;
+        });
+        groupStart.push(rows);
+        rows += groupRows;
+        groups.push(chunks);
       });
-      groups.push(chunks);
-    }
+      return true;
+    });
+    if (nested || noIndex) return null; // not flat, or a chunk without an offset index
     return { groupStart, rows, groups };
   }
 
   private pagesOf(fd: number, c: Chunk): Float64Array {
     if (!c.pages) {
-      const oi = readThriftStruct(preadExact(fd, c.indexOffset, c.indexLength)).struct;
-      const list = listField(oi, 1).items as ThriftStruct[];
-      c.pages = new Float64Array(list.length * 3);
-      list.forEach((p, n) => {
-        c.pages![n * 3] = intField(p, 1)!;
-        c.pages![n * 3 + 1] = intField(p, 2)!;
-        c.pages![n * 3 + 2] = intField(p, 3)!;
+      // OffsetIndex: 1 page_locations; PageLocation: 1 offset, 2 compressed_page_size, 3 first_row_index.
+      const scan = new ThriftScan(preadExact(fd, c.indexOffset, c.indexLength));
+      const found: number[] = [];
+      scan.struct((id) => {
+        if (id !== 1) return false;
+        scan.list(() => {
+          const at = found.length;
+          found.push(0, 0, 0);
+          scan.struct((f) => {
+            if (f < 1 || f > 3) return false;
+            found[at + f - 1] = scan.int();
+            return true;
+          });
+        });
+        return true;
       });
+      c.pages = Float64Array.from(found);
     }
     return c.pages;
   }
