@@ -26,6 +26,12 @@ export interface TableDef {
   partitionBy?: string;
   /** Sort order within a Parquet file: groups a call's rows for compression and row-group pruning. */
   sortBy: string[];
+  /**
+   * A column whose rows belong together for a short while (a call's Call-ID): a sorted file keeps
+   * each value's rows in the time slice where it first appears (docs/STORAGE.md "Time-sliced row
+   * groups"). Without it a sorted file is ordered by `sortBy` alone.
+   */
+  groupedBy?: string;
 }
 
 /** Columns the producer writes (every column that is not derived), in order. */

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Engine } from "./engine.ts";
 import { BloomIndex, bitsetMayHold, bloomHash } from "./bloom-index.ts";
+import { repageParquet } from "../core/index.ts";
 
 /**
  * The point-lookup pruning reads the bloom filters DuckDB's COPY writes: our hash and block check
@@ -138,5 +139,33 @@ describe("BloomIndex", () => {
         for (const f of want) expect(more).toContainEqual(f);
       }
     expect(noBitsets.stats.bloomReads).toBeGreaterThan(full.stats.bloomReads);
+  });
+
+  test("a paged file's whole-file filter rules a value out before any row group's", async () => {
+    // 6 row groups of 2 048 rows, every row group spanning the whole range of ids (so min/max
+    // prune nothing): only the filters can drop the file.
+    const src = join(dir, "slices.parquet");
+    const paged = join(dir, "slices-paged.parquet");
+    await engine.run(
+      `COPY (SELECT 'id-' || lpad(((i * 7919) % 12288)::VARCHAR, 6, '0') AS sid, i // 2048 AS slice FROM range(12288) t(i) ORDER BY slice, sid) ` +
+        `TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048, DICTIONARY_SIZE_LIMIT 1)`,
+    );
+    await repageParquet(src, paged, { rowsPerPage: 512, bloomColumns: new Set(["sid"]) });
+    const index = new BloomIndex(async (sql) => (await engine.query(sql)).rows);
+    const file = [{ absolutePath: paged }];
+    const lookup = (v: string) => index.prune(file, [{ columns: ["sid"], values: [v] }]);
+    // Every present value keeps the file (no false negative), checked once against the whole file.
+    for (const k of [0, 1, 4095, 12287]) expect(await lookup(`id-${String(k).padStart(6, "0")}`)).toEqual(file);
+    expect(index.stats.wholeFileChecks).toBe(4);
+    // Absent values: dropped by the whole-file filter, with at most a rare false positive (0.1 %)
+    // going on to the row groups.
+    const groupsBefore = index.stats.rowGroups;
+    let kept = 0;
+    for (let k = 0; k < 200; k++) kept += (await lookup(`absent-${k}`)).length;
+    expect(kept).toBeLessThanOrEqual(2);
+    expect(index.stats.rowGroups - groupsBefore).toBeLessThanOrEqual(12);
+    // DuckDB reads the file with the extra bytes and footer entry as before.
+    const n = await engine.query(`SELECT count(*) AS n, count(DISTINCT sid) AS d FROM read_parquet('${paged}')`);
+    expect({ n: Number(n.rows[0]!.n), d: Number(n.rows[0]!.d) }).toEqual({ n: 12288, d: 12288 });
   });
 });

@@ -15,6 +15,7 @@
  * lookups").
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import { FILE_BLOOM_KEY } from "../core/index.ts";
 import { literal } from "./sql.ts";
 
 /**
@@ -49,6 +50,13 @@ interface ChunkIndex {
   words?: Uint32Array;
 }
 
+/** A column of one file: its chunks, one per row group, and the filter over the whole file when it has one. */
+interface ColumnIndex {
+  groups: ChunkIndex[];
+  /** Header + bitset of the whole-file filter (src/core/parquet/repage.ts FILE_BLOOM_KEY); never cached. */
+  whole?: { offset: number; length: number };
+}
+
 /** Parquet split-block bloom filter salts (parquet-format BloomFilter.md). */
 const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
 
@@ -73,16 +81,33 @@ function probeOf(hash: bigint): Probe {
   return { hi: Number(hash >> 32n), masks };
 }
 
+/** The block a probe checks in a bitset of `blocks` 32-byte blocks. */
+function blockOf(p: Probe, blocks: number): number {
+  // (hi * blocks) >> 32: exact in a double while the product stays under 2^53.
+  return blocks <= 1 << 20 ? Math.floor((p.hi * blocks) / 4294967296) : Number((BigInt(p.hi) * BigInt(blocks)) >> 32n);
+}
+
+/** The eight words of a block at word `at` hold the probe's bits. */
+function blockHolds(words: Uint32Array, at: number, p: Probe): boolean {
+  for (let i = 0; i < 8; i++) if ((words[at + i]! & p.masks[i]!) === 0) return false;
+  return true;
+}
+
 /** The check of one probe against a bitset as 32-bit words (blocks of eight). */
 function wordsMayHold(words: Uint32Array, p: Probe): boolean {
   const blocks = words.length >>> 3;
+  return blocks === 0 || blockHolds(words, blockOf(p, blocks) << 3, p);
+}
+
+/** The check of one probe against a filter on disk ([offset, offset + length): header, then the bitset), one block read. */
+function wholeMayHold(fd: number, f: { offset: number; length: number }, p: Probe): boolean {
+  const size = 2 ** Math.floor(Math.log2(f.length));
+  const blocks = size >>> 5;
   if (blocks === 0) return true;
-  // (hi * blocks) >> 32: exact in a double while the product stays under 2^53.
-  const block =
-    blocks <= 1 << 20 ? Math.floor((p.hi * blocks) / 4294967296) : Number((BigInt(p.hi) * BigInt(blocks)) >> 32n);
-  const at = block << 3;
-  for (let i = 0; i < 8; i++) if ((words[at + i]! & p.masks[i]!) === 0) return false;
-  return true;
+  const block = new Uint32Array(8);
+  if (readSync(fd, block, 0, 32, f.offset + f.length - size + blockOf(p, blocks) * 32) !== 32)
+    throw new Error("short read of a bloom filter");
+  return blockHolds(block, 0, p);
 }
 
 /** Split-block bloom filter check of one hash against a bitset (32-byte blocks of 8 little-endian words). */
@@ -107,15 +132,15 @@ interface Prepared {
 }
 
 export class BloomIndex {
-  /** absolute path → column → its chunks, one per row group (files are immutable). */
-  private readonly files = new Map<string, Map<string, ChunkIndex[]>>();
+  /** absolute path → column → its chunks and whole-file filter (files are immutable). */
+  private readonly files = new Map<string, Map<string, ColumnIndex>>();
   /** Chunks whose bitset is held, least recently used first, at most `maxCacheBytes` of bitsets in all. */
   private readonly cached = new Set<ChunkIndex>();
   private cacheBytes = 0;
   /** Files whose footer could not be read (kept by every lookup). */
   private readonly unreadable = new Set<string>();
   /** Row groups and files looked at / ruled out, for tests and bench/search/explain.ts. */
-  readonly stats = { files: 0, filesDropped: 0, rowGroups: 0, bloomReads: 0 };
+  readonly stats = { files: 0, filesDropped: 0, rowGroups: 0, bloomReads: 0, wholeFileChecks: 0 };
 
   constructor(
     private readonly read: Read,
@@ -152,11 +177,18 @@ export class BloomIndex {
     let fd: number | undefined;
     try {
       for (const c of l.columns) {
-        const chunks = cols.get(c);
+        const col = cols.get(c);
         // Not indexed, or no chunk of that name (a file written before the column existed under
         // it): cannot rule the file out here (the catalog's statistics may, scan-plan.ts).
-        if (!chunks || chunks.length === 0) return true;
-        for (const ch of chunks) {
+        if (!col || col.groups.length === 0) return true;
+        if (col.whole) {
+          // One block read rules the column out for the whole file, before any row group's filter.
+          fd ??= openSync(path, "r");
+          this.stats.wholeFileChecks++;
+          const whole = col.whole;
+          if (!l.values.some((v) => wholeMayHold(fd!, whole, v.probe))) continue;
+        }
+        for (const ch of col.groups) {
           this.stats.rowGroups++;
           let words: Uint32Array | undefined;
           for (const v of l.values) {
@@ -211,12 +243,12 @@ export class BloomIndex {
     });
     if (missing.length === 0) return;
     try {
-      this.index(missing, columns, await this.metadata(missing, columns));
+      this.index(missing, columns, await this.metadata(missing, columns), await this.wholeFile(missing));
     } catch {
       // One bad file fails the statement: read them one by one, remember the ones that fail (kept, never pruned).
       for (const p of missing) {
         try {
-          this.index([p], columns, await this.metadata([p], columns));
+          this.index([p], columns, await this.metadata([p], columns), await this.wholeFile([p]));
         } catch {
           this.unreadable.add(p);
         }
@@ -230,7 +262,19 @@ export class BloomIndex {
     );
   }
 
-  private index(paths: readonly string[], columns: readonly string[], rows: Record<string, unknown>[]): void {
+  /** The whole-file filters of paged files: `svc.file_bloom.<column>` = `<offset>:<length>` in the footer. */
+  private wholeFile(paths: readonly string[]): Promise<Record<string, unknown>[]> {
+    return this.read(
+      `SELECT file_name, decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata([${paths.map(literal).join(", ")}]) WHERE starts_with(decode(key), ${literal(FILE_BLOOM_KEY)})`,
+    );
+  }
+
+  private index(
+    paths: readonly string[],
+    columns: readonly string[],
+    rows: Record<string, unknown>[],
+    whole: Record<string, unknown>[],
+  ): void {
     const fresh = new Map<string, Map<string, ChunkIndex[]>>();
     for (const p of paths) fresh.set(p, new Map(columns.map((c) => [c, []])));
     for (const r of rows) {
@@ -250,12 +294,19 @@ export class BloomIndex {
         length: offset > 0 ? length : 0,
       };
     }
+    const wholeOf = new Map<string, { offset: number; length: number }>();
+    for (const r of whole) {
+      const m = /^(\d+):(\d+)$/.exec(String(r.v));
+      if (m)
+        wholeOf.set(`${r.file_name}\0${String(r.k).slice(FILE_BLOOM_KEY.length)}`, { offset: +m[1]!, length: +m[2]! });
+    }
     for (const [p, cols] of fresh) {
-      const known = this.files.get(p) ?? new Map<string, ChunkIndex[]>();
+      const known = this.files.get(p) ?? new Map<string, ColumnIndex>();
       for (const [c, chunks] of cols) {
         // Holes (row groups missing from the answer) would be unsafe: such a column is not indexed.
         if ([...chunks.keys()].some((i) => chunks[i] === undefined)) continue;
-        known.set(c, chunks);
+        const w = wholeOf.get(`${p}\0${c}`);
+        known.set(c, w && w.length >= 32 ? { groups: chunks, whole: w } : { groups: chunks });
       }
       this.files.delete(p);
       this.files.set(p, known);

@@ -116,6 +116,66 @@ describe("paged merged files (rows_per_page)", () => {
       if (rowsPerPage) expect(Math.max(...pages.get("payload")!)).toBeGreaterThan(1);
     }
   });
+
+  test("a merged file is written in time slices of calls, each slice sorted by Call-ID", async () => {
+    for (const rowsPerPage of [256, 0]) {
+      await using dir = tempDir();
+      const d = day(-1);
+      // 900 calls of 4 rows, one begun every 10 µs, each lasting 2 000 µs (so about 200 calls
+      // overlap); Call-IDs are hashes, so Call-ID order is not time order. Four flushes.
+      const callId = (k: number) => `c-${Bun.hash(`call${k}`).toString(16).padStart(16, "0")}`;
+      {
+        await using h = await openLake(dir.path, { enable: false });
+        const rows = Array.from({ length: 900 }, (_, k) =>
+          [0, 600, 1200, 2000].map((dt) => [d.at(1) + k * 10 + dt, k] as const),
+        )
+          .flat()
+          .sort((a, b) => a[0] - b[0]);
+        for (let f = 0; f < 4; f++) {
+          for (const [t, k] of rows.slice(f * 900, (f + 1) * 900))
+            h.lake.row(KEY)!.time(t).str(callId(k)).str(`m${t}`).end();
+          await h.lake.sync();
+          await h.lake.flush();
+        }
+      }
+      await using h = await openLake(
+        dir.path,
+        { min_age_sec: 0, rows_per_page: rowsPerPage },
+        { row_group_rows: 1024 },
+      );
+      expect((await h.lake.maintain()).merged).toBe(4);
+      const live = await h.lake.files(KEY);
+      expect(live.length).toBe(1);
+      const path = join(dir.path, "lake", live[0]!.path).replaceAll("'", "''");
+      const rows = (
+        await h.lake.query(
+          `SELECT session_id AS s, epoch_us(timestamp) AS t FROM read_parquet('${path}', file_row_number = true) ORDER BY file_row_number`,
+        )
+      ).rows.map((r) => ({ s: String(r.s), t: Number(r.t) }));
+      expect(rows.length).toBe(3600);
+      // Each call's 4 rows side by side, in time order.
+      const calls: Array<{ s: string; first: number }> = [];
+      for (let i = 0; i < rows.length; i += 4) {
+        const call = rows.slice(i, i + 4);
+        expect(call.map((r) => r.s)).toEqual([call[0]!.s, call[0]!.s, call[0]!.s, call[0]!.s]);
+        expect(call.map((r) => r.t - call[0]!.t)).toEqual([0, 600, 1200, 2000]);
+        calls.push({ s: call[0]!.s, first: call[0]!.t });
+      }
+      // Slices: runs of ascending Call-IDs; every call of a slice began before every call of the next.
+      const slices: Array<typeof calls> = [[]];
+      for (const c of calls) {
+        const cur = slices.at(-1)!;
+        if (cur.length > 0 && c.s < cur.at(-1)!.s) slices.push([c]);
+        else cur.push(c);
+      }
+      expect(slices.length).toBeGreaterThanOrEqual(3);
+      expect(slices.length).toBeLessThanOrEqual(5);
+      for (let k = 1; k < slices.length; k++)
+        expect(Math.min(...slices[k]!.map((c) => c.first))).toBeGreaterThan(
+          Math.max(...slices[k - 1]!.map((c) => c.first)),
+        );
+    }
+  });
 });
 
 peerTest(

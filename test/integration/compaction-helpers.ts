@@ -1,6 +1,6 @@
 /**
  * A real Lake module with one HEP-like table (partitioned by date, sorted by session_id,
- * timestamp) for the compaction tests: each `writeFile` is one flush, so one Parquet
+ * timestamp, grouped by session_id) for the compaction tests: each `writeFile` is one flush, so one Parquet
  * file per partition it touches, and `maintain(nowMs)` runs one maintenance cycle.
  */
 import { Database } from "bun:sqlite";
@@ -23,6 +23,7 @@ export const DEF: TableDef = {
   timeColumn: "timestamp",
   partitionBy: "date",
   sortBy: ["session_id", "timestamp"],
+  groupedBy: "session_id",
 };
 export const KEY = "main.ce_hep";
 export const DAY_MS = 86_400_000;

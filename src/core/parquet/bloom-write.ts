@@ -37,15 +37,16 @@ export function valueHashes(
 const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
 
 /**
- * A split-block bloom filter of `hashes` (BloomFilterHeader + bitset): 1 % false positives for the
- * distinct values, the bitset a power of two of at least 32 bytes (readers may assume it).
+ * A split-block bloom filter of `hashes` (BloomFilterHeader + bitset): `fpp` false positives (1 %
+ * by default) for the distinct values, the bitset a power of two of at least 32 bytes (readers
+ * may assume it).
  */
-export function bloomFilter(hashes: BigUint64Array): Uint8Array {
+export function bloomFilter(hashes: BigUint64Array, fpp = 0.01): Uint8Array {
   const sorted = hashes.slice().sort();
   let distinct = 0;
   for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) distinct++;
-  // Bytes for fpp 0.01: 8 bits per block word, -8 n / ln(1 - fpp^(1/8)) bits.
-  const want = Math.ceil((-8 * Math.max(1, distinct)) / Math.log(1 - 0.01 ** (1 / 8)) / 8);
+  // Bytes for `fpp`: 8 bits per block word, -8 n / ln(1 - fpp^(1/8)) bits.
+  const want = Math.ceil((-8 * Math.max(1, distinct)) / Math.log(1 - fpp ** (1 / 8)) / 8);
   const bytes = Math.max(32, 2 ** Math.ceil(Math.log2(want)));
   const words = new Uint32Array(bytes / 4);
   const blocks = bytes / 32;

@@ -20,6 +20,7 @@ import {
   listField,
   readThriftStruct,
   structField,
+  type ThriftList,
   type ThriftStruct,
   writeThriftStruct,
 } from "./thrift-tree.ts";
@@ -74,7 +75,7 @@ function cut(
   rowsPerPage: number,
   minBytes: number,
   bloom: boolean,
-): { parts: Uint8Array[]; rows: number[]; uncompressed: number; bloom: Uint8Array | undefined } | undefined {
+): { parts: Uint8Array[]; rows: number[]; uncompressed: number; hashes: BigUint64Array | undefined } | undefined {
   const dph = page.header.get(5)?.value as ThriftStruct | undefined;
   if (!dph || intField(dph, 2) !== ENC_PLAIN) return undefined;
   const width = FIXED[physical];
@@ -117,7 +118,7 @@ function cut(
     uncompressed += header.length + pageBody.length;
   }
   if (at !== raw.length) throw new Error("parquet: PLAIN values do not end with the page");
-  return { parts, rows: counts, uncompressed, bloom: hashes ? bloomFilter(hashes) : undefined };
+  return { parts, rows: counts, uncompressed, hashes };
 }
 
 /** Bytes of a bloom filter at `offset`: its header (BloomFilterHeader, numBytes = field 1) and bitset. */
@@ -147,6 +148,24 @@ export interface RepageOptions {
   yieldEvery?: () => Promise<void>;
 }
 
+/**
+ * Footer key-value metadata naming where a column's whole-file bloom filter lies:
+ * `svc.file_bloom.<column>` = `<offset>:<length>` (BloomFilterHeader and bitset, as a chunk's).
+ * src/lake/bloom-index.ts checks it before the row groups' filters (docs/STORAGE.md "Paged data files").
+ */
+export const FILE_BLOOM_KEY = "svc.file_bloom.";
+/** A whole-file filter is checked once per file and lookup: 0.1 % false positives (about 15 bits a value). */
+const FILE_BLOOM_FPP = 0.001;
+
+/** A footer KeyValue (1: key, 2: value). */
+function keyValue(key: string, value: string): ThriftStruct {
+  const enc = new TextEncoder();
+  return new Map([
+    [1, { type: T.BINARY, value: enc.encode(key) }],
+    [2, { type: T.BINARY, value: enc.encode(value) }],
+  ]);
+}
+
 export async function repageParquet(input: string, output: string, opts: RepageOptions): Promise<RepageStats> {
   const { rowsPerPage } = opts;
   const minBytes = opts.minPageBytes ?? MIN_PAGE_BYTES;
@@ -173,6 +192,8 @@ export async function repageParquet(input: string, output: string, opts: RepageO
     const index: { offset: number; size: number; first: number }[][][] = [];
     const blooms: { chunk: ThriftStruct; offset: number; length: number | undefined }[] = [];
     const newBlooms: { chunk: ThriftStruct; bytes: Uint8Array }[] = [];
+    // Per bloom column, its values' hashes over the whole file (FILE_BLOOM_KEY).
+    const fileHashes = new Map<string, BigUint64Array[]>();
     for (const rg of listField(meta, 4).items as ThriftStruct[]) {
       const pagesOfGroup: { offset: number; size: number; first: number }[][] = [];
       const chunks = listField(rg, 1).items as ThriftStruct[];
@@ -214,7 +235,11 @@ export async function repageParquet(input: string, output: string, opts: RepageO
           const es = md.get(13)?.value as { items: ThriftStruct[] } | undefined;
           for (const s of es?.items ?? [])
             if (intField(s, 1) === PAGE_DATA) s.set(3, { type: T.I32, value: split.rows.length });
-          if (split.bloom) newBlooms.push({ chunk: md, bytes: split.bloom });
+          if (split.hashes) {
+            newBlooms.push({ chunk: md, bytes: bloomFilter(split.hashes) });
+            const name = names[col]!;
+            fileHashes.set(name, [...(fileHashes.get(name) ?? []), split.hashes]);
+          }
           stats.split++;
           stats.pages += split.rows.length;
         } else {
@@ -261,6 +286,20 @@ export async function repageParquet(input: string, output: string, opts: RepageO
       b.chunk.set(14, { type: T.I64, value: BigInt(out) });
       b.chunk.set(15, { type: T.I32, value: b.bytes.length });
       write(b.bytes);
+    }
+    // One filter per bloom column for the whole file, found through the footer's key-value
+    // metadata (readers that do not know the key ignore it and the bytes).
+    const fileBlooms: ThriftStruct[] = [];
+    for (const [name, parts] of fileHashes) {
+      const all = new BigUint64Array(parts.reduce((a, h) => a + h.length, 0));
+      parts.reduce((at, h) => (all.set(h, at), at + h.length), 0);
+      const bytes = bloomFilter(all, FILE_BLOOM_FPP);
+      fileBlooms.push(keyValue(`${FILE_BLOOM_KEY}${name}`, `${out}:${bytes.length}`));
+      write(bytes);
+    }
+    if (fileBlooms.length > 0) {
+      const kv = meta.get(5)?.value as ThriftList | undefined;
+      meta.set(5, { type: T.LIST, value: { elementType: T.STRUCT, items: [...(kv?.items ?? []), ...fileBlooms] } });
     }
     (listField(meta, 4).items as ThriftStruct[]).forEach((rg, g) => {
       (listField(rg, 1).items as ThriftStruct[]).forEach((cc, c) => {

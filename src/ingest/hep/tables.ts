@@ -52,6 +52,7 @@ export function hepTableDef(proto: number, kind: SipTableKind = "default"): Tabl
     timeColumn: "timestamp",
     partitionBy: "date",
     sortBy: ["session_id", "timestamp"],
+    groupedBy: "session_id",
   };
 }
 

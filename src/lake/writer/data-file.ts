@@ -22,7 +22,8 @@ export interface DataFileTarget {
   rowGroupRows: number;
   partitionValue?: string;
   /**
-   * Sort the rows by the table's sort key (default). The flush passes false: its rows arrive in
+   * Sort the rows: by the table's sort key, in time slices of its groups where it has
+   * `groupedBy` (default, `slicedOrder`). The flush passes false: its rows arrive in
    * time order already, the sort was a third of its DuckDB CPU (bench/lake-flush.ts), and
    * compaction sorts them when it merges the flush files.
    */
@@ -53,6 +54,62 @@ export function sortKey(def: TableDef): string[] {
 type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 
 /**
+ * What a sorted file's COPY selects from and its ORDER BY (docs/STORAGE.md "Time-sliced row
+ * groups"). A table with `groupedBy` (a call's Call-ID) is written in time slices of about
+ * `sliceRows` rows: each row belongs to the slice of its group's first row in the file (its
+ * own when the group is NULL), and the rows of a slice are sorted by the sort key. The slices'
+ * first times come from that one time column alone (every `sliceRows`-th row in its order), so
+ * the sort still holds the rows once. Other tables are ordered by the sort key alone.
+ */
+export async function slicedOrder(
+  read: Read,
+  source: string,
+  def: TableDef,
+  sliceRows: number,
+): Promise<{ from: string; order: string }> {
+  const key = sortKey(def);
+  const plain = { from: source, order: key.length === 0 ? "" : ` ORDER BY ${key.join(", ")}` };
+  const time = def.columns.find((c) => c.name === def.timeColumn && c.type === "timestamp");
+  const group = def.columns.find((c) => c.name === def.groupedBy);
+  if (key.length === 0 || !time || !group || sliceRows <= 0) return plain;
+  const t = ident(time.name);
+  const g = ident(group.name);
+  const from =
+    `SELECT s.*, coalesce(f.svc_first, s.${t}) AS svc_first FROM (${source}) s LEFT JOIN ` +
+    `(SELECT ${g}, min(${t}) AS svc_first FROM (${source}) WHERE ${g} IS NOT NULL GROUP BY ${g}) f ON s.${g} = f.${g}`;
+  const starts = (
+    await read(
+      `SELECT t FROM (SELECT epoch_us(svc_first) AS t, row_number() OVER (ORDER BY svc_first) AS rn FROM (${from}) WHERE svc_first IS NOT NULL) ` +
+        `WHERE rn > 1 AND rn % ${sliceRows} = 1 ORDER BY t`,
+    )
+  ).map((r) => Number(r.t));
+  const bounds = [...new Set(starts)];
+  if (bounds.length === 0) return plain;
+  return { from, order: ` ORDER BY ${sliceOf("epoch_us(svc_first)", bounds, 0, bounds.length)}, ${key.join(", ")}` };
+}
+
+/**
+ * The slice of `x` among slices starting at bounds[lo..hi) (slice i + 1 starts at bounds[i]), as
+ * nested CASEs halving the range: about log2(slices) comparisons a row (an 800 k-row file has
+ * 390 slices of 2 048 rows). A NULL compares false everywhere and lands in the last slice.
+ */
+function sliceOf(x: string, bounds: readonly number[], lo: number, hi: number): string {
+  if (lo === hi) return String(lo);
+  const mid = (lo + hi) >> 1;
+  return `CASE WHEN ${x} < ${bounds[mid]} THEN ${sliceOf(x, bounds, lo, mid)} ELSE ${sliceOf(x, bounds, mid + 1, hi)} END`;
+}
+
+/**
+ * Rows per time slice: a row group's in DuckDB's layout (it decodes a chunk whole), a few pages'
+ * in a paged file, whose rows are read page by page: the newest calls of a window then share a
+ * few pages of each column.
+ */
+export function sliceRows(rowGroupRows: number, rowsPerPage: number | undefined): number {
+  return rowsPerPage ? Math.min(rowGroupRows, SLICE_PAGES * rowsPerPage) : rowGroupRows;
+}
+const SLICE_PAGES = 4;
+
+/**
  * `source`: a SQL relation DuckDB's COPY writes, or a function that writes the Parquet file at the
  * path it is given itself (joined Parquet seals, join-seals.ts); either way the file is then
  * fsynced and described the same way.
@@ -67,13 +124,16 @@ export async function writeDataFile(
   mkdirSync(dirname(abs), { recursive: true });
   const cols = t.def.columns.map((c) => ident(c.name)).join(", ");
   const fieldIds = t.info.columns.map((c) => `${literal(c.name)}: ${c.columnId}`).join(", ");
-  const order = t.sorted === false || t.def.sortBy.length === 0 ? "" : ` ORDER BY ${sortKey(t.def).join(", ")}`;
   try {
+    const sorted =
+      t.sorted === false || typeof source === "function"
+        ? { from: typeof source === "function" ? "" : source, order: "" }
+        : await slicedOrder(read, source, t.def, sliceRows(t.rowGroupRows, t.paged?.rowsPerPage));
     // A paged file wants PLAIN chunks (they are what is cut into pages): no dictionaries, which
     // zstd makes up for (the 20 M-row benchmark's 800 k-row file: 61.3 MB against 62.4 MB).
     const copy = (to: string, plain = false) =>
       run(
-        `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(to)} ` +
+        `COPY (SELECT ${cols} FROM (${sorted.from})${sorted.order}) TO ${literal(to)} ` +
           `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}}${plain ? ", DICTIONARY_SIZE_LIMIT 1" : ""})`,
       );
     if (typeof source === "function") await source(abs);
