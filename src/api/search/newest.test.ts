@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { compareNewest, mergeNewest, NewestGroups, provenFloor, type FileSpan } from "./newest.ts";
+import { compareNewest, likelyFloor, mergeNewest, NewestGroups, provenFloor, type FileSpan } from "./newest.ts";
 
 const f = (minUs: number | null, maxUs: number | null, timedRows: number): FileSpan => ({ minUs, maxUs, timedRows });
 
@@ -14,6 +14,21 @@ describe("provenFloor", () => {
     expect(provenFloor(files, 0, 980, 5)).toBe(800);
     expect(provenFloor(files, 0, 1000, 2000)).toBeUndefined();
     expect(provenFloor([f(null, 1000, 50)], 0, 2000, 1)).toBeUndefined();
+  });
+});
+
+describe("likelyFloor", () => {
+  test("where the files' rows, spread evenly, hold the wanted count up to the window's end", () => {
+    // 1 000 rows over [0, 999]: one row a µs.
+    expect(likelyFloor([f(0, 999, 1000)], 0, 999, 100)).toBe(900);
+    // The window ends inside the file: rows after its end do not count.
+    expect(likelyFloor([f(0, 999, 1000)], 0, 499, 100)).toBe(400);
+    // Two files overlapping: twice the rows per µs where they overlap.
+    expect(likelyFloor([f(0, 999, 1000), f(500, 999, 500)], 0, 999, 100)).toBe(950);
+    // Never before the window's start; the start when the files hold too few rows or a span is unknown.
+    expect(likelyFloor([f(0, 999, 1000)], 950, 999, 100)).toBe(950);
+    expect(likelyFloor([f(0, 999, 50)], 0, 999, 100)).toBe(0);
+    expect(likelyFloor([f(0, 999, 1000), f(null, null, 10)], 0, 999, 100)).toBe(0);
   });
 });
 

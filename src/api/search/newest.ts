@@ -39,6 +39,35 @@ export function provenFloor(files: readonly FileSpan[], fromUs: number, toUs: nu
 }
 
 /**
+ * The latest time after which `files` should hold `rows` rows of [fromUs, toUs] if each file's
+ * rows spread evenly over its min..max: a first guess at the N-th newest time. Only a guess —
+ * the search reads [guess, toUs] first and falls back to the whole bound when that holds fewer
+ * than N rows (docs/ARCHITECTURE.md "Search"). `fromUs` when a file's span is unknown or the
+ * files hold too few rows.
+ */
+export function likelyFloor(files: readonly FileSpan[], fromUs: number, toUs: number, rows: number): number {
+  if (files.some((f) => f.minUs === null || f.maxUs === null)) return fromUs;
+  const after = (t: number) => {
+    let n = 0;
+    for (const f of files) {
+      const lo = Math.max(f.minUs!, t);
+      const hi = Math.min(f.maxUs!, toUs);
+      if (hi >= lo) n += (f.timedRows * (hi - lo + 1)) / (f.maxUs! - f.minUs! + 1);
+    }
+    return n;
+  };
+  if (after(fromUs) < rows) return fromUs;
+  let lo = fromUs;
+  let hi = toUs;
+  while (hi - lo > 1) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    if (after(mid) >= rows) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * Groups of files to read, newest first. `files` must be sorted by their newest row, newest
  * first (Lake.scanPlan with newestFirst). Files whose newest row is before `floor` are never read.
  */

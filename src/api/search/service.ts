@@ -7,7 +7,7 @@ import { noLakeError } from "./no-lake.ts";
 import { type SearchSettings, tableKeyFor, virtualFieldsOf } from "./tables.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { sipCallIdOf } from "./otlp-filters.ts";
-import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
+import { compareNewest, likelyFloor, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
 
 /**
  * Search over the HEP tables (docs/API.md "Search results"; docs/ARCHITECTURE.md "Search"):
@@ -58,6 +58,8 @@ const CALL_ID_KEYS = new Set(["call_id", "session_id", "sid"]);
 const HOUR_MS = 3_600_000;
 /** An unfiltered `newest` group of more rows than this many per wanted row is read in two passes (time first). */
 const TWO_PASS_ROWS_PER_ROW = 100;
+/** An unfiltered `newest` group is first read from where its files should hold this many rows per wanted row. */
+const GUESS_ROWS_PER_ROW = 4;
 
 export class SearchService {
   constructor(
@@ -326,13 +328,13 @@ export class SearchService {
       // Rows older than the proven bound cannot be among the newest N: the scan drops them early.
       const lower = Math.max(fromUs, floor ?? fromUs, nth ?? fromUs);
       const groupRows = group.reduce((a, f) => a + f.timedRows, 0);
-      best = mergeNewest(
-        best,
-        await select(plan.sql(group, first), lower, req.limit, groupRows),
-        req.limit,
-        def.timeColumn,
-        tie,
-      );
+      const sql = plan.sql(group, first);
+      // Unfiltered: first only the latest stretch that should hold a few times N rows (row groups
+      // are time slices, so DuckDB reads one or two of them); N rows there are the newest N.
+      const guess = filtered ? lower : likelyFloor(group, lower, toUs, GUESS_ROWS_PER_ROW * req.limit);
+      let rows = guess > lower ? await select(sql, guess, req.limit, groupRows) : [];
+      if (rows.length < req.limit) rows = await select(sql, lower, req.limit, groupRows);
+      best = mergeNewest(best, rows, req.limit, def.timeColumn, tie);
       if (group.length === 0) break;
     }
     return best;
