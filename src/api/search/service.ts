@@ -149,8 +149,10 @@ export class SearchService {
       !wide || callIdOnly || req.oldestFirst || (filtered && configured !== "newest") ? "full" : configured;
     // Late materialisation (sort row ids, then fetch the winners) pays when the winners sit
     // together — the newest rows of a range, the rows of one Call-ID — and costs a second pass
-    // over every file when a filter on another column spreads them over the range.
-    const clustered = !filtered || (where.sessionIds !== undefined && where.applied.every((k) => CALL_ID_KEYS.has(k)));
+    // over every file when a filter on another column spreads them over the range. A lazy first
+    // pass selects narrow columns only: nothing for it to save, and the second scan still costs.
+    const clustered =
+      !lazy && (!filtered || (where.sessionIds !== undefined && where.applied.every((k) => CALL_ID_KEYS.has(k))));
     // Ties on the time column are broken by uuid, so a repeat returns the same rows.
     const tie = def.columns.some((c) => c.name === "uuid") ? "uuid" : undefined;
     const dir = req.oldestFirst ? "ASC" : "DESC";
