@@ -4,6 +4,7 @@
  * as it was, including fields this code does not know. Integers keep their exact value (i64 as
  * bigint); booleans, bytes, lists and structs nest as read.
  */
+import { ByteSink } from "./byte-sink.ts";
 import { T } from "./thrift.ts";
 
 export type ThriftValue = number | bigint | boolean | Uint8Array | ThriftStruct | ThriftList;
@@ -118,28 +119,9 @@ export function readThriftStruct(buf: Uint8Array, at = 0): { struct: ThriftStruc
   return { struct, end: r.at };
 }
 
-class Writer {
-  private buf = new Uint8Array(1024);
-  len = 0;
-
-  private ensure(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.len + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.len++] = b;
-  }
-
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
+class Writer extends ByteSink {
+  constructor() {
+    super(1024);
   }
 
   varint(v: bigint): void {
@@ -168,11 +150,11 @@ class Writer {
         this.zigzag(BigInt(v as number | bigint));
         return;
       case DOUBLE:
-        this.bytes(v as Uint8Array);
+        this.append(v as Uint8Array);
         return;
       case T.BINARY:
         this.varint(BigInt((v as Uint8Array).length));
-        this.bytes(v as Uint8Array);
+        this.append(v as Uint8Array);
         return;
       case T.LIST:
       case SET: {
@@ -215,7 +197,7 @@ class Writer {
   }
 
   finish(): Uint8Array {
-    return this.buf.slice(0, this.len);
+    return this.written();
   }
 }
 

@@ -3,6 +3,8 @@
  * (docs/STORAGE.md "Parquet written by svc"). Field headers carry the id delta when it is 1..15,
  * integers are zigzag varints, a struct ends with a 0 byte.
  */
+import { ByteSink } from "./byte-sink.ts";
+
 export const T = {
   TRUE: 1,
   FALSE: 2,
@@ -17,25 +19,9 @@ export const T = {
 
 const encoder = new TextEncoder();
 
-export class ThriftWriter {
-  private buf = new Uint8Array(256);
-  private len = 0;
+export class ThriftWriter extends ByteSink {
   private last = 0;
   private readonly stack: number[] = [];
-
-  private ensure(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.len + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-  }
-
-  private byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.len++] = b;
-  }
 
   /** Unsigned varint of a non-negative integer below 2^53. */
   private varint(v: number): void {
@@ -94,9 +80,7 @@ export class ThriftWriter {
   binary(id: number, v: Uint8Array): this {
     this.header(id, T.BINARY);
     this.varint(v.length);
-    this.ensure(v.length);
-    this.buf.set(v, this.len);
-    this.len += v.length;
+    this.append(v);
     return this;
   }
 
@@ -145,15 +129,13 @@ export class ThriftWriter {
   stringElement(v: string): this {
     const b = encoder.encode(v);
     this.varint(b.length);
-    this.ensure(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
+    this.append(b);
     return this;
   }
 
   /** The bytes of a top-level struct: its fields and the stop byte. */
   finish(): Uint8Array {
     this.byte(0);
-    return this.buf.slice(0, this.len);
+    return this.written();
   }
 }
