@@ -229,4 +229,57 @@ describe("newest-first search is exact by default", () => {
     expect(nonEmpty).toBeGreaterThan(compared / 2);
     await settings.module.stop();
   });
+
+  test("rows crowded at a file's start: the first guess finds too few, the group is read again, the answer is still exact", async () => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+      storage: { lakehouse: { flush_interval_sec: 3600, compaction: { enable: false } } },
+    });
+    const { ingest, lake, config } = a.app;
+    const udp = await Bun.udpSocket({});
+    const port = ingest!.listeners.udp!.port();
+    // 600 messages in 10 s, then one 2 hours later: one file whose rows do not spread evenly over
+    // its min..max, so where its rows "should" lie (likelyFloor) holds one row, not 400.
+    const t0 = (BASE + 6 * HOUR) * 1000;
+    const times = [...Array.from({ length: 600 }, (_v, i) => t0 + i * 16_667), t0 + 2 * HOUR * 1000];
+    times.forEach((t, i) =>
+      udp.send(
+        encodeHep3({
+          srcIp: "10.3.0.1",
+          dstIp: "10.3.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: t,
+          protoType: 1,
+          captureId: 3,
+          payload: invite({ callId: `crowd-${i}@test`, from: "100", to: "2000", fromTag: `f${i}` }),
+        }),
+        port,
+        "127.0.0.1",
+      ),
+    );
+    udp.close();
+    await waitFor("rows visible", async () => {
+      await lake!.sync();
+      return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) === 601;
+    });
+    await lake!.flush();
+    expect((await lake!.files("main.hep_proto_1_call")).length).toBe(1);
+    const settings = createSettingsModule(
+      { path: `${dir.path}/settings-x.db`, games: false },
+      createLogger({ test: true }),
+    );
+    await settings.module.start();
+    const search = config.storage.lakehouse.search;
+    const newest = new SearchService(lake!, settings.store, search, 30_000);
+    const full = new SearchService(lake!, settings.store, { ...search, lake_topn_strategy: "full" }, 30_000);
+    for (const limit of [1, 3, 100]) {
+      const req = { protoType: 1, eventType: "call", filter: {}, fromMs: BASE, toMs: BASE + 12 * HOUR, limit };
+      const want = shape((await full.run(req)).items);
+      expect(want.length).toBe(limit);
+      expect({ limit, rows: shape((await newest.run(req)).items) }).toEqual({ limit, rows: want });
+    }
+    await settings.module.stop();
+  });
 });
