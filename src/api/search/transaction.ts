@@ -271,6 +271,9 @@ export class TransactionService {
   }
 }
 
+/** Up to this many ids, each is its own `=` statement (docs/STORAGE.md "Time-sliced row groups"). */
+const EQUALS_UNION_MAX = 16;
+
 /**
  * This lake's rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids` (also a
  * node's answer to a coordinator, `bufferOnly` when another node of its lake reads the files).
@@ -313,15 +316,21 @@ export async function localCallRows(
         lookups: [{ columns: [column], values: ids }],
         ...(bufferOnly ? { files: false as const, buffer: true } : {}),
       });
-      const r = await lake.query(
-        `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
-        [fromUs, toUs, ...ids],
-        {
-          timeoutMs: opts.timeoutMs,
-          maxResultBytes: left,
-          narrowHint: "narrow the time range or select fewer Call-IDs",
-        },
-      );
+      const inWindow = `"timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)`;
+      // DuckDB checks a row group's bloom filter for `column = value` only, not for an IN list
+      // of several: a few ids are one `=` statement each (UNION ALL; a row has one value), so a
+      // file written in time slices, whose every row group spans all Call-IDs, is not read whole.
+      const sql =
+        ids.length <= EQUALS_UNION_MAX
+          ? ids
+              .map((_x, i) => `SELECT ${columns} FROM (${scan}) t WHERE ${inWindow} AND ${column} = $${i + 3}`)
+              .join(" UNION ALL ")
+          : `SELECT ${columns} FROM (${scan}) t WHERE ${inWindow} AND ${column} IN (${ph})`;
+      const r = await lake.query(sql, [fromUs, toUs, ...ids], {
+        timeoutMs: opts.timeoutMs,
+        maxResultBytes: left,
+        narrowHint: "narrow the time range or select fewer Call-IDs",
+      });
       left -= r.bytes ?? 0;
       for (const row of r.rows) out.push({ ...row, __table: key });
     }
