@@ -155,11 +155,18 @@ function txQuery(s: SampleCall, fromMs: number, toMs: number): Query {
     const items = r.json.data?.items ?? [];
     const sessions = new Set(r.json.data?.sessions ?? []);
     const want = 2 * (s.answered ? 7 : 5);
+    // A call still running at the end of the data set has only its first messages, as in callIdQuery.
+    const running = s.t0Us > manifest.endUs - MAX_SPAN_US;
     const ok =
-      sessions.size === 2 && sessions.has(s.callId) && sessions.has(`${s.callId}_b2b-1`) && items.length === want;
+      sessions.size === 2 &&
+      sessions.has(s.callId) &&
+      sessions.has(`${s.callId}_b2b-1`) &&
+      (running ? items.length >= 2 && items.length <= want : items.length === want);
     return (
       failure(r) ??
-      (ok ? undefined : `tx ${s.callId}: ${items.length} rows (want ${want}), sessions ${[...sessions].join(" ")}`)
+      (ok
+        ? undefined
+        : `tx ${s.callId}: ${items.length} rows (want ${running ? `2..${want}, still running at the end` : want}), sessions ${[...sessions].join(" ")}`)
     );
   };
 }
