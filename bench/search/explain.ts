@@ -13,7 +13,7 @@
  *
  * Per run it also prints what the point-lookup pruning (src/lake/bloom-index.ts) looked at and dropped.
  *
- *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|from_user_7d|newest|newest_past|tx [--strategy newest]
+ *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|from_user_7d|newest|newest_7d|newest_past|tx [--strategy newest]
  *     [--lazy-payload false] [--analyze] [--replay [--what-if-session-only]] [--repeat 3]
  * Run it while no appliance is using the lake (it takes the catalog lock).
  */
@@ -199,6 +199,16 @@ async function once(i: number): Promise<string> {
         limit: 100,
       });
       return "last 24 h";
+    case "newest_7d":
+      await search.run({
+        protoType: 1,
+        eventType: "call",
+        filter: {},
+        fromMs: startMs,
+        toMs: endMs,
+        limit: 100,
+      });
+      return "the whole 7 days";
     case "newest_past": {
       // 24 h ending at a time between one and six days before the newest data.
       const to = endMs - DAY_MS - ((i * 7919) % 5) * DAY_MS - ((i * 104729) % DAY_MS);
