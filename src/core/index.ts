@@ -15,6 +15,7 @@ export * from "./spool-batch.ts";
 export { footer, PARQUET_MAGIC, type ChunkMeta, type ParquetColumn, type RowGroupMeta } from "./parquet/encode.ts";
 export { FILE_BLOOM_KEY, repageParquet, type RepageOptions, type RepageStats } from "./parquet/repage.ts";
 export { repageInWorker } from "./parquet/repage-host.ts";
+export { sbbfBlock, sbbfMask } from "./parquet/bloom-write.ts";
 export {
   CODEC_NONE,
   CODEC_ZSTD,

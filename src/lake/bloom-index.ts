@@ -15,7 +15,7 @@
  * lookups").
  */
 import { closeSync, openSync, readSync } from "node:fs";
-import { FILE_BLOOM_KEY } from "../core/index.ts";
+import { FILE_BLOOM_KEY, sbbfBlock, sbbfMask } from "../core/index.ts";
 import { literal } from "./sql.ts";
 
 /**
@@ -57,9 +57,6 @@ interface ColumnIndex {
   whole?: { offset: number; length: number };
 }
 
-/** Parquet split-block bloom filter salts (parquet-format BloomFilter.md). */
-const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
-
 /** The XXH64 (seed 0) of a value's plain encoding: a BYTE_ARRAY's UTF-8 bytes, no length prefix. */
 export function bloomHash(value: string): bigint {
   return BigInt.asUintN(64, BigInt(Bun.hash.xxHash64(Buffer.from(value, "utf8"), 0n)));
@@ -77,14 +74,8 @@ interface Probe {
 function probeOf(hash: bigint): Probe {
   const lo = Number(hash & 0xffffffffn);
   const masks = new Uint32Array(8);
-  for (let i = 0; i < 8; i++) masks[i] = 1 << (Math.imul(lo, SALT[i]!) >>> 27);
+  for (let i = 0; i < 8; i++) masks[i] = sbbfMask(lo, i);
   return { hi: Number(hash >> 32n), masks };
-}
-
-/** The block a probe checks in a bitset of `blocks` 32-byte blocks. */
-function blockOf(p: Probe, blocks: number): number {
-  // (hi * blocks) >> 32: exact in a double while the product stays under 2^53.
-  return blocks <= 1 << 20 ? Math.floor((p.hi * blocks) / 4294967296) : Number((BigInt(p.hi) * BigInt(blocks)) >> 32n);
 }
 
 /** The eight words of a block at word `at` hold the probe's bits. */
@@ -96,7 +87,7 @@ function blockHolds(words: Uint32Array, at: number, p: Probe): boolean {
 /** The check of one probe against a bitset as 32-bit words (blocks of eight). */
 function wordsMayHold(words: Uint32Array, p: Probe): boolean {
   const blocks = words.length >>> 3;
-  return blocks === 0 || blockHolds(words, blockOf(p, blocks) << 3, p);
+  return blocks === 0 || blockHolds(words, sbbfBlock(p.hi, blocks) << 3, p);
 }
 
 /** The check of one probe against a filter on disk ([offset, offset + length): header, then the bitset), one block read. */
@@ -105,7 +96,7 @@ function wholeMayHold(fd: number, f: { offset: number; length: number }, p: Prob
   const blocks = size >>> 5;
   if (blocks === 0) return true;
   const block = new Uint32Array(8);
-  if (readSync(fd, block, 0, 32, f.offset + f.length - size + blockOf(p, blocks) * 32) !== 32)
+  if (readSync(fd, block, 0, 32, f.offset + f.length - size + sbbfBlock(p.hi, blocks) * 32) !== 32)
     throw new Error("short read of a bloom filter");
   return blockHolds(block, 0, p);
 }

@@ -37,6 +37,20 @@ export function valueHashes(
 const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
 
 /**
+ * The block a hash falls in, of `blocks` 32-byte blocks: (upper 32 bits × blocks) >> 32. Written
+ * and checked the same way here and in src/lake/bloom-index.ts.
+ */
+export function sbbfBlock(hi: number, blocks: number): number {
+  // Exact in a double while the product stays under 2^53.
+  return blocks <= 1 << 20 ? Math.floor((hi * blocks) / 4294967296) : Number((BigInt(hi) * BigInt(blocks)) >> 32n);
+}
+
+/** The bit a hash's lower 32 bits give word `k` of its block. */
+export function sbbfMask(lo: number, k: number): number {
+  return 1 << (Math.imul(lo, SALT[k]!) >>> 27);
+}
+
+/**
  * A split-block bloom filter of `hashes` (BloomFilterHeader + bitset): `fpp` false positives (1 %
  * by default) for the distinct values, the bitset a power of two of at least 32 bytes (readers
  * may assume it).
@@ -54,8 +68,8 @@ export function bloomFilter(hashes: BigUint64Array, fpp = 0.01): Uint8Array {
   for (let i = 0; i < sorted.length; i++) {
     const lo = halves[2 * i]!;
     const hi = halves[2 * i + 1]!;
-    const block = Math.floor((hi * blocks) / 2 ** 32) * 8;
-    for (let k = 0; k < 8; k++) words[block + k]! |= 1 << (Math.imul(lo, SALT[k]!) >>> 27);
+    const block = sbbfBlock(hi, blocks) * 8;
+    for (let k = 0; k < 8; k++) words[block + k]! |= sbbfMask(lo, k);
   }
   // BloomFilterHeader { 1: numBytes, 2: algorithm { 1: BLOCK {} }, 3: hash { 1: XXHASH {} }, 4: compression { 1: UNCOMPRESSED {} } }
   const header = writeThriftStruct(
