@@ -238,7 +238,8 @@ export async function repageParquet(input: string, output: string, opts: RepageO
           if (split.hashes) {
             newBlooms.push({ chunk: md, bytes: bloomFilter(split.hashes) });
             const name = names[col]!;
-            fileHashes.set(name, [...(fileHashes.get(name) ?? []), split.hashes]);
+            if (!fileHashes.has(name)) fileHashes.set(name, []);
+            fileHashes.get(name)!.push(split.hashes);
           }
           stats.split++;
           stats.pages += split.rows.length;
