@@ -78,13 +78,15 @@ const search =
 const failure = (r: Awaited<ReturnType<Api["post"]>>) =>
   r.status === 200 ? undefined : `HTTP ${r.status} ${r.json.error ?? ""} ${r.json.message ?? ""}`.trim();
 
+/** A call still running at the end of the data set has only its first messages (dataset.ts Slice). */
+const stillRunning = (s: SampleCall) => s.t0Us > manifest.endUs - MAX_SPAN_US;
+
 function callIdQuery(s: SampleCall): Query {
   return async (api) => {
     const r = await search({ call_id: s.callId }, startMs, endMs)(api);
     const items = r.json.data?.items ?? [];
     const want = s.answered ? 7 : 5;
-    // A call still running at the end of the data set has only its first messages (dataset.ts Slice).
-    const running = s.t0Us > manifest.endUs - MAX_SPAN_US;
+    const running = stillRunning(s);
     const ok = running ? items.length >= 1 && items.length <= want : items.length === want;
     return (
       failure(r) ??
@@ -155,8 +157,7 @@ function txQuery(s: SampleCall, fromMs: number, toMs: number): Query {
     const items = r.json.data?.items ?? [];
     const sessions = new Set(r.json.data?.sessions ?? []);
     const want = 2 * (s.answered ? 7 : 5);
-    // A call still running at the end of the data set has only its first messages, as in callIdQuery.
-    const running = s.t0Us > manifest.endUs - MAX_SPAN_US;
+    const running = stillRunning(s);
     const ok =
       sessions.size === 2 &&
       sessions.has(s.callId) &&
