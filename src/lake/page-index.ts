@@ -1,0 +1,214 @@
+/**
+ * The page layout of paged data files (src/core/parquet/repage.ts, docs/STORAGE.md "Paged data
+ * files"), read from their footers and offset indexes and kept per file: the row groups, every
+ * chunk's physical type, codec and dictionary page, and, on first use, where each of its data
+ * pages lies. The row fetch (page-reader.ts) and the lookup match (page-match.ts) share it.
+ */
+import { fstatSync } from "node:fs";
+import {
+  decodeHybrid,
+  decompressPage,
+  intField,
+  preadExact,
+  readThriftStruct,
+  ThriftScan,
+  type ThriftStruct,
+} from "../core/index.ts";
+
+export interface Chunk {
+  physical: number;
+  codec: number;
+  optional: boolean;
+  dictionaryOffset: number | undefined;
+  /**
+   * Data pages, read from the offset index on first use: per page its offset in the file, its
+   * bytes (header + body) and its first row in the row group, three numbers in a row (24 bytes a
+   * page, so a big lake's indexes stay small).
+   */
+  pages: Float64Array | undefined;
+  indexOffset: number;
+  indexLength: number;
+}
+
+export interface FileIndex {
+  /** First row of each row group in the file. */
+  groupStart: number[];
+  rows: number;
+  /** Row group → column name → chunk. */
+  groups: Map<string, Chunk>[];
+}
+
+const utf8 = new TextDecoder();
+
+/** Definition levels of a v1 data page body: which rows hold a value, and where the values start. */
+export function levels(
+  body: Uint8Array,
+  rows: number,
+  optional: boolean,
+): { defined: Uint32Array | undefined; at: number } {
+  if (!optional) return { defined: undefined, at: 0 };
+  const n = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true);
+  // One RLE run of 1 covering the page (no NULL, as writers encode it): nothing to decode.
+  let head = 0;
+  let i = 4;
+  for (let shift = 0; i < 4 + n; shift += 7) {
+    const b = body[i++]!;
+    head += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  if (head % 2 === 0 && Math.floor(head / 2) >= rows && body[i] === 1) return { defined: undefined, at: 4 + n };
+  return { defined: decodeHybrid(body, 4, 4 + n, 1, rows), at: 4 + n };
+}
+
+/** A page's header and uncompressed body. */
+export function readPage(
+  fd: number,
+  offset: number,
+  size: number,
+  codec: number,
+): { header: ThriftStruct; body: Uint8Array } {
+  const raw = preadExact(fd, offset, size);
+  const { struct, end } = readThriftStruct(raw);
+  return { header: struct, body: decompressPage(codec, raw.subarray(end, end + (intField(struct, 3) ?? 0))) };
+}
+
+/** Page layouts of files by absolute path, the least recently used dropped first (null: not a paged file). */
+export class PagedFiles {
+  private readonly files = new Map<string, FileIndex | null>();
+
+  constructor(private readonly maxFiles = 512) {}
+
+  /** The layout of the file open as `fd` at `path`; undefined when it is not paged (no offset index, nested). */
+  index(path: string, fd: number): FileIndex | undefined {
+    const known = this.files.get(path);
+    if (known !== undefined) {
+      this.files.delete(path);
+      this.files.set(path, known);
+      return known ?? undefined;
+    }
+    let built: FileIndex | null = null;
+    try {
+      built = build(fd);
+    } catch {
+      built = null;
+    }
+    this.files.set(path, built);
+    if (this.files.size > this.maxFiles) this.files.delete(this.files.keys().next().value!);
+    return built ?? undefined;
+  }
+
+  /** A chunk's data pages from its offset index (read once). */
+  pagesOf(fd: number, c: Chunk): Float64Array {
+    if (!c.pages) {
+      // OffsetIndex: 1 page_locations; PageLocation: 1 offset, 2 compressed_page_size, 3 first_row_index.
+      const scan = new ThriftScan(preadExact(fd, c.indexOffset, c.indexLength));
+      const found: number[] = [];
+      scan.struct((id) => {
+        if (id !== 1) return false;
+        scan.list(() => {
+          const at = found.length;
+          found.push(0, 0, 0);
+          scan.struct((f) => {
+            if (f < 1 || f > 3) return false;
+            found[at + f - 1] = scan.int();
+            return true;
+          });
+        });
+        return true;
+      });
+      c.pages = Float64Array.from(found);
+    }
+    return c.pages;
+  }
+}
+
+function build(fd: number): FileIndex | null {
+  const size = fstatSync(fd).size;
+  if (size < 12) return null;
+  const tail = preadExact(fd, size - 8, 8);
+  if (String.fromCharCode(...tail.subarray(4)) !== "PAR1") return null;
+  const len = new DataView(tail.buffer).getUint32(0, true);
+  // FileMetaData: 2 schema, 4 row_groups; SchemaElement: 3 repetition_type, 4 name, 5 num_children;
+  // RowGroup: 1 columns, 3 num_rows; ColumnChunk: 3 meta_data, 4/5 offset index offset/length;
+  // ColumnMetaData: 1 type, 4 codec, 9 data_page_offset, 11 dictionary_page_offset.
+  const scan = new ThriftScan(preadExact(fd, size - 8 - len, len));
+  const names: string[] = [];
+  const optional: boolean[] = [];
+  let nested = false;
+  const groupStart: number[] = [];
+  const groups: Map<string, Chunk>[] = [];
+  let rows = 0;
+  let noIndex = false;
+  scan.struct((id) => {
+    if (id === 2) {
+      scan.list((i) => {
+        let name = "";
+        let repetition: number | undefined;
+        scan.struct((f) => {
+          if (f === 3) repetition = scan.int();
+          else if (f === 4) name = utf8.decode(scan.binary());
+          else if (f === 5) {
+            scan.int();
+            if (i > 0) nested = true;
+          } else return false;
+          return true;
+        });
+        if (i > 0) {
+          names.push(name);
+          optional.push(repetition === 1);
+        }
+      });
+      return true;
+    }
+    if (id !== 4) return false;
+    scan.list(() => {
+      const chunks = new Map<string, Chunk>();
+      let groupRows = 0;
+      scan.struct((f) => {
+        if (f === 3) groupRows = scan.int();
+        else if (f === 1)
+          scan.list((i) => {
+            let physical = -1;
+            let codec = -1;
+            let dataOffset = 0;
+            let dict: number | undefined;
+            let indexOffset: number | undefined;
+            let indexLength: number | undefined;
+            scan.struct((cf) => {
+              if (cf === 4) indexOffset = scan.int();
+              else if (cf === 5) indexLength = scan.int();
+              else if (cf === 3)
+                scan.struct((mf) => {
+                  if (mf === 1) physical = scan.int();
+                  else if (mf === 4) codec = scan.int();
+                  else if (mf === 9) dataOffset = scan.int();
+                  else if (mf === 11) dict = scan.int();
+                  else return false;
+                  return true;
+                });
+              else return false;
+              return true;
+            });
+            if (indexOffset === undefined || indexLength === undefined) noIndex = true;
+            chunks.set(names[i]!, {
+              physical,
+              codec,
+              optional: optional[i] ?? true,
+              dictionaryOffset: dict !== undefined && dict > 0 && dict < dataOffset ? dict : undefined,
+              pages: undefined,
+              indexOffset: indexOffset ?? 0,
+              indexLength: indexLength ?? 0,
+            });
+          });
+        else return false;
+        return true;
+      });
+      groupStart.push(rows);
+      rows += groupRows;
+      groups.push(chunks);
+    });
+    return true;
+  });
+  if (nested || noIndex) return null; // not flat, or a chunk without an offset index
+  return { groupStart, rows, groups };
+}
