@@ -148,30 +148,69 @@ export class BloomIndex {
       files.map((f) => f.absolutePath),
       [...new Set(active.flatMap((l) => l.columns))],
     );
-    const prepared = active.map(
-      (l): Prepared => ({
-        columns: l.columns,
-        values: l.values.map((value) => ({ value, ascii: ASCII.test(value), probe: probeOf(bloomHash(value)) })),
-      }),
-    );
+    const prepared = this.prepare(active);
     const kept = files.filter((f) => prepared.every((l) => this.fileMayHold(f.absolutePath, l)));
     this.stats.files += files.length;
     this.stats.filesDropped += files.length - kept.length;
     return kept;
   }
 
+  private prepare(lookups: readonly Lookup[]): Prepared[] {
+    return lookups
+      .filter((l) => l.columns.length > 0 && l.values.length > 0)
+      .map(
+        (l): Prepared => ({
+          columns: l.columns,
+          values: l.values.map((value) => ({ value, ascii: ASCII.test(value), probe: probeOf(bloomHash(value)) })),
+        }),
+      );
+  }
+
+  /**
+   * The row groups of an indexed file that may hold a row matching every lookup (ascending), from
+   * the whole-file filter, the row groups' min/max and their bloom filters; undefined when no
+   * lookup can rule a row group out (a file or column not indexed: every group may). The files of
+   * a scan plan are indexed by `prune` (src/lake/page-match.ts reads only these groups).
+   */
+  candidateGroups(path: string, lookups: readonly Lookup[]): number[] | undefined {
+    let kept: boolean[] | undefined;
+    for (const l of this.prepare(lookups)) {
+      const may = this.groupsMayHold(path, l, false);
+      if (may === "unknown") continue;
+      kept = kept ? kept.map((k, g) => k && may[g] === true) : may;
+    }
+    if (!kept) return undefined;
+    const out: number[] = [];
+    kept.forEach((k, g) => {
+      if (k) out.push(g);
+    });
+    return out;
+  }
+
   private fileMayHold(path: string, l: Prepared): boolean {
+    const may = this.groupsMayHold(path, l, true);
+    return may === "unknown" || may.includes(true);
+  }
+
+  /**
+   * Per row group, whether it may hold a row where some of the lookup's columns equals one of its
+   * values; "unknown" when the file or one of the columns is not indexed (nothing can be ruled
+   * out). With `first`, stops at the first group that may (the answer then only says whether one does).
+   */
+  private groupsMayHold(path: string, l: Prepared, first: boolean): boolean[] | "unknown" {
     const cols = this.files.get(path);
-    if (!cols) return true;
+    if (!cols) return "unknown";
     this.files.delete(path);
     this.files.set(path, cols); // most recently used last
     let fd: number | undefined;
     try {
+      let may: boolean[] | undefined;
       for (const c of l.columns) {
         const col = cols.get(c);
         // Not indexed, or no chunk of that name (a file written before the column existed under
         // it): cannot rule the file out here (the catalog's statistics may, scan-plan.ts).
-        if (!col || col.groups.length === 0) return true;
+        if (!col || col.groups.length === 0) return "unknown";
+        may ??= col.groups.map(() => false);
         if (col.whole) {
           // One block read rules the column out for the whole file, before any row group's filter.
           fd ??= openSync(path, "r");
@@ -179,25 +218,31 @@ export class BloomIndex {
           const whole = col.whole;
           if (!l.values.some((v) => wholeMayHold(fd!, whole, v.probe))) continue;
         }
-        for (const ch of col.groups) {
+        for (let g = 0; g < col.groups.length; g++) {
+          if (may[g]) continue;
+          const ch = col.groups[g]!;
           this.stats.rowGroups++;
           let words: Uint32Array | undefined;
           for (const v of l.values) {
             const ascii = v.ascii && ch.ascii;
             if (ch.min !== null && utf8Compare(v.value, ch.min, ascii) < 0) continue;
             if (ch.max !== null && utf8Compare(v.value, ch.max, ascii) > 0) continue;
-            if (ch.length === 0) return true;
-            if (!words) {
-              fd ??= openSync(path, "r");
-              words = this.bitset(fd, ch);
+            if (ch.length !== 0) {
+              if (!words) {
+                fd ??= openSync(path, "r");
+                words = this.bitset(fd, ch);
+              }
+              if (!wordsMayHold(words, v.probe)) continue;
             }
-            if (wordsMayHold(words, v.probe)) return true;
+            may[g] = true;
+            break;
           }
+          if (may[g] && first) return may;
         }
       }
-      return false;
+      return may ?? "unknown";
     } catch {
-      return true; // a file gone (compacted away under us) or unreadable: keep it, DuckDB decides
+      return "unknown"; // a file gone (compacted away under us) or unreadable: keep it, DuckDB decides
     } finally {
       if (fd !== undefined) closeSync(fd);
     }

@@ -1,6 +1,7 @@
 export { Lake, type LakeConfig, type LakeDeps } from "./lake.ts";
 export { beforeDuckDbLoads } from "./duckdb.ts";
 export type { ScanFile, ScanOptions, ScanPlan } from "./scan-plan.ts";
+export type { MatchResult } from "./page-match.ts";
 export type { QueryOptions, QueryResult, SqlParams } from "./engine.ts";
 export type { LakeCatalog } from "./catalog-port.ts";
 export type { WriterHealth } from "./writer/writer.ts";

@@ -26,6 +26,8 @@ import { LakeWriter, writerMetrics, type GroupBatch, type WriterHealth } from ".
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
 import { PageReader } from "./page-reader.ts";
+import { type MatchResult, PageMatcher } from "./page-match.ts";
+import type { Lookup } from "./bloom-index.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
 import { lakeSummary, storedTable, tableStats, type TableStats } from "./lake-summary.ts";
@@ -102,6 +104,8 @@ export class Lake implements Module {
   private bloom: BloomIndex | undefined;
   /** Rows of paged data files fetched page by page (local data path only; page-reader.ts). */
   private pages: PageReader | undefined;
+  /** Point lookups inside paged data files (local data path only; page-match.ts). */
+  private matcher: PageMatcher | undefined;
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -184,6 +188,7 @@ export class Lake implements Module {
         ? undefined
         : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
       this.pages = this.remote ? undefined : new PageReader();
+      this.matcher = this.pages ? new PageMatcher(this.pages.layouts) : undefined;
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -288,6 +293,7 @@ export class Lake implements Module {
     this.remote = undefined;
     this.bloom = undefined;
     this.pages = undefined;
+    this.matcher = undefined;
   }
 
   /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
@@ -528,12 +534,6 @@ export class Lake implements Module {
     return await this.scanSql(key, { snapshotId: await snapshotOf(ref, this.parts.catalog) });
   }
 
-  /**
-   * Every column of table `key` for rows `rows` (numbers in the file) of the data file at
-   * `path`, decoded page by page (page-reader.ts, docs/ARCHITECTURE.md "Row fetch by page");
-   * undefined when the file is not paged, is gone, or the data path is remote: read those with
-   * DuckDB.
-   */
   /** Rows read page by page so far, and reads refused (page-reader.ts); undefined on a remote data path. */
   pageStats(): { rows: number; refused: number } | undefined {
     return this.pages ? { ...this.pages.stats } : undefined;
@@ -544,10 +544,47 @@ export class Lake implements Module {
     return this.pages !== undefined;
   }
 
-  rowsByPage(path: string, key: string, rows: readonly number[]): Record<string, unknown>[] | undefined {
+  /**
+   * Every column of table `key` for rows `rows` (numbers in the file) of the data file at
+   * `path`, decoded page by page (page-reader.ts, docs/ARCHITECTURE.md "Row fetch by page");
+   * undefined when the file is not paged, is gone, or the data path is remote: read those with
+   * DuckDB.
+   */
+  rowsByPage(
+    path: string,
+    key: string,
+    rows: readonly number[],
+    /** Only these columns of the table (default: every one). */
+    columns?: readonly string[],
+  ): Record<string, unknown>[] | undefined {
     const def = this.defs.get(key)?.def;
     if (!def || !this.pages || !path.startsWith(this.dataPath)) return undefined;
-    return this.pages.read(path, def, rows);
+    const want = columns ? { ...def, columns: def.columns.filter((c) => columns.includes(c.name)) } : def;
+    return this.pages.read(path, want, rows);
+  }
+
+  /**
+   * Rows of the local data file at `path` (one a scan plan with these lookups just listed) where,
+   * for every lookup, some column equals one of its values, by number, reading only the lookup
+   * columns of row groups `groups` (lookupGroups; page-match.ts, docs/ARCHITECTURE.md "Lookups
+   * by page"); `refused` when the file is not read that way, `tooMany` past `limit` rows.
+   */
+  matchRows(path: string, lookups: readonly Lookup[], groups: readonly number[], limit: number): MatchResult {
+    if (!this.matcher || !path.startsWith(this.dataPath)) return { refused: true };
+    return this.matcher.match(path, lookups, groups, limit);
+  }
+
+  /**
+   * The row groups of a data file a scan plan with these lookups just listed that may hold a
+   * match (bloom-index.ts `candidateGroups`); undefined when its filters cannot tell.
+   */
+  lookupGroups(path: string, lookups: readonly Lookup[]): number[] | undefined {
+    return this.bloom?.candidateGroups(path, lookups);
+  }
+
+  /** What the lookups by page read so far (page-match.ts); undefined on a remote data path. */
+  matchStats(): PageMatcher["stats"] | undefined {
+    return this.matcher ? { ...this.matcher.stats } : undefined;
   }
 
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */

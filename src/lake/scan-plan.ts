@@ -64,6 +64,8 @@ export interface ScanFile {
  */
 export interface ScanPlan {
   readonly files: readonly ScanFile[];
+  /** The buffer holds rows for this read (`sql(…, true)` reads them). */
+  readonly buffered: boolean;
   /** FROM-clause body reading `files` (a subset of the plan's) and, when `withBuffer`, the buffer. */
   sql(files: readonly ScanFile[], withBuffer: boolean): string;
 }
@@ -157,6 +159,7 @@ export async function planScan(
   const bufferFirst = opts.newestFirst === true;
   return {
     files: spans,
+    buffered: (buffer?.length ?? 0) > 0,
     sql: (subset, withBuffer) =>
       unionSql(
         def,

@@ -112,25 +112,39 @@ describe("searches over paged merged files", () => {
     });
     const token = ((await login.json()) as { token: string }).token;
     const row = (x: Item, ts: unknown) => [String(ts), ...COLUMNS.map((c) => String(x[c] ?? null))].join("|");
-    const search = async (filter: Record<string, unknown>, range: { from: number; to: number }, limit: number) => {
+    const search = async (
+      filter: Record<string, unknown>,
+      range: { from: number; to: number },
+      limit: number,
+      sort?: string,
+    ) => {
       const r = await fetch(`${api}/transactions/search`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify({
           filter: { proto_type: 1, event_type: "call", ...filter },
-          param: { limit },
+          param: { limit, ...(sort ? { sort } : {}) },
           timestamp: range,
         }),
       });
       expect(r.status).toBe(200);
-      return ((await r.json()) as { data: { items: Item[] } }).data.items.map((i) => row(i, i.timestamp_us));
+      const body = (await r.json()) as {
+        data: { items: Item[] };
+        meta: { pagination: { total: number; total_exact: boolean } };
+      };
+      return { rows: body.data.items.map((i) => row(i, i.timestamp_us)), ...body.meta.pagination };
     };
-    const truth = async (where: string, range: { from: number; to: number }, limit: number) =>
-      (
+    const truth = async (where: string, range: { from: number; to: number }, limit: number, dir = "DESC") => {
+      const inRange = `${where} AND timestamp BETWEEN make_timestamp(${range.from * 1000}) AND make_timestamp(${range.to * 1000})`;
+      const rows = (
         await lake.query(
-          `SELECT epoch_us(timestamp) AS ts, * EXCLUDE (timestamp) FROM svc_lake.main.hep_proto_1_call WHERE ${where} AND timestamp BETWEEN make_timestamp(${range.from * 1000}) AND make_timestamp(${range.to * 1000}) ORDER BY timestamp DESC, uuid DESC LIMIT ${limit}`,
+          `SELECT epoch_us(timestamp) AS ts, * EXCLUDE (timestamp) FROM svc_lake.main.hep_proto_1_call WHERE ${inRange} ORDER BY timestamp ${dir}, uuid ${dir} LIMIT ${limit}`,
         )
       ).rows.map((x) => row(x, x.ts));
+      const n = (await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE ${inRange}`)).rows[0]!
+        .n;
+      return { rows, total: Number(n) };
+    };
     const all = { from: NOW_MS - 2 * 60 * MIN, to: NOW_MS + MIN };
     // The newest 30 rows of a window that ends inside the merged file's span.
     const past = { from: NOW_MS - 90 * MIN, to: NOW_MS - 65 * MIN };
@@ -140,15 +154,56 @@ describe("searches over paged merged files", () => {
       range: typeof all;
       limit: number;
       paged: boolean;
+      /** Found from the lookup columns' pages (src/api/search/lookup-pass.ts). */
+      matched?: boolean;
+      sort?: "timestamp";
     }> = [
-      { filter: { call_id: "pg-13@test" }, where: "session_id = 'pg-13@test'", range: all, limit: 100, paged: true },
-      { filter: { from_user: "1002" }, where: "caller = '1002'", range: all, limit: 100, paged: true },
+      {
+        filter: { call_id: "pg-13@test" },
+        where: "session_id = 'pg-13@test'",
+        range: all,
+        limit: 100,
+        paged: true,
+        matched: true,
+      },
+      { filter: { from_user: "1002" }, where: "caller = '1002'", range: all, limit: 100, paged: true, matched: true },
+      // The page is cut: the total still counts every match, the buffer's too.
+      { filter: { from_user: "1002" }, where: "caller = '1002'", range: all, limit: 5, paged: true, matched: true },
+      {
+        filter: { from_user: "1002" },
+        where: "caller = '1002'",
+        range: all,
+        limit: 5,
+        paged: true,
+        matched: true,
+        sort: "timestamp",
+      },
+      // A window ending inside the merged file: rows after it are not matches.
+      { filter: { from_user: "1003" }, where: "caller = '1003'", range: past, limit: 100, paged: true, matched: true },
+      {
+        filter: { call_id: "pg-13@test;pg-20@test", to_user: "5002" },
+        where: "session_id IN ('pg-13@test', 'pg-20@test') AND callee = '5002'",
+        range: all,
+        limit: 100,
+        paged: true,
+        matched: true,
+      },
       {
         filter: { ip: "10.6.1.5" },
         where: "(src_ip = '10.6.1.5' OR dst_ip = '10.6.1.5')",
         range: all,
         limit: 100,
         paged: true,
+        matched: true,
+      },
+      // Another condition besides the lookups: DuckDB checks it, the pages are not matched.
+      {
+        filter: { from_user: "1002", method: "INVITE" },
+        where: "caller = '1002' AND method = 'INVITE'",
+        range: all,
+        limit: 100,
+        paged: true,
+        matched: false,
       },
       { filter: {}, where: "true", range: past, limit: 30, paged: true },
       // In the buffer only: DuckDB reads it as before.
@@ -158,16 +213,21 @@ describe("searches over paged merged files", () => {
         range: all,
         limit: 100,
         paged: false,
+        matched: false,
       },
       // Both: the newest 100 over everything (buffer rows and the merged file's).
       { filter: {}, where: "true", range: all, limit: 100, paged: true },
     ];
     for (const c of cases) {
       const before = lake.pageStats()!.rows;
-      const got = await search(c.filter, c.range, c.limit);
-      expect(got.length).toBeGreaterThan(0);
-      expect(got).toEqual(await truth(c.where, c.range, c.limit));
+      const matchedBefore = lake.matchStats()!.files;
+      const got = await search(c.filter, c.range, c.limit, c.sort);
+      const want = await truth(c.where, c.range, c.limit, c.sort ? "ASC" : "DESC");
+      expect(got.rows.length).toBeGreaterThan(0);
+      expect(got.rows).toEqual(want.rows);
+      expect({ total: got.total, exact: got.total_exact }).toEqual({ total: want.total, exact: true });
       expect(lake.pageStats()!.rows > before).toBe(c.paged);
+      if (c.matched !== undefined) expect(lake.matchStats()!.files > matchedBefore).toBe(c.matched);
     }
     expect(lake.pageStats()!.refused).toBe(0);
   }, 60_000);

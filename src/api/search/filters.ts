@@ -39,6 +39,11 @@ export interface WhereClause {
    * filters rule one out (docs/ARCHITECTURE.md "Point lookups").
    */
   lookups?: Array<{ columns: string[]; values: string[] }>;
+  /**
+   * Every condition is one of `lookups` (nothing else to check on a row): a search may find the
+   * rows by the lookups alone (docs/ARCHITECTURE.md "Lookups by page").
+   */
+  lookupsOnly?: true;
 }
 
 class Builder {
@@ -292,6 +297,7 @@ export function buildWhere(input: FilterInput): WhereClause {
   const b = new Builder();
   const otlpOrLp = input.protoType >= 200 && input.protoType <= 202;
   const lp = input.protoType === 300;
+  let lookupConditions = 0;
   for (const [key, value] of Object.entries(input.filter)) {
     if (NOT_CONDITIONS.has(key) || value === undefined || value === null || value === "") continue;
     if (lp) {
@@ -304,16 +310,23 @@ export function buildWhere(input: FilterInput): WhereClause {
       }
       continue;
     }
+    const before = b.lookups?.length ?? 0;
     const c = otlpOrLp ? otlpCondition(b, key, value, input.columns) : hepCondition(b, key, value, input);
     if (c) b.add(c, key);
+    // A lookup is recorded only when its condition is exactly "some column equals some value".
+    if (c && (b.lookups?.length ?? 0) > before) lookupConditions++;
   }
   // Rule 3: no virtual handling for 200-202 and 300.
   if (!otlpOrLp && !lp) virtualConditions(b, input);
+  const lookups = lookupsOf(b, input.columns);
+  const lookupsOnly =
+    b.parts.length > 0 && lookupConditions === b.parts.length && lookups.lookups?.length === lookupConditions;
   return {
     sql: b.parts.length ? b.parts.join(" AND ") : "true",
     params: b.params,
     applied: b.applied,
     ...(b.sessionIds ? { sessionIds: b.sessionIds } : {}),
-    ...lookupsOf(b, input.columns),
+    ...lookups,
+    ...(lookupsOnly ? { lookupsOnly: true as const } : {}),
   };
 }

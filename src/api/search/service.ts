@@ -1,13 +1,14 @@
 import type { Config } from "../../config/index.ts";
-import { isoFromUs, type TableDef } from "../../core/index.ts";
+import type { TableDef } from "../../core/index.ts";
 import { type Lake, ROW_FILE, ROW_NUMBER, type ScanOptions } from "../../lake/index.ts";
 import { hydrate } from "./hydrate.ts";
 import { countMatches } from "./count.ts";
 import { noLakeError } from "./no-lake.ts";
 import { type SearchSettings, tableKeyFor, virtualFieldsOf } from "./tables.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
-import { sipCallIdOf } from "./otlp-filters.ts";
+import { searchItem } from "./item.ts";
 import { compareNewest, likelyFloor, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
+import { lookupFirstPass } from "./lookup-pass.ts";
 
 /**
  * Search over the HEP tables (docs/API.md "Search results"; docs/ARCHITECTURE.md "Search"):
@@ -235,7 +236,33 @@ export class SearchService {
       ? `"uuid", "session_id", epoch_us(${time}) AS ${time}${refs ? `, ${ROW_FILE}, ${ROW_NUMBER}` : ""}`
       : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
-    if (strategy === "newest") {
+    // Only point lookups: their rows found from the lookup columns' pages, totals included
+    // (src/api/search/lookup-pass.ts); undefined when they match too much or cannot be read so.
+    const byPages =
+      refs && !req.bufferOnly
+        ? await lookupFirstPass({
+            lake,
+            key,
+            timeColumn: def.timeColumn,
+            where,
+            fromUs: req.fromMs * 1000,
+            toUs: req.toMs * 1000,
+            want,
+            newestFirst: !req.oldestFirst,
+            order,
+            orderBy,
+            inRange,
+            params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+            columns,
+            scanOptions,
+            countCap: this.search.count_cap,
+            query: async (sql, params, late) =>
+              (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: late })).rows,
+          })
+        : undefined;
+    if (byPages) {
+      rows = byPages.rows;
+    } else if (strategy === "newest") {
       rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, newestOfGroup, tie);
     } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
@@ -253,20 +280,22 @@ export class SearchService {
     const seen = rows.length;
     const counting = !hasMore
       ? Promise.resolve({ total: rows.length, exact: true })
-      : req.count === false
-        ? Promise.resolve(undefined)
-        : (async () =>
-            countMatches({
-              plan: await lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
-              fromUs: req.fromMs * 1000,
-              toUs: req.toMs * 1000,
-              filtered,
-              inRange,
-              params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
-              cap: this.search.count_cap,
-              query: async (sql, params) =>
-                (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
-            }))();
+      : byPages
+        ? Promise.resolve({ total: byPages.total, exact: byPages.exact })
+        : req.count === false
+          ? Promise.resolve(undefined)
+          : (async () =>
+              countMatches({
+                plan: await lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+                fromUs: req.fromMs * 1000,
+                toUs: req.toMs * 1000,
+                filtered,
+                inRange,
+                params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+                cap: this.search.count_cap,
+                query: async (sql, params) =>
+                  (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+              }))();
     // A failed second pass must not leave the count's rejection unhandled.
     counting.catch(() => {});
     if (lazy && page.length > 0)
@@ -356,33 +385,8 @@ export class SearchService {
     };
   }
 
+  /** A row as a search answer item (item.ts). */
   toItem(r: Record<string, unknown>, i: number, def: TableDef, key: string): Record<string, unknown> {
-    const out: Record<string, unknown> = { id: i + 1 };
-    if ("session_id" in r) out.sid = r.session_id;
-    for (const c of def.columns) {
-      const v = r[c.name];
-      if (c.type === "timestamp" && v !== null && v !== undefined) {
-        out[c.name] = isoFromUs(Number(v));
-        out[`${c.name}_us`] = Number(v);
-      } else if (c.name === "data_extra" && typeof v === "string") {
-        try {
-          out[c.name] = JSON.parse(v);
-        } catch {
-          out[c.name] = v;
-        }
-      } else out[c.name] = v ?? null;
-    }
-    // Aliases may name a port and a capture id (docs/ADMIN.md, "IP aliases").
-    const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-    const captureId = int(r.capture_id);
-    if (typeof r.src_ip === "string")
-      out.src_alias = this.settings.aliases.resolveAlias(r.src_ip, int(r.src_port), captureId) ?? null;
-    if (typeof r.dst_ip === "string")
-      out.dst_alias = this.settings.aliases.resolveAlias(r.dst_ip, int(r.dst_port), captureId) ?? null;
-    // A span or log record that carries a SIP Call-ID links to that call (docs/OTLP.md).
-    if (key === "main.otlp_traces" || key === "main.otlp_logs") out.sip_call_id = sipCallIdOf(r) ?? null;
-    out.storage_lake = "svc_lake";
-    out.storage_volume = key;
-    return out;
+    return searchItem(this.settings, r, i, def, key);
   }
 }

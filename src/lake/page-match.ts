@@ -1,0 +1,196 @@
+/**
+ * Point lookups inside a paged data file (docs/ARCHITECTURE.md "Lookups by page"): the numbers
+ * of the rows where, for every lookup, some of its columns equals one of its values, found by
+ * reading only the lookup columns of the row groups the bloom filters keep
+ * (bloom-index.ts `candidateGroups`). A search then reads the time of those rows alone
+ * (page-reader.ts) instead of having DuckDB decode uuid, session_id and time of every candidate row
+ * group (docs/BENCHMARKS.md "Lookups by page").
+ *
+ * A value is found in a PLAIN page (or a chunk's dictionary page) by the bytes it is stored as
+ * (4-byte little-endian length, then its UTF-8), one `indexOf` per value and page; a hit is kept
+ * only where a value starts (the lengths are walked to it), so the bytes of a longer value never
+ * match. In a dictionary-encoded chunk the rows are those whose index names a matching entry.
+ * Equality is byte for byte, as DuckDB compares VARCHAR. A chunk this does not read (another
+ * codec, type or encoding) refuses the whole file: the caller reads it with DuckDB.
+ */
+import { closeSync, openSync } from "node:fs";
+import {
+  CODEC_NONE,
+  CODEC_ZSTD,
+  decodeHybrid,
+  decompressPage,
+  ENC_PLAIN,
+  ENC_PLAIN_DICTIONARY,
+  ENC_RLE_DICTIONARY,
+  intField,
+  PAGE_DATA,
+  PAGE_DICTIONARY,
+  preadExact,
+  readThriftStruct,
+  type ThriftStruct,
+} from "../core/index.ts";
+import type { Lookup } from "./bloom-index.ts";
+import { type Chunk, levels, type PagedFiles } from "./page-index.ts";
+
+const BYTE_ARRAY = 6;
+
+/** What a match found: row numbers in the file, ascending; `refused` when the file is not read here; `tooMany` past the limit. */
+export type MatchResult = { rows: number[] } | { refused: true } | { tooMany: true };
+
+/** A lookup value as it is stored in a PLAIN BYTE_ARRAY page. */
+function needle(value: string): Buffer {
+  const bytes = Buffer.from(value, "utf8");
+  const out = Buffer.alloc(4 + bytes.length);
+  out.writeUInt32LE(bytes.length, 0);
+  bytes.copy(out, 4);
+  return out;
+}
+
+export class PageMatcher {
+  /** Row groups and pages whose lookup columns were read (tests, bench/search/explain.ts). */
+  readonly stats = { files: 0, groups: 0, pages: 0, refused: 0 };
+
+  constructor(private readonly layouts: PagedFiles) {}
+
+  /**
+   * Rows of the file at `path` matching every lookup, reading row groups `groups` only (the
+   * others hold none); `tooMany` once more than `limit` rows match.
+   */
+  match(path: string, lookups: readonly Lookup[], groups: readonly number[], limit: number): MatchResult {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return { refused: true }; // gone (compacted away): DuckDB's read drops it
+    }
+    try {
+      const index = this.layouts.index(path, fd);
+      if (!index) return this.refuse();
+      this.stats.files++;
+      const needles = lookups.map((l) => ({ columns: l.columns, needles: l.values.map(needle) }));
+      const out: number[] = [];
+      for (const g of groups) {
+        if (g < 0 || g >= index.groups.length) return this.refuse();
+        this.stats.groups++;
+        let rows: Set<number> | undefined;
+        for (const l of needles) {
+          const found = new Set<number>();
+          for (const column of l.columns) {
+            const chunk = index.groups[g]!.get(column);
+            if (!chunk) continue; // a column the file lacks is NULL: equal to no value
+            if (!this.scanChunk(fd, chunk, l.needles, rows, found)) return this.refuse();
+          }
+          rows = found;
+          if (rows.size === 0) break;
+        }
+        if (!rows || rows.size === 0) continue;
+        if (out.length + rows.size > limit) return { tooMany: true };
+        const base = index.groupStart[g]!;
+        for (const r of [...rows].sort((a, b) => a - b)) out.push(base + r);
+      }
+      return { rows: out };
+    } catch {
+      return this.refuse(); // a page this cannot decode: DuckDB reads the file instead
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private refuse(): MatchResult {
+    this.stats.refused++;
+    return { refused: true };
+  }
+
+  /**
+   * Adds to `found` the rows (in the row group) of one chunk whose value is one of `needles`,
+   * among `among` when given (an earlier lookup's rows: pages without one are skipped). False
+   * when the chunk is not one this reads.
+   */
+  private scanChunk(
+    fd: number,
+    chunk: Chunk,
+    needles: readonly Buffer[],
+    among: Set<number> | undefined,
+    found: Set<number>,
+  ): boolean {
+    if (chunk.physical !== BYTE_ARRAY || (chunk.codec !== CODEC_NONE && chunk.codec !== CODEC_ZSTD)) return false;
+    const pages = this.layouts.pagesOf(fd, chunk);
+    const n = pages.length / 3;
+    if (n === 0) return true;
+    // The chunk's pages lie one after the other, its dictionary first: one read for all of them.
+    const start = chunk.dictionaryOffset ?? pages[0]!;
+    const bytes = preadExact(fd, start, pages[(n - 1) * 3]! + pages[(n - 1) * 3 + 1]! - start);
+    // Dictionary-encoded: the numbers of the values in the dictionary, then rows by number.
+    let codes: Set<number> | undefined;
+    if (chunk.dictionaryOffset !== undefined) {
+      const { struct, end } = readThriftStruct(bytes);
+      if (intField(struct, 1) !== PAGE_DICTIONARY) return false;
+      const body = decompressPage(chunk.codec, bytes.subarray(end, end + (intField(struct, 3) ?? 0)));
+      codes = valuesAt(Buffer.from(body.buffer, body.byteOffset, body.byteLength), 0, needles);
+      if (codes.size === 0) return true;
+    }
+    for (let p = 0; p < n; p++) {
+      const first = pages[p * 3 + 2]!;
+      const next = p + 1 < n ? pages[(p + 1) * 3 + 2]! : Number.POSITIVE_INFINITY;
+      if (among && ![...among].some((r) => r >= first && r < next)) continue;
+      const at = pages[p * 3]! - start;
+      const raw = bytes.subarray(at, at + pages[p * 3 + 1]!);
+      const { struct, end } = readThriftStruct(raw);
+      if (intField(struct, 1) !== PAGE_DATA) return false;
+      const dph = struct.get(5)?.value as ThriftStruct | undefined;
+      const encoding = dph ? intField(dph, 2) : undefined;
+      const dictionary = encoding === ENC_PLAIN_DICTIONARY || encoding === ENC_RLE_DICTIONARY;
+      if (!dph || (encoding !== ENC_PLAIN && !dictionary) || dictionary !== (codes !== undefined)) return false;
+      const count = intField(dph, 1) ?? 0;
+      const body = decompressPage(chunk.codec, raw.subarray(end, end + (intField(struct, 3) ?? 0)));
+      this.stats.pages++;
+      const { defined, at: from } = levels(body, count, chunk.optional);
+      const values = defined ? defined.reduce((a, v) => a + v, 0) : count;
+      let hits: Iterable<number>;
+      if (codes) {
+        const indices = decodeHybrid(body, from + 1, body.length, body[from]!, values);
+        const h: number[] = [];
+        indices.forEach((code, i) => {
+          if (codes.has(code)) h.push(i);
+        });
+        hits = h;
+      } else hits = [...valuesAt(Buffer.from(body.buffer, body.byteOffset, body.byteLength), from, needles)];
+      // The row of each matching value (rows without a value skipped), in order.
+      let row = 0;
+      let seen = 0;
+      for (const value of [...hits].sort((x, y) => x - y)) {
+        if (defined) {
+          for (; row < count; row++) {
+            if (defined[row] !== 1) continue;
+            if (seen === value) break;
+            seen++;
+          }
+        } else row = value;
+        const local = first + row;
+        if (!among || among.has(local)) found.add(local);
+      }
+    }
+    return true;
+  }
+}
+
+/**
+ * The numbers of the PLAIN BYTE_ARRAY values from `from` in `buf` that equal one of `needles`
+ * (each as stored: length, then bytes). One indexOf per needle; a hit counts only where a value
+ * starts (the lengths are walked as far as the hits), so the bytes of a longer value never match.
+ */
+function valuesAt(buf: Buffer, from: number, needles: readonly Buffer[]): Set<number> {
+  const out = new Set<number>();
+  for (const nd of needles) {
+    let pos = from;
+    let value = 0;
+    for (let hit = buf.indexOf(nd, from); hit >= 0; hit = buf.indexOf(nd, hit + 1)) {
+      while (pos < hit) {
+        pos += 4 + buf.readUInt32LE(pos);
+        value++;
+      }
+      if (pos === hit) out.add(value);
+    }
+  }
+  return out;
+}
