@@ -11,7 +11,9 @@
  * late_materialization_max_rows 1000, UTC, set GLOBAL) — a measuring device for the report, it
  * imports DuckDB directly for that reason only.
  *
- * Per run it also prints what the point-lookup pruning (src/lake/bloom-index.ts) looked at and dropped.
+ * Per run it also prints what the point-lookup pruning (src/lake/bloom-index.ts) looked at and
+ * dropped, what the lookups by page read (src/lake/page-match.ts) and the time spent in the Lake's
+ * methods outside DuckDB (scan plan, lookups by page, row fetch).
  *
  *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|from_user_7d|newest|newest_7d|newest_past|tx [--strategy newest]
  *     [--lazy-payload false] [--analyze] [--replay [--what-if-session-only]] [--repeat 3]
@@ -53,8 +55,33 @@ interface Trace {
 let traces: Trace[] = [];
 let profiling = false;
 
+/** Time spent outside DuckDB per run, by Lake method (the scan plan, lookups by page, row fetch). */
+let spans = new Map<string, { ms: number; calls: number }>();
+function span<T>(name: string, t0: number, v: T): T {
+  const s = spans.get(name) ?? { ms: 0, calls: 0 };
+  s.ms += performance.now() - t0;
+  s.calls++;
+  spans.set(name, s);
+  return v;
+}
+
 /** The Lake with every statement timed (and profiled on request). */
 class TracingLake extends Lake {
+  override async scanPlan(...a: Parameters<Lake["scanPlan"]>): ReturnType<Lake["scanPlan"]> {
+    const t = performance.now();
+    return span("scanPlan", t, await super.scanPlan(...a));
+  }
+  override lookupGroups(...a: Parameters<Lake["lookupGroups"]>): ReturnType<Lake["lookupGroups"]> {
+    return span("lookupGroups", performance.now(), super.lookupGroups(...a));
+  }
+  override matchRows(...a: Parameters<Lake["matchRows"]>): ReturnType<Lake["matchRows"]> {
+    return span("matchRows", performance.now(), super.matchRows(...a));
+  }
+  override rowsByPage(...a: Parameters<Lake["rowsByPage"]>): ReturnType<Lake["rowsByPage"]> {
+    const t = performance.now();
+    return span(a[3] ? `rowsByPage(${a[3].join(",")})` : "rowsByPage(all)", t, super.rowsByPage(...a));
+  }
+
   override async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
     const t = performance.now();
     const r = await super.query(sql, params, opts);
@@ -260,6 +287,8 @@ async function callIdReach(callId: string): Promise<void> {
 
 for (let i = 0; i < repeat; i++) {
   traces = [];
+  spans = new Map();
+  const matched0 = lake.matchStats();
   profiling = i === repeat - 1;
   const load = loadAverage();
   const lookups0 = lake.lookupStats();
@@ -279,6 +308,13 @@ for (let i = 0; i < repeat; i++) {
     console.log(
       `  lookup pruning: ${lookups1.files - lookups0.files} files looked at, ${lookups1.filesDropped - lookups0.filesDropped} dropped; ${lookups1.rowGroups - lookups0.rowGroups} row groups checked, ${lookups1.bloomReads - lookups0.bloomReads} bloom filters read from disk`,
     );
+  const matched1 = lake.matchStats();
+  if (matched0 && matched1 && matched1.files > matched0.files)
+    console.log(
+      `  lookups by page: ${matched1.files - matched0.files} files, ${matched1.groups - matched0.groups} row groups, ${matched1.pages - matched0.pages} pages read, ${matched1.refused - matched0.refused} files refused`,
+    );
+  if (spans.size > 0)
+    console.log(`  outside DuckDB: ${[...spans].map(([n, s]) => `${n} ${s.ms.toFixed(1)} ms/${s.calls}`).join(", ")}`);
   for (const tr of traces) {
     const again = tr.replayMs === undefined ? "" : ` (intended settings: ${tr.replayMs.toFixed(1)} ms)`;
     console.log(`  ${tr.ms.toFixed(1).padStart(8)} ms${again}  ${tr.rows} rows  ${shorten(tr.sql).slice(0, 400)}`);
