@@ -13,7 +13,13 @@ export * from "./csv-batch.ts";
 export * from "./column-batch.ts";
 export * from "./spool-batch.ts";
 export { footer, PARQUET_MAGIC, type ChunkMeta, type ParquetColumn, type RowGroupMeta } from "./parquet/encode.ts";
-export { FILE_BLOOM_KEY, repageParquet, type RepageOptions, type RepageStats } from "./parquet/repage.ts";
+export {
+  FILE_BLOOM_KEY,
+  PAGE_BLOOM_KEY,
+  repageParquet,
+  type RepageOptions,
+  type RepageStats,
+} from "./parquet/repage.ts";
 export { repageInWorker } from "./parquet/repage-host.ts";
 export { sbbfBlock, sbbfMask } from "./parquet/bloom-write.ts";
 export {

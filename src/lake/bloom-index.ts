@@ -66,12 +66,12 @@ export function bloomHash(value: string): bigint {
  * One hash's probe, worked out once for every bitset it is checked against: the upper 32 bits
  * pick the block, the lower 32 give one bit in each of the block's eight words.
  */
-interface Probe {
+export interface Probe {
   hi: number;
   masks: Uint32Array;
 }
 
-function probeOf(hash: bigint): Probe {
+export function probeOf(hash: bigint): Probe {
   const lo = Number(hash & 0xffffffffn);
   const masks = new Uint32Array(8);
   for (let i = 0; i < 8; i++) masks[i] = sbbfMask(lo, i);
@@ -85,7 +85,7 @@ function blockHolds(words: Uint32Array, at: number, p: Probe): boolean {
 }
 
 /** The check of one probe against a bitset as 32-bit words (blocks of eight). */
-function wordsMayHold(words: Uint32Array, p: Probe): boolean {
+export function wordsMayHold(words: Uint32Array, p: Probe): boolean {
   const blocks = words.length >>> 3;
   return blocks === 0 || blockHolds(words, sbbfBlock(p.hi, blocks) << 3, p);
 }

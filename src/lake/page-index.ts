@@ -9,6 +9,7 @@ import {
   decodeHybrid,
   decompressPage,
   intField,
+  PAGE_BLOOM_KEY,
   preadExact,
   readThriftStruct,
   ThriftScan,
@@ -36,6 +37,10 @@ export interface FileIndex {
   rows: number;
   /** Row group → column name → chunk. */
   groups: Map<string, Chunk>[];
+  /** Column → where its page filters lie (src/core/parquet/repage.ts PAGE_BLOOM_KEY). */
+  pageBlooms: Map<string, { offset: number; length: number }>;
+  /** Column → the directory of its page filters once read (first page per group, then bitset offsets). */
+  pageBloomDirs: Map<string, Uint32Array>;
 }
 
 const utf8 = new TextDecoder();
@@ -97,6 +102,41 @@ export class PagedFiles {
     return built ?? undefined;
   }
 
+  /**
+   * The page filters of `column` in row group `g` (one bitset as 32-bit words per data page, in
+   * the order of the chunk's offset index), read with one pread; undefined when the file has none
+   * for that chunk (not cut by svc, or written before page filters).
+   */
+  pageFilters(fd: number, index: FileIndex, column: string, g: number): Uint32Array[] | undefined {
+    const where = index.pageBlooms.get(column);
+    if (!where || where.length < 8) return undefined;
+    let dir = index.pageBloomDirs.get(column);
+    if (!dir) {
+      const head = preadExact(fd, where.offset, 4);
+      const groups = new DataView(head.buffer).getUint32(0, true);
+      if (groups !== index.groups.length) return undefined;
+      const firsts = preadExact(fd, where.offset + 4, 4 * (groups + 1));
+      const pages = new DataView(firsts.buffer).getUint32(4 * groups, true);
+      const bytes = preadExact(fd, where.offset + 4, 4 * (groups + 1 + pages + 1));
+      dir = new Uint32Array(bytes.buffer, 0, groups + 1 + pages + 1);
+      index.pageBloomDirs.set(column, dir);
+    }
+    const groups = index.groups.length;
+    const first = dir[g]!;
+    const last = dir[g + 1]!;
+    if (last <= first) return undefined;
+    // Bitset offsets follow the groups' first pages: page p's bitset is [off[p], off[p + 1]).
+    const off = (p: number) => dir[groups + 1 + p]!;
+    const start = off(first);
+    const end = off(last);
+    if (end > where.length || start % 4 !== 0) return undefined;
+    const bits = preadExact(fd, where.offset + start, end - start);
+    const words = new Uint32Array(bits.buffer, 0, bits.length >>> 2);
+    const out: Uint32Array[] = [];
+    for (let p = first; p < last; p++) out.push(words.subarray((off(p) - start) >>> 2, (off(p + 1) - start) >>> 2));
+    return out;
+  }
+
   /** A chunk's data pages from its offset index (read once). */
   pagesOf(fd: number, c: Chunk): Float64Array {
     if (!c.pages) {
@@ -139,7 +179,25 @@ function build(fd: number): FileIndex | null {
   const groups: Map<string, Chunk>[] = [];
   let rows = 0;
   let noIndex = false;
+  const pageBlooms = new Map<string, { offset: number; length: number }>();
   scan.struct((id) => {
+    if (id === 5) {
+      // key_value_metadata: KeyValue 1 key, 2 value.
+      scan.list(() => {
+        let k = "";
+        let v = "";
+        scan.struct((f) => {
+          if (f === 1) k = utf8.decode(scan.binary());
+          else if (f === 2) v = utf8.decode(scan.binary());
+          else return false;
+          return true;
+        });
+        const m = /^(\d+):(\d+)$/.exec(v);
+        if (k.startsWith(PAGE_BLOOM_KEY) && m)
+          pageBlooms.set(k.slice(PAGE_BLOOM_KEY.length), { offset: Number(m[1]), length: Number(m[2]) });
+      });
+      return true;
+    }
     if (id === 2) {
       scan.list((i) => {
         let name = "";
@@ -210,5 +268,5 @@ function build(fd: number): FileIndex | null {
     return true;
   });
   if (nested || noIndex) return null; // not flat, or a chunk without an offset index
-  return { groupStart, rows, groups };
+  return { groupStart, rows, groups, pageBlooms, pageBloomDirs: new Map() };
 }

@@ -30,6 +30,13 @@ describe("PageMatcher", () => {
         FROM range(40000) r(i) ORDER BY sid
       ) TO '${src}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`);
       await repageParquet(src, paged, { rowsPerPage: 500, minPageBytes: 512 });
+      // The same with filters (the file's, the row groups' and the pages') on caller and callee.
+      const filtered = join(dir, "filtered.parquet");
+      await repageParquet(src, filtered, {
+        rowsPerPage: 500,
+        minPageBytes: 512,
+        bloomColumns: new Set(["caller", "callee"]),
+      });
       const layouts = new PagedFiles();
       const matcher = new PageMatcher(layouts);
       const groups = [0, 1, 2];
@@ -61,9 +68,24 @@ describe("PageMatcher", () => {
         { lookups: [{ columns: ["later"], values: ["u12"] }], where: "false" },
       ];
       for (const c of cases) {
-        const got = matcher.match(paged, c.lookups, groups, 100_000);
-        expect(got).toEqual({ rows: await truth(c.where) });
+        const want = { rows: await truth(c.where) };
+        expect(matcher.match(paged, c.lookups, groups, 100_000)).toEqual(want);
+        // Page filters skip pages, never rows.
+        expect(matcher.match(filtered, c.lookups, groups, 100_000)).toEqual(want);
       }
+      // Without filters every page of the chunk is read; with them, the one holding the value
+      // (and a false positive now and then).
+      const read = (file: string, value: string) => {
+        const before = matcher.stats.pages;
+        const got = matcher.match(file, [{ columns: ["caller"], values: [value] }], groups, 100_000);
+        return { pages: matcher.stats.pages - before, got };
+      };
+      const one = { rows: await truth("caller = 'z12346'") };
+      expect(one.rows).toHaveLength(1);
+      expect(read(paged, "z12346")).toMatchObject({ got: one });
+      expect(read(paged, "z12346").pages).toBeGreaterThan(20);
+      expect(read(filtered, "z12346")).toMatchObject({ got: one });
+      expect(read(filtered, "z12346").pages).toBeLessThanOrEqual(3);
       expect((await truth("caller = 'u12'")).length).toBeGreaterThan(20);
       // Both encodings are exercised.
       const encodings = (

@@ -29,7 +29,7 @@ import {
   readThriftStruct,
   type ThriftStruct,
 } from "../core/index.ts";
-import type { Lookup } from "./bloom-index.ts";
+import { bloomHash, type Lookup, type Probe, probeOf, wordsMayHold } from "./bloom-index.ts";
 import { type Chunk, levels, type PagedFiles } from "./page-index.ts";
 
 const BYTE_ARRAY = 6;
@@ -47,8 +47,8 @@ function needle(value: string): Buffer {
 }
 
 export class PageMatcher {
-  /** Row groups and pages whose lookup columns were read (tests, bench/search/explain.ts). */
-  readonly stats = { files: 0, groups: 0, pages: 0, refused: 0 };
+  /** Row groups and pages whose lookup columns were read, pages their filters ruled out (tests, bench/search/explain.ts). */
+  readonly stats = { files: 0, groups: 0, pages: 0, pagesSkipped: 0, refused: 0 };
 
   constructor(private readonly layouts: PagedFiles) {}
 
@@ -67,7 +67,11 @@ export class PageMatcher {
       const index = this.layouts.index(path, fd);
       if (!index) return this.refuse();
       this.stats.files++;
-      const needles = lookups.map((l) => ({ columns: l.columns, needles: l.values.map(needle) }));
+      const needles = lookups.map((l) => ({
+        columns: l.columns,
+        needles: l.values.map(needle),
+        probes: l.values.map((v) => probeOf(bloomHash(v))),
+      }));
       const out: number[] = [];
       for (const g of groups) {
         if (g < 0 || g >= index.groups.length) return this.refuse();
@@ -78,7 +82,8 @@ export class PageMatcher {
           for (const column of l.columns) {
             const chunk = index.groups[g]!.get(column);
             if (!chunk) continue; // a column the file lacks is NULL: equal to no value
-            if (!this.scanChunk(fd, chunk, l.needles, rows, found)) return this.refuse();
+            const filters = this.layouts.pageFilters(fd, index, column, g);
+            if (!this.scanChunk(fd, chunk, l, filters, rows, found)) return this.refuse();
           }
           rows = found;
           if (rows.size === 0) break;
@@ -109,17 +114,27 @@ export class PageMatcher {
   private scanChunk(
     fd: number,
     chunk: Chunk,
-    needles: readonly Buffer[],
+    lookup: { needles: readonly Buffer[]; probes: readonly Probe[] },
+    filters: Uint32Array[] | undefined,
     among: Set<number> | undefined,
     found: Set<number>,
   ): boolean {
+    const needles = lookup.needles;
     if (chunk.physical !== BYTE_ARRAY || (chunk.codec !== CODEC_NONE && chunk.codec !== CODEC_ZSTD)) return false;
     const pages = this.layouts.pagesOf(fd, chunk);
     const n = pages.length / 3;
     if (n === 0) return true;
-    // The chunk's pages lie one after the other, its dictionary first: one read for all of them.
-    const start = chunk.dictionaryOffset ?? pages[0]!;
-    const bytes = preadExact(fd, start, pages[(n - 1) * 3]! + pages[(n - 1) * 3 + 1]! - start);
+    // Page filters rule out pages without a value: only the others are read and decompressed.
+    const usable = filters?.length === n ? filters : undefined;
+    const wanted: number[] = [];
+    for (let p = 0; p < n; p++) if (!usable || lookup.probes.some((pr) => wordsMayHold(usable[p]!, pr))) wanted.push(p);
+    this.stats.pagesSkipped += n - wanted.length;
+    if (wanted.length === 0) return true;
+    // The chunk's pages lie one after the other, its dictionary first: one read from the first
+    // page wanted (or the dictionary) to the last.
+    const lastPage = wanted[wanted.length - 1]!;
+    const start = chunk.dictionaryOffset ?? pages[wanted[0]! * 3]!;
+    const bytes = preadExact(fd, start, pages[lastPage * 3]! + pages[lastPage * 3 + 1]! - start);
     // Dictionary-encoded: the numbers of the values in the dictionary, then rows by number.
     let codes: Set<number> | undefined;
     if (chunk.dictionaryOffset !== undefined) {
@@ -129,7 +144,7 @@ export class PageMatcher {
       codes = valuesAt(Buffer.from(body.buffer, body.byteOffset, body.byteLength), 0, needles);
       if (codes.size === 0) return true;
     }
-    for (let p = 0; p < n; p++) {
+    for (const p of wanted) {
       const first = pages[p * 3 + 2]!;
       const next = p + 1 < n ? pages[(p + 1) * 3 + 2]! : Number.POSITIVE_INFINITY;
       if (among && ![...among].some((r) => r >= first && r < next)) continue;

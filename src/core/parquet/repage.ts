@@ -13,7 +13,7 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { T } from "./thrift.ts";
-import { bloomFilter, valueHashes } from "./bloom-write.ts";
+import { bloomBitset, bloomFilter, concatHashes, pageBloomBlock, valueHashes } from "./bloom-write.ts";
 import { CODEC_ZSTD, decodeHybrid, decompressPage, ENC_PLAIN, PAGE_DATA, PAGE_DICTIONARY, preadExact } from "./read.ts";
 import {
   intField,
@@ -75,7 +75,7 @@ function cut(
   rowsPerPage: number,
   minBytes: number,
   bloom: boolean,
-): { parts: Uint8Array[]; rows: number[]; uncompressed: number; hashes: BigUint64Array | undefined } | undefined {
+): { parts: Uint8Array[]; rows: number[]; uncompressed: number; hashes: BigUint64Array[] | undefined } | undefined {
   const dph = page.header.get(5)?.value as ThriftStruct | undefined;
   if (!dph || intField(dph, 2) !== ENC_PLAIN) return undefined;
   const width = FIXED[physical];
@@ -93,13 +93,15 @@ function cut(
   const parts: Uint8Array[] = [];
   const counts: number[] = [];
   let uncompressed = 0;
-  const hashes = bloom ? valueHashes(raw, at, rows, defined) : undefined;
+  // Per new page, its values' hashes (the chunk's filters take them all).
+  const hashes: BigUint64Array[] | undefined = bloom ? [] : undefined;
   for (let from = 0, to = 0; from < rows; from = to) {
     const start = at;
     for (to = from; to < rows && (to - from < rowsPerPage || at - start < minBytes); to++) {
       if (defined && defined[to] === 0) continue;
       at += width ?? 4 + view.getUint32(at, true);
     }
+    hashes?.push(valueHashes(raw, start, to - from, defined?.subarray(from, to)));
     const values = raw.subarray(start, at);
     let pageBody: Uint8Array;
     if (defined) {
@@ -157,6 +159,18 @@ export const FILE_BLOOM_KEY = "svc.file_bloom.";
 /** A whole-file filter is checked once per file and lookup: 0.1 % false positives (about 15 bits a value). */
 const FILE_BLOOM_FPP = 0.001;
 
+/**
+ * Footer key-value metadata naming where a column's page filters lie: `svc.page_bloom.<column>` =
+ * `<offset>:<length>` of a block (little-endian u32s): the row group count G; G + 1 numbers, the
+ * first page of each group (the last one the page count P); P + 1 offsets of the pages' bitsets
+ * from the block's start (a page's bitset ends where the next begins; empty for a group whose
+ * chunk was not cut); then the bitsets, split-block filters of any multiple of 32 bytes over the
+ * page's values, in the order of the chunk's offset index (src/lake/page-match.ts).
+ */
+export const PAGE_BLOOM_KEY = "svc.page_bloom.";
+/** A page filter is checked for every page of a candidate row group: 1 % false positives. */
+const PAGE_BLOOM_FPP = 0.01;
+
 /** A footer KeyValue (1: key, 2: value). */
 function keyValue(key: string, value: string): ThriftStruct {
   const enc = new TextEncoder();
@@ -192,8 +206,11 @@ export async function repageParquet(input: string, output: string, opts: RepageO
     const index: { offset: number; size: number; first: number }[][][] = [];
     const blooms: { chunk: ThriftStruct; offset: number; length: number | undefined }[] = [];
     const newBlooms: { chunk: ThriftStruct; bytes: Uint8Array }[] = [];
-    // Per bloom column, its values' hashes over the whole file (FILE_BLOOM_KEY).
+    // Per bloom column, its values' hashes over the whole file (FILE_BLOOM_KEY), and per row
+    // group the filters of its pages (PAGE_BLOOM_KEY; none for a chunk not cut here).
     const fileHashes = new Map<string, BigUint64Array[]>();
+    const pageBlooms = new Map<string, Uint8Array[][]>();
+    const rowGroups = listField(meta, 4).items.length;
     for (const rg of listField(meta, 4).items as ThriftStruct[]) {
       const pagesOfGroup: { offset: number; size: number; first: number }[][] = [];
       const chunks = listField(rg, 1).items as ThriftStruct[];
@@ -236,10 +253,17 @@ export async function repageParquet(input: string, output: string, opts: RepageO
           for (const s of es?.items ?? [])
             if (intField(s, 1) === PAGE_DATA) s.set(3, { type: T.I32, value: split.rows.length });
           if (split.hashes) {
-            newBlooms.push({ chunk: md, bytes: bloomFilter(split.hashes) });
+            const all = concatHashes(split.hashes);
+            newBlooms.push({ chunk: md, bytes: bloomFilter(all) });
             const name = names[col]!;
             if (!fileHashes.has(name)) fileHashes.set(name, []);
-            fileHashes.get(name)!.push(split.hashes);
+            fileHashes.get(name)!.push(all);
+            if (!pageBlooms.has(name))
+              pageBlooms.set(
+                name,
+                Array.from({ length: rowGroups }, () => []),
+              );
+            pageBlooms.get(name)![index.length] = split.hashes.map((h) => bloomBitset(h, PAGE_BLOOM_FPP, false));
           }
           stats.split++;
           stats.pages += split.rows.length;
@@ -292,10 +316,13 @@ export async function repageParquet(input: string, output: string, opts: RepageO
     // metadata (readers that do not know the key ignore it and the bytes).
     const fileBlooms: ThriftStruct[] = [];
     for (const [name, parts] of fileHashes) {
-      const all = new BigUint64Array(parts.reduce((a, h) => a + h.length, 0));
-      parts.reduce((at, h) => (all.set(h, at), at + h.length), 0);
-      const bytes = bloomFilter(all, FILE_BLOOM_FPP);
+      const bytes = bloomFilter(concatHashes(parts), FILE_BLOOM_FPP);
       fileBlooms.push(keyValue(`${FILE_BLOOM_KEY}${name}`, `${out}:${bytes.length}`));
+      write(bytes);
+    }
+    for (const [name, groups] of pageBlooms) {
+      const bytes = pageBloomBlock(groups);
+      fileBlooms.push(keyValue(`${PAGE_BLOOM_KEY}${name}`, `${out}:${bytes.length}`));
       write(bytes);
     }
     if (fileBlooms.length > 0) {
