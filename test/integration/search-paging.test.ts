@@ -15,7 +15,10 @@ import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import type { ApiResult } from "./export-helpers.ts";
 import { lpWrite, startLineProtocol } from "./lineproto-helpers.ts";
 
-const NOW_MS = Date.now();
+// The rows lie 40 to 20 minutes before "now": in the first 45 minutes of a UTC day "now" is the
+// end of the day before, so they stay in one date partition (the test counts files).
+const DAY_START_MS = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+const NOW_MS = Date.now() - DAY_START_MS < 45 * 60_000 ? DAY_START_MS - 60_000 : Date.now();
 const T0_MS = NOW_MS - 40 * 60_000;
 const HEP_ROWS = 60;
 const COUNT_CAP = 20;
