@@ -10,6 +10,8 @@ import {
   decompressPage,
   intField,
   PAGE_BLOOM_KEY,
+  PAGE_DATA,
+  PAGE_DICTIONARY,
   preadExact,
   readThriftStruct,
   ThriftScan,
@@ -27,11 +29,21 @@ export interface Chunk {
    * page, so a big lake's indexes stay small).
    */
   pages: Float64Array | undefined;
+  /** The offset index; length 0 when the chunk has none (its pages are then found by their headers). */
   indexOffset: number;
   indexLength: number;
+  /** Where the chunk starts (its dictionary page, else its first data page) and its bytes. */
+  start: number;
+  bytes: number;
 }
 
 export interface FileIndex {
+  /**
+   * Every chunk has an offset index (a paged file, src/core/parquet/repage.ts). A file without
+   * is indexed too, its pages found by walking their headers when first needed: the lookup match
+   * reads such a chunk whole anyway; the row fetch leaves the file to DuckDB.
+   */
+  paged: boolean;
   /** First row of each row group in the file. */
   groupStart: number[];
   rows: number;
@@ -77,13 +89,13 @@ export function readPage(
   return { header: struct, body: decompressPage(codec, raw.subarray(end, end + (intField(struct, 3) ?? 0))) };
 }
 
-/** Page layouts of files by absolute path, the least recently used dropped first (null: not a paged file). */
+/** Page layouts of files by absolute path, the least recently used dropped first (null: not one read here). */
 export class PagedFiles {
   private readonly files = new Map<string, FileIndex | null>();
 
   constructor(private readonly maxFiles = 512) {}
 
-  /** The layout of the file open as `fd` at `path`; undefined when it is not paged (no offset index, nested). */
+  /** The layout of the file open as `fd` at `path`; undefined when it is not a flat Parquet file. */
   index(path: string, fd: number): FileIndex | undefined {
     const known = this.files.get(path);
     if (known !== undefined) {
@@ -137,29 +149,49 @@ export class PagedFiles {
     return out;
   }
 
-  /** A chunk's data pages from its offset index (read once). */
+  /** A chunk's data pages from its offset index, or from its page headers when it has none (read once). */
   pagesOf(fd: number, c: Chunk): Float64Array {
-    if (!c.pages) {
-      // OffsetIndex: 1 page_locations; PageLocation: 1 offset, 2 compressed_page_size, 3 first_row_index.
-      const scan = new ThriftScan(preadExact(fd, c.indexOffset, c.indexLength));
-      const found: number[] = [];
-      scan.struct((id) => {
-        if (id !== 1) return false;
-        scan.list(() => {
-          const at = found.length;
-          found.push(0, 0, 0);
-          scan.struct((f) => {
-            if (f < 1 || f > 3) return false;
-            found[at + f - 1] = scan.int();
-            return true;
-          });
-        });
-        return true;
-      });
-      c.pages = Float64Array.from(found);
-    }
+    if (!c.pages) c.pages = c.indexLength > 0 ? fromOffsetIndex(fd, c) : fromHeaders(fd, c);
     return c.pages;
   }
+}
+
+function fromOffsetIndex(fd: number, c: Chunk): Float64Array {
+  // OffsetIndex: 1 page_locations; PageLocation: 1 offset, 2 compressed_page_size, 3 first_row_index.
+  const scan = new ThriftScan(preadExact(fd, c.indexOffset, c.indexLength));
+  const found: number[] = [];
+  scan.struct((id) => {
+    if (id !== 1) return false;
+    scan.list(() => {
+      const at = found.length;
+      found.push(0, 0, 0);
+      scan.struct((f) => {
+        if (f < 1 || f > 3) return false;
+        found[at + f - 1] = scan.int();
+        return true;
+      });
+    });
+    return true;
+  });
+  return Float64Array.from(found);
+}
+
+/** The data pages of a chunk without an offset index, from its page headers (PageHeader: 1 type, 3 compressed size, 5 DataPageHeader with 1 num_values). */
+function fromHeaders(fd: number, c: Chunk): Float64Array {
+  const bytes = preadExact(fd, c.start, c.bytes);
+  const found: number[] = [];
+  let first = 0;
+  for (let at = 0; at < bytes.length; ) {
+    const { struct, end } = readThriftStruct(bytes, at);
+    const size = end - at + (intField(struct, 3) ?? 0);
+    if (intField(struct, 1) === PAGE_DATA) {
+      found.push(c.start + at, size, first);
+      // v1 pages of a flat column: one value slot (NULLs included) per row.
+      first += intField(struct.get(5)?.value as ThriftStruct, 1) ?? 0;
+    } else if (intField(struct, 1) !== PAGE_DICTIONARY) throw new Error("parquet: a page this does not read");
+    at += size;
+  }
+  return Float64Array.from(found);
 }
 
 function build(fd: number): FileIndex | null {
@@ -178,7 +210,7 @@ function build(fd: number): FileIndex | null {
   const groupStart: number[] = [];
   const groups: Map<string, Chunk>[] = [];
   let rows = 0;
-  let noIndex = false;
+  let paged = true;
   const pageBlooms = new Map<string, { offset: number; length: number }>();
   scan.struct((id) => {
     if (id === 5) {
@@ -230,6 +262,7 @@ function build(fd: number): FileIndex | null {
             let codec = -1;
             let dataOffset = 0;
             let dict: number | undefined;
+            let bytes = 0;
             let indexOffset: number | undefined;
             let indexLength: number | undefined;
             scan.struct((cf) => {
@@ -240,6 +273,7 @@ function build(fd: number): FileIndex | null {
                   if (mf === 1) physical = scan.int();
                   else if (mf === 4) codec = scan.int();
                   else if (mf === 9) dataOffset = scan.int();
+                  else if (mf === 7) bytes = scan.int();
                   else if (mf === 11) dict = scan.int();
                   else return false;
                   return true;
@@ -247,15 +281,18 @@ function build(fd: number): FileIndex | null {
               else return false;
               return true;
             });
-            if (indexOffset === undefined || indexLength === undefined) noIndex = true;
+            if (indexOffset === undefined || indexLength === undefined) paged = false;
+            const dictionaryOffset = dict !== undefined && dict > 0 && dict < dataOffset ? dict : undefined;
             chunks.set(names[i]!, {
               physical,
               codec,
               optional: optional[i] ?? true,
-              dictionaryOffset: dict !== undefined && dict > 0 && dict < dataOffset ? dict : undefined,
+              dictionaryOffset,
               pages: undefined,
               indexOffset: indexOffset ?? 0,
               indexLength: indexLength ?? 0,
+              start: dictionaryOffset ?? dataOffset,
+              bytes,
             });
           });
         else return false;
@@ -267,6 +304,6 @@ function build(fd: number): FileIndex | null {
     });
     return true;
   });
-  if (nested || noIndex) return null; // not flat, or a chunk without an offset index
-  return { groupStart, rows, groups, pageBlooms, pageBloomDirs: new Map() };
+  if (nested) return null; // not flat
+  return { paged, groupStart, rows, groups, pageBlooms, pageBloomDirs: new Map() };
 }
