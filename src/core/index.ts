@@ -27,6 +27,7 @@ export {
   CODEC_ZSTD,
   decodeHybrid,
   decompressPage,
+  u32le,
   ENC_PLAIN,
   ENC_PLAIN_DICTIONARY,
   ENC_RLE_DICTIONARY,

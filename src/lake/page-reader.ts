@@ -29,6 +29,7 @@ import {
   readThriftStruct,
   structField,
   type TableDef,
+  u32le,
   type ThriftStruct,
 } from "../core/index.ts";
 import { type Chunk, type FileIndex, levels, PagedFiles, readPage } from "./page-index.ts";
@@ -151,7 +152,7 @@ export class PageReader {
         }
         for (; row < w.k; row++) {
           if (defined && defined[row] === 0) continue;
-          if (!indices) pos += type === "varchar" ? 4 + view.getUint32(pos, true) : PHYSICAL[type] === 1 ? 4 : 8;
+          if (!indices) pos += type === "varchar" ? 4 + u32le(body, pos) : PHYSICAL[type] === 1 ? 4 : 8;
           value++;
         }
         if (defined && defined[row] === 0) {
@@ -184,7 +185,7 @@ export class PageReader {
     const offsets = new Uint32Array(n);
     for (let i = 0, pos = 0; i < n; i++) {
       offsets[i] = pos;
-      pos += type === "varchar" ? 4 + view.getUint32(pos, true) : PHYSICAL[type] === 1 ? 4 : 8;
+      pos += type === "varchar" ? 4 + u32le(body, pos) : PHYSICAL[type] === 1 ? 4 : 8;
     }
     const dict: Dictionary = {
       value: (i) => (i < n ? plainValue(view, body, offsets[i]!, type) : null),

@@ -18,8 +18,20 @@ export const CODEC_ZSTD = 6;
 /** A page body as stored → its bytes uncompressed (the codecs svc writes: none, zstd). */
 export function decompressPage(codec: number, body: Uint8Array): Uint8Array {
   if (codec === CODEC_NONE) return body;
-  if (codec === CODEC_ZSTD) return new Uint8Array(Bun.zstdDecompressSync(body));
+  if (codec === CODEC_ZSTD) {
+    // A view of the Buffer zstd returns: `new Uint8Array(buffer)` would copy every byte again.
+    const out = Bun.zstdDecompressSync(body);
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  }
   throw new Error(`parquet: codec ${codec} is not read here`);
+}
+
+/**
+ * The little-endian u32 at `at` (a PLAIN BYTE_ARRAY's length): plain byte arithmetic, which the
+ * JIT inlines, where DataView.getUint32 was a sixth of a page fetch's time.
+ */
+export function u32le(b: Uint8Array, at: number): number {
+  return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + b[at + 3]! * 16777216;
 }
 
 /** Exactly `length` bytes at `offset` of an open file (an error when the file ends before). */
