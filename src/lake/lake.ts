@@ -27,6 +27,7 @@ import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
 import { PageReader } from "./page-reader.ts";
 import { type MatchResult, PageMatcher } from "./page-match.ts";
+import { PageCounter } from "./page-count.ts";
 import type { Lookup } from "./bloom-index.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
@@ -106,6 +107,8 @@ export class Lake implements Module {
   private pages: PageReader | undefined;
   /** Point lookups inside paged data files (local data path only; page-match.ts). */
   private matcher: PageMatcher | undefined;
+  /** Window counts of data files from their row groups' statistics and time pages (page-count.ts). */
+  private counter: PageCounter | undefined;
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -189,6 +192,7 @@ export class Lake implements Module {
         : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
       this.pages = this.remote ? undefined : new PageReader();
       this.matcher = this.pages ? new PageMatcher(this.pages.layouts) : undefined;
+      this.counter = this.pages ? new PageCounter(this.pages.layouts) : undefined;
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -294,6 +298,7 @@ export class Lake implements Module {
     this.bloom = undefined;
     this.pages = undefined;
     this.matcher = undefined;
+    this.counter = undefined;
   }
 
   /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
@@ -580,6 +585,24 @@ export class Lake implements Module {
    */
   lookupGroups(path: string, lookups: readonly Lookup[]): number[] | undefined {
     return this.bloom?.candidateGroups(path, lookups);
+  }
+
+  /**
+   * Rows of the local data file at `path` (of table `key`) whose time is in [fromUs, toUs], from
+   * its row groups' statistics and the time pages of the row groups across an edge
+   * (page-count.ts); undefined when the file is not counted that way (DuckDB counts it).
+   */
+  countInWindow(path: string, key: string, fromUs: number, toUs: number): number | undefined {
+    const def = this.defs.get(key)?.def;
+    if (!def || !this.counter || !path.startsWith(this.dataPath)) return undefined;
+    const time = def.columns.find((c) => c.name === def.timeColumn);
+    if (time?.type !== "timestamp" && time?.type !== "int64") return undefined;
+    return this.counter.count(path, def.timeColumn, fromUs, toUs);
+  }
+
+  /** What the window counts read so far (page-count.ts); undefined on a remote data path. */
+  countStats(): PageCounter["stats"] | undefined {
+    return this.counter ? { ...this.counter.stats } : undefined;
   }
 
   /** What the lookups by page read so far (page-match.ts); undefined on a remote data path. */

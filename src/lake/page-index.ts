@@ -35,6 +35,10 @@ export interface Chunk {
   /** Where the chunk starts (its dictionary page, else its first data page) and its bytes. */
   start: number;
   bytes: number;
+  /** An INT64 chunk's min and max from its statistics (undefined when absent) and its NULL count. */
+  min?: number;
+  max?: number;
+  nulls?: number;
 }
 
 export interface FileIndex {
@@ -194,6 +198,15 @@ function fromHeaders(fd: number, c: Chunk): Float64Array {
   return Float64Array.from(found);
 }
 
+const INT64 = 2;
+
+/** An INT64 statistic (8 bytes little-endian) as a number; undefined past 2^53 or of another width. */
+function int64Stat(b: Uint8Array): number | undefined {
+  if (b.length !== 8) return undefined;
+  const v = new DataView(b.buffer, b.byteOffset, 8).getBigInt64(0, true);
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : undefined;
+}
+
 function build(fd: number): FileIndex | null {
   const size = fstatSync(fd).size;
   if (size < 12) return null;
@@ -263,6 +276,9 @@ function build(fd: number): FileIndex | null {
             let dataOffset = 0;
             let dict: number | undefined;
             let bytes = 0;
+            let min: number | undefined;
+            let max: number | undefined;
+            let nulls: number | undefined;
             let indexOffset: number | undefined;
             let indexLength: number | undefined;
             scan.struct((cf) => {
@@ -275,6 +291,15 @@ function build(fd: number): FileIndex | null {
                   else if (mf === 9) dataOffset = scan.int();
                   else if (mf === 7) bytes = scan.int();
                   else if (mf === 11) dict = scan.int();
+                  else if (mf === 12)
+                    // Statistics: 1 max, 2 min (legacy), 3 null_count, 5 max_value, 6 min_value.
+                    scan.struct((sf) => {
+                      if (sf === 3) nulls = scan.int();
+                      else if (sf === 1 || sf === 5) max = int64Stat(scan.binary()) ?? max;
+                      else if (sf === 2 || sf === 6) min = int64Stat(scan.binary()) ?? min;
+                      else return false;
+                      return true;
+                    });
                   else return false;
                   return true;
                 });
@@ -293,6 +318,8 @@ function build(fd: number): FileIndex | null {
               indexLength: indexLength ?? 0,
               start: dictionaryOffset ?? dataOffset,
               bytes,
+              ...(physical === INT64 && min !== undefined && max !== undefined ? { min, max } : {}),
+              ...(nulls !== undefined ? { nulls } : {}),
             });
           });
         else return false;

@@ -156,6 +156,8 @@ describe("searches over paged merged files", () => {
       paged: boolean;
       /** Found from the lookup columns' pages (src/api/search/lookup-pass.ts). */
       matched?: boolean;
+      /** The merged file's rows in the window counted from its pages (src/lake/page-count.ts). */
+      counted?: boolean;
       sort?: "timestamp";
     }> = [
       {
@@ -205,7 +207,7 @@ describe("searches over paged merged files", () => {
         paged: true,
         matched: false,
       },
-      { filter: {}, where: "true", range: past, limit: 30, paged: true },
+      { filter: {}, where: "true", range: past, limit: 30, paged: true, counted: true },
       // In the buffer only: DuckDB reads it as before.
       {
         filter: { call_id: `pg-${BATCHES * CALLS + 1}@test` },
@@ -221,6 +223,7 @@ describe("searches over paged merged files", () => {
     for (const c of cases) {
       const before = lake.pageStats()!.rows;
       const matchedBefore = lake.matchStats()!.files;
+      const countedBefore = lake.countStats()!.files;
       const got = await search(c.filter, c.range, c.limit, c.sort);
       const want = await truth(c.where, c.range, c.limit, c.sort ? "ASC" : "DESC");
       expect(got.rows.length).toBeGreaterThan(0);
@@ -228,6 +231,7 @@ describe("searches over paged merged files", () => {
       expect({ total: got.total, exact: got.total_exact }).toEqual({ total: want.total, exact: true });
       expect(lake.pageStats()!.rows > before).toBe(c.paged);
       if (c.matched !== undefined) expect(lake.matchStats()!.files > matchedBefore).toBe(c.matched);
+      if (c.counted !== undefined) expect(lake.countStats()!.files > countedBefore).toBe(c.counted);
     }
     expect(lake.pageStats()!.refused).toBe(0);
   }, 60_000);

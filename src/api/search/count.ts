@@ -6,8 +6,10 @@ import type { ScanFile, ScanPlan } from "../../lake/index.ts";
  * "Totals and paging of the search lists"). Run only when the page did not hold every match.
  *
  * - No filter: exact, mostly from the catalog's statistics. Every row with a time of a file lying
- *   wholly inside the window matches, so those files are counted by their row counts; one
- *   `COUNT(*)` reads the time column of the files crossing an edge of the window and the buffer.
+ *   wholly inside the window matches, so those files are counted by their row counts. A local
+ *   file crossing an edge of the window is counted from its row groups' statistics and the time
+ *   pages of the row groups across the edge (src/lake/page-count.ts); one `COUNT(*)` reads the
+ *   time column of the other files crossing an edge and the buffer.
  * - A filter: `COUNT(*)` over the same filtered scan the search reads, stopped after `cap + 1`
  *   matches: more than `cap` is answered as a lower bound (`exact: false`).
  * - A count past the query time-out is a lower bound too (undefined here): the rows the search
@@ -25,6 +27,8 @@ export interface CountInput {
   params: Array<string | number>;
   cap: number;
   query: (sql: string, params: Array<string | number>) => Promise<Record<string, unknown>[]>;
+  /** A file's rows in the window counted without DuckDB (Lake.countInWindow); undefined: not that way. */
+  countFile?: (f: ScanFile) => number | undefined;
 }
 
 export interface Count {
@@ -51,11 +55,19 @@ export async function countMatches(c: CountInput): Promise<Count | undefined> {
   try {
     if (!c.filtered) {
       const { insideRows, edge } = splitByWindow(c.plan.files, c.fromUs, c.toUs);
-      const rows = await c.query(
-        `SELECT count(*) AS n FROM (${c.plan.sql(edge, true)}) t WHERE ${c.inRange}`,
-        c.params,
-      );
-      return { total: insideRows + Number(rows[0]?.n ?? 0), exact: true };
+      // Files across an edge: from their row groups' statistics and edge pages where they can be.
+      let counted = 0;
+      const rest: ScanFile[] = [];
+      for (const f of edge) {
+        const n = f.file.hasDeletes ? undefined : c.countFile?.(f);
+        if (n === undefined) rest.push(f);
+        else counted += n;
+      }
+      const rows =
+        rest.length > 0 || c.plan.buffered
+          ? await c.query(`SELECT count(*) AS n FROM (${c.plan.sql(rest, true)}) t WHERE ${c.inRange}`, c.params)
+          : [];
+      return { total: insideRows + counted + Number(rows[0]?.n ?? 0), exact: true };
     }
     const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM (${c.plan.sql(c.plan.files, true)}) t WHERE ${c.inRange} LIMIT ${c.cap + 1}) c`;
     const n = Number((await c.query(sql, c.params))[0]?.n ?? 0);

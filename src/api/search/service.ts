@@ -295,6 +295,7 @@ export class SearchService {
                 cap: this.search.count_cap,
                 query: async (sql, params) =>
                   (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+                countFile: (f) => lake.countInWindow(f.file.absolutePath, key, req.fromMs * 1000, req.toMs * 1000),
               }))();
     // A failed second pass must not leave the count's rejection unhandled.
     counting.catch(() => {});
