@@ -32,9 +32,10 @@ export interface Chunk {
   /** The offset index; length 0 when the chunk has none (its pages are then found by their headers). */
   indexOffset: number;
   indexLength: number;
-  /** Where the chunk starts (its dictionary page, else its first data page) and its bytes. */
+  /** Where the chunk starts (its dictionary page, else its first data page), its bytes and its bytes uncompressed. */
   start: number;
   bytes: number;
+  rawBytes: number;
   /** An INT64 chunk's min and max from its statistics (undefined when absent) and its NULL count. */
   min?: number;
   max?: number;
@@ -45,7 +46,7 @@ export interface FileIndex {
   /**
    * Every chunk has an offset index (a paged file, src/core/parquet/repage.ts). A file without
    * is indexed too, its pages found by walking their headers when first needed: the lookup match
-   * reads such a chunk whole anyway; the row fetch leaves the file to DuckDB.
+   * reads such a chunk whole anyway; the row fetch reads it only while its chunks are small.
    */
   paged: boolean;
   /** First row of each row group in the file. */
@@ -276,6 +277,7 @@ function build(fd: number): FileIndex | null {
             let dataOffset = 0;
             let dict: number | undefined;
             let bytes = 0;
+            let rawBytes = 0;
             let min: number | undefined;
             let max: number | undefined;
             let nulls: number | undefined;
@@ -290,6 +292,7 @@ function build(fd: number): FileIndex | null {
                   else if (mf === 4) codec = scan.int();
                   else if (mf === 9) dataOffset = scan.int();
                   else if (mf === 7) bytes = scan.int();
+                  else if (mf === 6) rawBytes = scan.int();
                   else if (mf === 11) dict = scan.int();
                   else if (mf === 12)
                     // Statistics: 1 max, 2 min (legacy), 3 null_count, 5 max_value, 6 min_value.
@@ -318,6 +321,7 @@ function build(fd: number): FileIndex | null {
               indexLength: indexLength ?? 0,
               start: dictionaryOffset ?? dataOffset,
               bytes,
+              rawBytes,
               ...(physical === INT64 && min !== undefined && max !== undefined ? { min, max } : {}),
               ...(nulls !== undefined ? { nulls } : {}),
             });

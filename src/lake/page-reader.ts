@@ -39,6 +39,13 @@ export const PHYSICAL: Partial<Record<ColumnType, number>> = { varchar: 6, int32
 
 const utf8 = new TextDecoder();
 
+/**
+ * A file without an offset index is read row by row only when no chunk holds more than this
+ * uncompressed: DuckDB takes 20-40 ms to fetch 100 rows from a few flush files of about 5 000
+ * rows, whose chunks this decodes in a few ms (docs/ARCHITECTURE.md "Row fetch by page").
+ */
+const UNPAGED_MAX_BYTES = 4 * 1024 * 1024;
+
 export class PageReader {
   /** Rows read page by page, and reads refused (Lake.pageStats, for tests). */
   readonly stats = { rows: 0, refused: 0 };
@@ -60,8 +67,12 @@ export class PageReader {
     }
     try {
       const index = this.layouts.index(path, fd);
-      // One page per chunk (a flush file, DuckDB's own): DuckDB decodes those as fast.
-      if (!index?.paged || rows.some((r) => r < 0 || r >= index.rows)) return undefined;
+      if (!index || rows.some((r) => r < 0 || r >= index.rows)) return undefined;
+      // One page per chunk (a flush file, DuckDB's own): read here only while every chunk is
+      // small (a flush file's), else a row would cost the decode of a whole big chunk per column.
+      const big = (g: Map<string, Chunk>) =>
+        def.columns.some((c) => (g.get(c.name)?.rawBytes ?? 0) > UNPAGED_MAX_BYTES);
+      if (!index.paged && index.groups.some(big)) return undefined;
       const out = rows.map(() => ({}) as Record<string, unknown>);
       for (const col of def.columns) {
         if (!this.readColumn(path, fd, index, col.name, col.type, rows, out)) {
