@@ -27,7 +27,7 @@ import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
 import { PageReader } from "./page-reader.ts";
 import { type MatchResult, PageMatcher } from "./page-match.ts";
-import { PageCounter } from "./page-count.ts";
+import { PageTimes, type TimedRow } from "./page-time.ts";
 import type { Lookup } from "./bloom-index.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
@@ -107,8 +107,8 @@ export class Lake implements Module {
   private pages: PageReader | undefined;
   /** Point lookups inside paged data files (local data path only; page-match.ts). */
   private matcher: PageMatcher | undefined;
-  /** Window counts of data files from their row groups' statistics and time pages (page-count.ts). */
-  private counter: PageCounter | undefined;
+  /** Window counts and newest rows of data files from their statistics and time pages (page-time.ts). */
+  private times: PageTimes | undefined;
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -192,7 +192,7 @@ export class Lake implements Module {
         : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
       this.pages = this.remote ? undefined : new PageReader();
       this.matcher = this.pages ? new PageMatcher(this.pages.layouts) : undefined;
-      this.counter = this.pages ? new PageCounter(this.pages.layouts) : undefined;
+      this.times = this.pages ? new PageTimes(this.pages.layouts) : undefined;
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -298,7 +298,7 @@ export class Lake implements Module {
     this.bloom = undefined;
     this.pages = undefined;
     this.matcher = undefined;
-    this.counter = undefined;
+    this.times = undefined;
   }
 
   /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
@@ -590,19 +590,34 @@ export class Lake implements Module {
   /**
    * Rows of the local data file at `path` (of table `key`) whose time is in [fromUs, toUs], from
    * its row groups' statistics and the time pages of the row groups across an edge
-   * (page-count.ts); undefined when the file is not counted that way (DuckDB counts it).
+   * (page-time.ts); undefined when the file is not counted that way (DuckDB counts it).
    */
   countInWindow(path: string, key: string, fromUs: number, toUs: number): number | undefined {
-    const def = this.defs.get(key)?.def;
-    if (!def || !this.counter || !path.startsWith(this.dataPath)) return undefined;
-    const time = def.columns.find((c) => c.name === def.timeColumn);
-    if (time?.type !== "timestamp" && time?.type !== "int64") return undefined;
-    return this.counter.count(path, def.timeColumn, fromUs, toUs);
+    const time = this.timeColumnOf(path, key);
+    return time === undefined ? undefined : this.times?.count(path, time, fromUs, toUs);
   }
 
-  /** What the window counts read so far (page-count.ts); undefined on a remote data path. */
-  countStats(): PageCounter["stats"] | undefined {
-    return this.counter ? { ...this.counter.stats } : undefined;
+  /**
+   * The rows of the local data file at `path` (of table `key`) among its `limit` newest in
+   * [fromUs, toUs], ties at the last time included, by number and time (page-time.ts,
+   * docs/ARCHITECTURE.md "Newest rows by page"); undefined when the file is not read that way.
+   */
+  newestInWindow(path: string, key: string, fromUs: number, toUs: number, limit: number): TimedRow[] | undefined {
+    const time = this.timeColumnOf(path, key);
+    return time === undefined ? undefined : this.times?.newest(path, time, fromUs, toUs, limit);
+  }
+
+  /** The time column of table `key` when `path` is a local data file whose times page-time.ts reads. */
+  private timeColumnOf(path: string, key: string): string | undefined {
+    const def = this.defs.get(key)?.def;
+    if (!def || !this.times || !path.startsWith(this.dataPath)) return undefined;
+    const type = def.columns.find((c) => c.name === def.timeColumn)?.type;
+    return type === "timestamp" || type === "int64" ? def.timeColumn : undefined;
+  }
+
+  /** What the window counts and newest reads read so far (page-time.ts); undefined on a remote data path. */
+  timeStats(): PageTimes["stats"] | undefined {
+    return this.times ? { ...this.times.stats } : undefined;
   }
 
   /** What the lookups by page read so far (page-match.ts); undefined on a remote data path. */

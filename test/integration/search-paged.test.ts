@@ -156,7 +156,7 @@ describe("searches over paged merged files", () => {
       paged: boolean;
       /** Found from the lookup columns' pages (src/api/search/lookup-pass.ts). */
       matched?: boolean;
-      /** The merged file's rows in the window counted from its pages (src/lake/page-count.ts). */
+      /** The merged file's rows in the window counted from its pages (src/lake/page-time.ts). */
       counted?: boolean;
       sort?: "timestamp";
     }> = [
@@ -223,7 +223,7 @@ describe("searches over paged merged files", () => {
     for (const c of cases) {
       const before = lake.pageStats()!.rows;
       const matchedBefore = lake.matchStats()!.files;
-      const countedBefore = lake.countStats()!.files;
+      const countedBefore = lake.timeStats()!.files;
       const got = await search(c.filter, c.range, c.limit, c.sort);
       const want = await truth(c.where, c.range, c.limit, c.sort ? "ASC" : "DESC");
       expect(got.rows.length).toBeGreaterThan(0);
@@ -231,7 +231,7 @@ describe("searches over paged merged files", () => {
       expect({ total: got.total, exact: got.total_exact }).toEqual({ total: want.total, exact: true });
       expect(lake.pageStats()!.rows > before).toBe(c.paged);
       if (c.matched !== undefined) expect(lake.matchStats()!.files > matchedBefore).toBe(c.matched);
-      if (c.counted !== undefined) expect(lake.countStats()!.files > countedBefore).toBe(c.counted);
+      if (c.counted !== undefined) expect(lake.timeStats()!.files > countedBefore).toBe(c.counted);
     }
     expect(lake.pageStats()!.refused).toBe(0);
   }, 60_000);

@@ -8,7 +8,7 @@ import type { ScanFile, ScanPlan } from "../../lake/index.ts";
  * - No filter: exact, mostly from the catalog's statistics. Every row with a time of a file lying
  *   wholly inside the window matches, so those files are counted by their row counts. A local
  *   file crossing an edge of the window is counted from its row groups' statistics and the time
- *   pages of the row groups across the edge (src/lake/page-count.ts); one `COUNT(*)` reads the
+ *   pages of the row groups across the edge (src/lake/page-time.ts); one `COUNT(*)` reads the
  *   time column of the other files crossing an edge and the buffer.
  * - A filter: `COUNT(*)` over the same filtered scan the search reads, stopped after `cap + 1`
  *   matches: more than `cap` is answered as a lower bound (`exact: false`).

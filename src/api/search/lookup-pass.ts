@@ -26,7 +26,8 @@ export const MAX_GROUPS = 1024;
 /** Matched rows at most (their times are read one by one). */
 export const MAX_ROWS = 20_000;
 
-export interface LookupPassInput {
+/** What a first pass read from the data files' pages needs of the search (this file and newest-pass.ts). */
+export interface PagePassInput {
   lake: Lake;
   key: string;
   timeColumn: string;
@@ -56,7 +57,7 @@ export interface LookupPass {
   exact: boolean;
 }
 
-export async function lookupFirstPass(p: LookupPassInput): Promise<LookupPass | undefined> {
+export async function lookupFirstPass(p: PagePassInput): Promise<LookupPass | undefined> {
   const { lake, key, where } = p;
   const lookups = where.lookups;
   if (!where.lookupsOnly || !lookups || !lake.pagedReads) return undefined;
@@ -158,13 +159,13 @@ function edgeTime(
  * uuid and session_id of the rows that may be among the order's first `want`: every row whose
  * time is at or before (in the order) the `want`-th row's, ties at that time included.
  */
-function withIds(
+export function withIds(
   lake: Lake,
   key: string,
   time: string,
   found: Record<string, unknown>[],
   want: number,
-  order: LookupPassInput["order"],
+  order: PagePassInput["order"],
 ): Record<string, unknown>[] | undefined {
   // Order by time alone first (uuid unknown yet: compare as equal).
   const byTime = [...found].sort((a, b) => order({ [time]: a[time] }, { [time]: b[time] }));

@@ -8,7 +8,8 @@ import { type SearchSettings, tableKeyFor, virtualFieldsOf } from "./tables.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { searchItem } from "./item.ts";
 import { compareNewest, likelyFloor, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
-import { lookupFirstPass } from "./lookup-pass.ts";
+import { lookupFirstPass, type PagePassInput } from "./lookup-pass.ts";
+import { newestFirstPass } from "./newest-pass.ts";
 
 /**
  * Search over the HEP tables (docs/API.md "Search results"; docs/ARCHITECTURE.md "Search"):
@@ -236,32 +237,36 @@ export class SearchService {
       ? `"uuid", "session_id", epoch_us(${time}) AS ${time}${refs ? `, ${ROW_FILE}, ${ROW_NUMBER}` : ""}`
       : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
-    // Only point lookups: their rows found from the lookup columns' pages, totals included
-    // (src/api/search/lookup-pass.ts); undefined when they match too much or cannot be read so.
-    const byPages =
-      refs && !req.bufferOnly
-        ? await lookupFirstPass({
-            lake,
-            key,
-            timeColumn: def.timeColumn,
-            where,
-            fromUs: req.fromMs * 1000,
-            toUs: req.toMs * 1000,
-            want,
-            newestFirst: !req.oldestFirst,
-            order,
-            orderBy,
-            inRange,
-            params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
-            columns,
-            scanOptions,
-            countCap: this.search.count_cap,
-            query: async (sql, params, late) =>
-              (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: late })).rows,
-          })
-        : undefined;
+    // Read from the data files' pages (src/api/search/lookup-pass.ts, newest-pass.ts): only point
+    // lookups (totals included), or the newest rows of a window without a filter when the
+    // strategy is an exact one; undefined when the files cannot be read so.
+    const pass: PagePassInput = {
+      lake,
+      key,
+      timeColumn: def.timeColumn,
+      where,
+      fromUs: req.fromMs * 1000,
+      toUs: req.toMs * 1000,
+      want,
+      newestFirst: !req.oldestFirst,
+      order,
+      orderBy,
+      inRange,
+      params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+      columns,
+      scanOptions,
+      countCap: this.search.count_cap,
+      query: async (sql, params, late) =>
+        (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: late })).rows,
+    };
+    const byPages = refs && !req.bufferOnly ? await lookupFirstPass(pass) : undefined;
+    const exact = strategy === "newest" || strategy === "full";
+    const newestByPages =
+      refs && !req.bufferOnly && !filtered && exact && !req.oldestFirst ? await newestFirstPass(pass) : undefined;
     if (byPages) {
       rows = byPages.rows;
+    } else if (newestByPages) {
+      rows = newestByPages;
     } else if (strategy === "newest") {
       rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, newestOfGroup, tie);
     } else if (strategy === "chunked") {

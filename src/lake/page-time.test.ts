@@ -5,9 +5,64 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repageParquet } from "../core/parquet/repage.ts";
 import { PagedFiles } from "./page-index.ts";
-import { PageCounter } from "./page-count.ts";
+import { PageTimes } from "./page-time.ts";
 
-describe("PageCounter", () => {
+describe("PageTimes", () => {
+  test("the newest rows of a window are DuckDB's, ties at the last time included, and old row groups are not read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-newest-"));
+    const db = await DuckDBInstance.create(":memory:");
+    const con = await db.connect();
+    try {
+      await con.run("SET TimeZone = 'UTC'");
+      const src = join(dir, "duck.parquet");
+      const paged = join(dir, "paged.parquet");
+      // Times rising by row in steps of 7 rows sharing one time (ties), a stray late row in the
+      // first row group, NULL every 97th row.
+      await con.run(`COPY (
+        SELECT CASE WHEN i % 97 = 0 THEN NULL
+                    WHEN i = 31235 THEN TIMESTAMP '2026-11-29 23:00:00'
+                    ELSE TIMESTAMP '2026-11-29 00:00:00' + INTERVAL (i // 7) SECOND END AS ts
+        FROM range(60000) r(i)
+      ) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 10000)`);
+      await repageParquet(src, paged, { rowsPerPage: 500, minPageBytes: 512 });
+      const times = new PageTimes(new PagedFiles());
+      const us = async (sql: string) =>
+        Number((await con.runAndReadAll(`SELECT epoch_us(${sql}) AS t`)).getRowObjectsJson()[0]!.t);
+      for (const [from, to, limit] of [
+        ["TIMESTAMP '2026-11-29 00:00:00'", "TIMESTAMP '2026-11-30 00:00:00'", 100],
+        ["TIMESTAMP '2026-11-29 00:00:00'", "TIMESTAMP '2026-11-29 01:00:00'", 30],
+        ["TIMESTAMP '2026-11-29 00:10:00'", "TIMESTAMP '2026-11-29 00:20:00.5'", 12],
+        ["TIMESTAMP '2027-01-01 00:00:00'", "TIMESTAMP '2027-01-02 00:00:00'", 5],
+        // Rows 10 234-10 240 share 00:24:22 across the first two row groups (DuckDB makes them
+        // 10 240 rows): the newest row is in the second, its ties in the first, read after it.
+        ["TIMESTAMP '2026-11-29 00:00:00'", "TIMESTAMP '2026-11-29 00:24:22'", 1],
+      ] as const) {
+        const lo = await us(from);
+        const hi = await us(to);
+        const truth = (
+          await con.runAndReadAll(
+            `SELECT file_row_number AS n, epoch_us(ts) AS t FROM read_parquet('${src}', file_row_number = true) WHERE ts BETWEEN make_timestamp(${lo}) AND make_timestamp(${hi})`,
+          )
+        )
+          .getRowObjectsJson()
+          .map((r) => ({ t: Number(r.t), row: Number(r.n) }))
+          .sort((a, b) => b.t - a.t || a.row - b.row);
+        // The newest `limit`, and every other row at the last one's time.
+        const last = truth[Math.min(limit, truth.length) - 1]?.t;
+        const want = truth.filter((r, i) => i < limit || r.t === last);
+        for (const file of [paged, src]) {
+          const before = times.stats.groupsRead;
+          expect(times.newest(file, "ts", lo, hi, limit)).toEqual(want);
+          if (limit === 30) expect(times.stats.groupsRead - before).toBeLessThanOrEqual(2);
+        }
+      }
+    } finally {
+      con.closeSync();
+      db.closeSync();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("rows in a time window equal DuckDB's count, from statistics where a row group lies on one side", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-count-"));
     const db = await DuckDBInstance.create(":memory:");
@@ -28,7 +83,7 @@ describe("PageCounter", () => {
       ) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 10000)`);
       await repageParquet(src, paged, { rowsPerPage: 500, minPageBytes: 512 });
       const layouts = new PagedFiles();
-      const counter = new PageCounter(layouts);
+      const counter = new PageTimes(layouts);
       const us = async (sql: string) =>
         Number((await con.runAndReadAll(`SELECT epoch_us(${sql}) AS t`)).getRowObjectsJson()[0]!.t);
       const windows: Array<[string, string]> = [
