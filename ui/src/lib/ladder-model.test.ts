@@ -107,6 +107,10 @@ describe("ladderModel", () => {
       [4, "media", "Media report · MOS 4.41", "10.0.0.1:40001 → 10.0.0.2:42001"],
     ]);
     expect(l.markers.map((m) => MARKER_KINDS[m.kind].tag)).toEqual(["RTCP", "LOG", "MEDIA"]);
+    // A log row without addresses (written by another writer): a dash, not "null".
+    const bare = { ...event("log", 100, "no address"), src_ip: null, src_port: null, dst_ip: null, dst_port: null };
+    const withBare = ladderModel(items, { mode: "ip", hideDuplicates: true, events: [bare] });
+    expect(withBare.markers.map((m) => m.path)).toEqual(["— → —"]);
     // Markers do not add columns, and the BYE's delta is from the INVITE (the previous arrow).
     expect(l.columns.length).toBe(2);
     expect(l.arrows[1]!.deltaMs).toBe(9000);

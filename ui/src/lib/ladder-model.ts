@@ -11,8 +11,24 @@ import type { TxMessage } from "./transaction.ts";
 
 type CallEventItem = import("../../../src/api/search/call-events.ts").CallEventItem;
 
-/** A row of `POST /transactions/events`: a message row with its timeline kind and summary. */
-export type CallEvent = TxMessage & Pick<CallEventItem, "kind" | "summary" | "qos">;
+/** The members a row of `POST /transactions/events` may leave NULL, unlike a SIP message (src/api/search/model.ts CallEventSchema). */
+type EventNullable =
+  | "src_ip"
+  | "src_port"
+  | "dst_ip"
+  | "dst_port"
+  | "session_id"
+  | "proto_type"
+  | "node_id"
+  | "payload";
+
+/**
+ * A row of `POST /transactions/events`: a message row with its timeline kind and summary, whose
+ * addresses, ports, Call-ID and payload are as the server's schema has them (a log row written by
+ * another writer may carry no address).
+ */
+export type CallEvent = Omit<TxMessage, EventNullable> &
+  Pick<CallEventItem, EventNullable | "kind" | "summary" | "qos">;
 
 export interface LadderArrow {
   /** Vertical position: index among all rows (arrows and markers). */
@@ -104,7 +120,7 @@ export function ladderModel(messages: readonly TxMessage[], opts: LadderOptions)
         kind: e.kind,
         tsMs: e.timestamp_us / 1000,
         summary: e.summary,
-        path: `${endpointText(e.src_ip, e.src_port)} → ${endpointText(e.dst_ip, e.dst_port)}`,
+        path: `${e.src_ip === null ? "—" : endpointText(e.src_ip, e.src_port)} → ${e.dst_ip === null ? "—" : endpointText(e.dst_ip, e.dst_port)}`,
       });
       return;
     }

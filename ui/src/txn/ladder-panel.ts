@@ -154,7 +154,7 @@ export function LadderPanel({
     [all, mode, lookup, prefs, events.items],
   );
   const byUuid = useMemo(
-    () => new Map<string, TxMessage>([...all, ...(events.items ?? [])].map((m) => [m.uuid, m])),
+    () => new Map<string, TxMessage | CallEvent>([...all, ...(events.items ?? [])].map((m) => [m.uuid, m])),
     [all, events.items],
   );
   const row = selected ? byUuid.get(selected) : undefined;
@@ -206,10 +206,10 @@ export function LadderPanel({
       <${LadderView} ladder=${ladder} selected=${selected} onSelect=${onSelect} fullText=${(u: string) => byUuid.get(u)?.payload ?? undefined} />
     </div>
     ${
-      row?.live
+      row && !("kind" in row) && row.live
         ? html`<${LiveMessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} />`
         : row
-          ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} heading=${marker ? MARKER_KINDS[marker.kind].name : undefined} />`
+          ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.findIndex((m) => m.uuid === row.uuid)} heading=${marker ? MARKER_KINDS[marker.kind].name : undefined} />`
           : html`<div class="empty side"><p>Select an arrow or a marker to read its message.</p></div>`
     }
   </div>`;

@@ -4,6 +4,7 @@ import { errorText, get } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { formatTime, hostLabel } from "../lib/format.ts";
 import type { TxMessage } from "../lib/transaction.ts";
+import type { CallEvent } from "../lib/ladder-model.ts";
 
 interface Decoded {
   firstLine?: string;
@@ -29,7 +30,8 @@ export function MessageDetail({
   index,
   heading,
 }: {
-  message: TxMessage;
+  /** A SIP message, or an event row (RTCP, media report, log), whose addresses may be NULL. */
+  message: TxMessage | CallEvent;
   index: number;
   heading?: string | undefined;
 }) {
@@ -54,7 +56,7 @@ export function MessageDetail({
     <header class="msg-head">
       <strong>${heading ?? `#${index + 1}`}</strong>
       <span class="mono">${formatTime(message.timestamp_us / 1000)}</span>
-      <span class="mono">${hostLabel(message.src_ip, message.src_port, message.src_alias)} → ${hostLabel(message.dst_ip, message.dst_port, message.dst_alias)}</span>
+      <span class="mono">${message.src_ip === null ? "—" : hostLabel(message.src_ip, message.src_port, message.src_alias)} → ${message.dst_ip === null ? "—" : hostLabel(message.dst_ip, message.dst_port, message.dst_alias)}</span>
       <span class="muted">${message.protocol ?? ""}</span>
       <span class="spacer"></span>
       <div class="seg" role="tablist" aria-label="Message view">
