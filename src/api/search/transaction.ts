@@ -11,6 +11,9 @@ import type { TransactionMessage } from "./model.ts";
 import type { SearchService } from "./service.ts";
 import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
 import { hepTableKey } from "../../core/protocols.ts";
+import { type CallRow, type CallRows, type CallRowsKind, localCallRows } from "./call-rows.ts";
+
+export { type CallRow, type CallRows, type CallRowsKind, localCallRows } from "./call-rows.ts";
 
 /**
  * The transaction window (docs/API.md "Users and settings"; docs/ADMIN.md
@@ -45,20 +48,6 @@ export interface TransactionResult {
   /** Over coordinator.nodes: what each node did over every question of the call view. */
   nodes?: NodeReport[];
   partial?: boolean;
-}
-
-/** Which columns a call view's question reads: the anchor's times, the correlation ids, or every column. */
-export type CallRowsKind = "anchor" | "correlate" | "all";
-const CALL_ROW_COLUMNS: Record<CallRowsKind, string> = {
-  anchor: `epoch_us("timestamp") AS ts`,
-  correlate: "session_id, cid",
-  all: "*",
-};
-export type CallRow = Record<string, unknown> & { __table: string };
-/** Rows of one lake, with the definitions of their tables (for `all`) so a coordinator can read them. */
-export interface CallRows {
-  rows: CallRow[];
-  defs?: Record<string, TableDef>;
 }
 
 /**
@@ -240,9 +229,10 @@ export class TransactionService {
     });
     // Capture time, then the id: a UUIDv7 that follows the order rows were received in, also
     // across ingest threads (docs/ARCHITECTURE.md "Several ingest threads").
-    unique.sort(
-      (a, b) => String(a.timestamp).localeCompare(String(b.timestamp)) || String(a.uuid).localeCompare(String(b.uuid)),
-    );
+    // Times as numbers: a row read by page and one read by DuckDB may print the same time
+    // differently (trailing zeros of the fraction).
+    const us = (r: CallRow) => parseTimestampUs(String(r.timestamp)) ?? 0;
+    unique.sort((a, b) => us(a) - us(b) || String(a.uuid).localeCompare(String(b.uuid)));
     const items = unique.map((r, i) => {
       const def = this.lake?.table(r.__table) ?? this.defs.get(r.__table)!;
       const { __table, ...rest } = r;
@@ -269,71 +259,4 @@ export class TransactionService {
       ...acc.meta(),
     };
   }
-}
-
-/** Up to this many ids, each is its own `=` statement (docs/STORAGE.md "Time-sliced row groups"). */
-const EQUALS_UNION_MAX = 16;
-
-/**
- * This lake's rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids` (also a
- * node's answer to a coordinator, `bufferOnly` when another node of its lake reads the files).
- * Every statement is streamed under what is left of one byte budget for all of them, so a call
- * of millions of messages (or thousands of Call-IDs) is a 413, never the whole window in memory.
- */
-export async function localCallRows(
-  lake: Lake,
-  opts: { timeoutMs: number; maxResultBytes: number },
-  q: {
-    tables: readonly string[];
-    ids: readonly string[];
-    fromUs: number;
-    toUs: number;
-    kind: CallRowsKind;
-    bufferOnly?: boolean;
-  },
-): Promise<CallRows> {
-  const { tables, ids, fromUs, toUs, kind, bufferOnly } = q;
-  const out: CallRow[] = [];
-  const defs: Record<string, TableDef> = {};
-  if (ids.length === 0) return { rows: out, defs };
-  const columns = CALL_ROW_COLUMNS[kind];
-  let left = opts.maxResultBytes;
-  const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
-  for (const key of tables) {
-    const def = lake.table(key);
-    if (!def) continue;
-    if (kind === "all") defs[key] = def;
-    // One statement per column, not `session_id IN … OR cid IN …`: an OR across two columns
-    // stays a filter above the Parquet scan, which then reads every row of the window; alone,
-    // each condition is pushed into the scan (row-group min/max, bloom filters), and files whose
-    // statistics rule the ids out (or whose cid is NULL throughout) are not listed at all.
-    // A row matched by both comes back twice; callers key rows by uuid.
-    for (const column of ["session_id", "cid"]) {
-      const scan = await lake.scanSql(key, {
-        fromUs,
-        toUs,
-        equals: { column, values: ids },
-        lookups: [{ columns: [column], values: ids }],
-        ...(bufferOnly ? { files: false as const, buffer: true } : {}),
-      });
-      const inWindow = `"timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)`;
-      // DuckDB checks a row group's bloom filter for `column = value` only, not for an IN list
-      // of several: a few ids are one `=` statement each (UNION ALL; a row has one value), so a
-      // file written in time slices, whose every row group spans all Call-IDs, is not read whole.
-      const sql =
-        ids.length <= EQUALS_UNION_MAX
-          ? ids
-              .map((_x, i) => `SELECT ${columns} FROM (${scan}) t WHERE ${inWindow} AND ${column} = $${i + 3}`)
-              .join(" UNION ALL ")
-          : `SELECT ${columns} FROM (${scan}) t WHERE ${inWindow} AND ${column} IN (${ph})`;
-      const r = await lake.query(sql, [fromUs, toUs, ...ids], {
-        timeoutMs: opts.timeoutMs,
-        maxResultBytes: left,
-        narrowHint: "narrow the time range or select fewer Call-IDs",
-      });
-      left -= r.bytes ?? 0;
-      for (const row of r.rows) out.push({ ...row, __table: key });
-    }
-  }
-  return { rows: out, defs };
 }
