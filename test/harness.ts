@@ -3,6 +3,7 @@
  * into failures under SVC_TEST_REQUIRE_PEERS=1 (CI), and waiting for a condition instead of sleeping.
  */
 import { test } from "bun:test";
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +18,28 @@ export function tempDir(prefix = "svc-test-"): TempDir {
     path,
     async [Symbol.asyncDispose]() {
       rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A temp dir and a connection of an in-memory DuckDB (UTC) for writing Parquet files; both go at dispose. */
+export interface DuckScratch extends AsyncDisposable {
+  path: string;
+  con: DuckDBConnection;
+}
+
+export async function duckScratch(prefix = "svc-duck-"): Promise<DuckScratch> {
+  const dir = tempDir(prefix);
+  const db = await DuckDBInstance.create(":memory:");
+  const con = await db.connect();
+  await con.run("SET TimeZone = 'UTC'");
+  return {
+    path: dir.path,
+    con,
+    async [Symbol.asyncDispose]() {
+      con.closeSync();
+      db.closeSync();
+      await dir[Symbol.asyncDispose]();
     },
   };
 }
