@@ -97,8 +97,50 @@ export function readPage(
 /** Page layouts of files by absolute path, the least recently used dropped first (null: not one read here). */
 export class PagedFiles {
   private readonly files = new Map<string, FileIndex | null>();
+  /** Decompressed data pages by `path@offset`, the least recently used first, at most `maxPageBytes` in all. */
+  private readonly pages = new Map<string, { header: ThriftStruct; body: Uint8Array }>();
+  private pageBytes = 0;
+  /** Pages answered from the cache / read (tests, bench/search/explain.ts). */
+  readonly pageStats = { hits: 0, reads: 0 };
 
-  constructor(private readonly maxFiles = 512) {}
+  constructor(
+    private readonly maxFiles = 512,
+    /**
+     * A search's passes read some pages twice (a lookup's time and ids, then every column of the
+     * same rows; a call view opened from a search), so the last ones are kept decompressed.
+     */
+    private readonly maxPageBytes = 16 * 1024 * 1024,
+  ) {}
+
+  /** A data page of the file at `path` (open as `fd`): its header and body uncompressed, from the cache when it was read lately. */
+  page(
+    path: string,
+    fd: number,
+    offset: number,
+    size: number,
+    codec: number,
+  ): { header: ThriftStruct; body: Uint8Array } {
+    const key = `${path}@${offset}`;
+    const known = this.pages.get(key);
+    if (known) {
+      this.pages.delete(key);
+      this.pages.set(key, known);
+      this.pageStats.hits++;
+      return known;
+    }
+    const page = readPage(fd, offset, size, codec);
+    this.pageStats.reads++;
+    if (page.body.byteLength <= this.maxPageBytes / 8) {
+      this.pages.set(key, page);
+      this.pageBytes += page.body.byteLength;
+      for (const [k, v] of this.pages) {
+        if (this.pageBytes <= this.maxPageBytes) break;
+        this.pages.delete(k);
+        this.pageBytes -= v.body.byteLength;
+      }
+    }
+    return page;
+  }
 
   /** The layout of the file open as `fd` at `path`; undefined when it is not a flat Parquet file. */
   index(path: string, fd: number): FileIndex | undefined {

@@ -61,6 +61,11 @@ describe("PageReader", () => {
         expect(got[j]).toEqual({ ...expected, ts: Number(expected.ts), node: Number(expected.node) });
       });
       expect(got.some((r) => r.caller === null) || got.some((r) => r.payload === null)).toBe(true);
+      // Read again: the same values, the pages from the cache of decompressed pages.
+      const reads = reader.layouts.pageStats.reads;
+      expect(reader.read(paged, def, wanted)).toEqual(got);
+      expect(reader.layouts.pageStats.reads).toBe(reads);
+      expect(reader.layouts.pageStats.hits).toBeGreaterThan(0);
       // DuckDB's own file has no offset index: its pages are found by their headers, and with
       // chunks this small (a flush file's) its rows are read here too, the same values.
       expect(reader.read(src, def, wanted)).toEqual(got);

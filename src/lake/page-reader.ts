@@ -129,7 +129,7 @@ export class PageReader {
     }
     for (const e of byPage.values()) {
       const base = e.base;
-      const { header, body } = readPage(fd, e.page.offset, e.page.size, e.chunk.codec);
+      const { header, body } = this.layouts.page(path, fd, e.page.offset, e.page.size, e.chunk.codec);
       if (intField(header, 1) !== PAGE_DATA) return false;
       const dph = header.get(5)?.value as ThriftStruct | undefined;
       if (!dph) return false;

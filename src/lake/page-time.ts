@@ -68,7 +68,7 @@ export class PageTimes {
             continue;
           }
         }
-        if (!this.times(fd, chunk, (t) => (t >= lo && t <= hi ? n++ : 0))) return undefined;
+        if (!this.times(path, fd, chunk, (t) => (t >= lo && t <= hi ? n++ : 0))) return undefined;
       }
       return n;
     });
@@ -99,6 +99,7 @@ export class PageTimes {
         const base = index.groupStart[g]!;
         let row = base;
         const ok = this.times(
+          path,
           fd,
           chunk,
           (t) => {
@@ -143,7 +144,7 @@ export class PageTimes {
    * Every value of one INT64 chunk in row order: `value` for a row with one, `none` for a NULL row.
    * False when the chunk is not one this reads (then nothing was visited, or the caller drops all).
    */
-  private times(fd: number, chunk: Chunk, value: (t: number) => void, none?: () => void): boolean {
+  private times(path: string, fd: number, chunk: Chunk, value: (t: number) => void, none?: () => void): boolean {
     if (chunk.physical !== INT64 || (chunk.codec !== CODEC_NONE && chunk.codec !== CODEC_ZSTD)) return false;
     this.stats.groupsRead++;
     const pages = this.layouts.pagesOf(fd, chunk);
@@ -157,7 +158,7 @@ export class PageTimes {
       for (let i = 0; i < dictionary.length; i++) dictionary[i] = int64At(body, i * 8);
     }
     for (let p = 0; p < pages.length / 3; p++) {
-      const { header, body } = readPage(fd, pages[p * 3]!, pages[p * 3 + 1]!, chunk.codec);
+      const { header, body } = this.layouts.page(path, fd, pages[p * 3]!, pages[p * 3 + 1]!, chunk.codec);
       if (intField(header, 1) !== PAGE_DATA) return false;
       const dph = header.get(5)?.value as ThriftStruct | undefined;
       const encoding = dph ? intField(dph, 2) : undefined;
