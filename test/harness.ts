@@ -3,7 +3,7 @@
  * into failures under SVC_TEST_REQUIRE_PEERS=1 (CI), and waiting for a condition instead of sleeping.
  */
 import { test } from "bun:test";
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +30,9 @@ export interface DuckScratch extends AsyncDisposable {
 
 export async function duckScratch(prefix = "svc-duck-"): Promise<DuckScratch> {
   const dir = tempDir(prefix);
+  // Loaded here, not at the top: test/lazy-modules.test.ts checks that a start loads no DuckDB
+  // module before the lake does, and it imports this file.
+  const { DuckDBInstance } = await import("@duckdb/node-api");
   const db = await DuckDBInstance.create(":memory:");
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");
