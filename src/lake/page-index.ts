@@ -4,7 +4,7 @@
  * chunk's physical type, codec and dictionary page, and, on first use, where each of its data
  * pages lies. The row fetch (page-reader.ts) and the lookup match (page-match.ts) share it.
  */
-import { fstatSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import {
   decodeHybrid,
   decompressPage,
@@ -142,6 +142,28 @@ export class PagedFiles {
     return page;
   }
 
+  /**
+   * `read` on the file at `path`, open and with its layout, closed after; `fallback` instead when
+   * the file is gone (compacted away, retention) or is not one read here: not a flat Parquet
+   * file, or a page `read` cannot decode (it throws). The callers then leave the file to DuckDB.
+   */
+  withFile<T>(path: string, read: (fd: number, index: FileIndex) => T, fallback: (why: "gone" | "unreadable") => T): T {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return fallback("gone");
+    }
+    try {
+      const index = this.index(path, fd);
+      return index ? read(fd, index) : fallback("unreadable");
+    } catch {
+      return fallback("unreadable");
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   /** The layout of the file open as `fd` at `path`; undefined when it is not a flat Parquet file. */
   index(path: string, fd: number): FileIndex | undefined {
     const known = this.files.get(path);
@@ -159,41 +181,6 @@ export class PagedFiles {
     this.files.set(path, built);
     if (this.files.size > this.maxFiles) this.files.delete(this.files.keys().next().value!);
     return built ?? undefined;
-  }
-
-  /**
-   * The page filters of `column` in row group `g` (one bitset as 32-bit words per data page, in
-   * the order of the chunk's offset index), read with one pread; undefined when the file has none
-   * for that chunk (not cut by svc, or written before page filters).
-   */
-  pageFilters(fd: number, index: FileIndex, column: string, g: number): Uint32Array[] | undefined {
-    const where = index.pageBlooms.get(column);
-    if (!where || where.length < 8) return undefined;
-    let dir = index.pageBloomDirs.get(column);
-    if (!dir) {
-      const head = preadExact(fd, where.offset, 4);
-      const groups = new DataView(head.buffer).getUint32(0, true);
-      if (groups !== index.groups.length) return undefined;
-      const firsts = preadExact(fd, where.offset + 4, 4 * (groups + 1));
-      const pages = new DataView(firsts.buffer).getUint32(4 * groups, true);
-      const bytes = preadExact(fd, where.offset + 4, 4 * (groups + 1 + pages + 1));
-      dir = new Uint32Array(bytes.buffer, 0, groups + 1 + pages + 1);
-      index.pageBloomDirs.set(column, dir);
-    }
-    const groups = index.groups.length;
-    const first = dir[g]!;
-    const last = dir[g + 1]!;
-    if (last <= first) return undefined;
-    // Bitset offsets follow the groups' first pages: page p's bitset is [off[p], off[p + 1]).
-    const off = (p: number) => dir[groups + 1 + p]!;
-    const start = off(first);
-    const end = off(last);
-    if (end > where.length || start % 4 !== 0) return undefined;
-    const bits = preadExact(fd, where.offset + start, end - start);
-    const words = new Uint32Array(bits.buffer, 0, bits.length >>> 2);
-    const out: Uint32Array[] = [];
-    for (let p = first; p < last; p++) out.push(words.subarray((off(p) - start) >>> 2, (off(p + 1) - start) >>> 2));
-    return out;
   }
 
   /** A chunk's data pages from its offset index, or from its page headers when it has none (read once). */

@@ -13,7 +13,6 @@
  * Equality is byte for byte, as DuckDB compares VARCHAR. A chunk this does not read (another
  * codec, type or encoding) refuses the whole file: the caller reads it with DuckDB.
  */
-import { closeSync, openSync } from "node:fs";
 import {
   CODEC_NONE,
   CODEC_ZSTD,
@@ -30,7 +29,7 @@ import {
   type ThriftStruct,
 } from "../core/index.ts";
 import { bloomHash, type Lookup, type Probe, probeOf, wordsMayHold } from "./bloom-index.ts";
-import { type Chunk, levels, type PagedFiles } from "./page-index.ts";
+import { type Chunk, type FileIndex, levels, type PagedFiles } from "./page-index.ts";
 
 const BYTE_ARRAY = 6;
 
@@ -57,48 +56,41 @@ export class PageMatcher {
    * others hold none); `tooMany` once more than `limit` rows match.
    */
   match(path: string, lookups: readonly Lookup[], groups: readonly number[], limit: number): MatchResult {
-    let fd: number;
-    try {
-      fd = openSync(path, "r");
-    } catch {
-      return { refused: true }; // gone (compacted away): DuckDB's read drops it
-    }
-    try {
-      const index = this.layouts.index(path, fd);
-      if (!index) return this.refuse();
-      this.stats.files++;
-      const needles = lookups.map((l) => ({
-        columns: l.columns,
-        needles: l.values.map(needle),
-        probes: l.values.map((v) => probeOf(bloomHash(v))),
-      }));
-      const out: number[] = [];
-      for (const g of groups) {
-        if (g < 0 || g >= index.groups.length) return this.refuse();
-        this.stats.groups++;
-        let rows: Set<number> | undefined;
-        for (const l of needles) {
-          const found = new Set<number>();
-          for (const column of l.columns) {
-            const chunk = index.groups[g]!.get(column);
-            if (!chunk) continue; // a column the file lacks is NULL: equal to no value
-            const filters = this.layouts.pageFilters(fd, index, column, g);
-            if (!this.scanChunk(fd, chunk, l, filters, rows, found)) return this.refuse();
+    return this.layouts.withFile(
+      path,
+      (fd, index): MatchResult => {
+        this.stats.files++;
+        const needles = lookups.map((l) => ({
+          columns: l.columns,
+          needles: l.values.map(needle),
+          probes: l.values.map((v) => probeOf(bloomHash(v))),
+        }));
+        const out: number[] = [];
+        for (const g of groups) {
+          if (g < 0 || g >= index.groups.length) return this.refuse();
+          this.stats.groups++;
+          let rows: Set<number> | undefined;
+          for (const l of needles) {
+            const found = new Set<number>();
+            for (const column of l.columns) {
+              const chunk = index.groups[g]!.get(column);
+              if (!chunk) continue; // a column the file lacks is NULL: equal to no value
+              const filters = pageFilters(fd, index, column, g);
+              if (!this.scanChunk(fd, chunk, l, filters, rows, found)) return this.refuse();
+            }
+            rows = found;
+            if (rows.size === 0) break;
           }
-          rows = found;
-          if (rows.size === 0) break;
+          if (!rows || rows.size === 0) continue;
+          if (out.length + rows.size > limit) return { tooMany: true };
+          const base = index.groupStart[g]!;
+          for (const r of [...rows].sort((a, b) => a - b)) out.push(base + r);
         }
-        if (!rows || rows.size === 0) continue;
-        if (out.length + rows.size > limit) return { tooMany: true };
-        const base = index.groupStart[g]!;
-        for (const r of [...rows].sort((a, b) => a - b)) out.push(base + r);
-      }
-      return { rows: out };
-    } catch {
-      return this.refuse(); // a page this cannot decode: DuckDB reads the file instead
-    } finally {
-      closeSync(fd);
-    }
+        return { rows: out };
+      },
+      // Gone (compacted away): DuckDB's read drops it. Not read here: DuckDB reads it instead.
+      (why) => (why === "gone" ? { refused: true } : this.refuse()),
+    );
   }
 
   private refuse(): MatchResult {
@@ -207,5 +199,40 @@ function valuesAt(buf: Buffer, from: number, needles: readonly Buffer[]): Set<nu
       if (pos === hit) out.add(value);
     }
   }
+  return out;
+}
+
+/**
+ * The page filters of `column` in row group `g` (one bitset as 32-bit words per data page, in
+ * the order of the chunk's offset index), read with one pread; undefined when the file has none
+ * for that chunk (not cut by svc, or written before page filters).
+ */
+function pageFilters(fd: number, index: FileIndex, column: string, g: number): Uint32Array[] | undefined {
+  const where = index.pageBlooms.get(column);
+  if (!where || where.length < 8) return undefined;
+  let dir = index.pageBloomDirs.get(column);
+  if (!dir) {
+    const head = preadExact(fd, where.offset, 4);
+    const groups = new DataView(head.buffer).getUint32(0, true);
+    if (groups !== index.groups.length) return undefined;
+    const firsts = preadExact(fd, where.offset + 4, 4 * (groups + 1));
+    const pages = new DataView(firsts.buffer).getUint32(4 * groups, true);
+    const bytes = preadExact(fd, where.offset + 4, 4 * (groups + 1 + pages + 1));
+    dir = new Uint32Array(bytes.buffer, 0, groups + 1 + pages + 1);
+    index.pageBloomDirs.set(column, dir);
+  }
+  const groups = index.groups.length;
+  const first = dir[g]!;
+  const last = dir[g + 1]!;
+  if (last <= first) return undefined;
+  // Bitset offsets follow the groups' first pages: page p's bitset is [off[p], off[p + 1]).
+  const off = (p: number) => dir[groups + 1 + p]!;
+  const start = off(first);
+  const end = off(last);
+  if (end > where.length || start % 4 !== 0) return undefined;
+  const bits = preadExact(fd, where.offset + start, end - start);
+  const words = new Uint32Array(bits.buffer, 0, bits.length >>> 2);
+  const out: Uint32Array[] = [];
+  for (let p = first; p < last; p++) out.push(words.subarray((off(p) - start) >>> 2, (off(p + 1) - start) >>> 2));
   return out;
 }

@@ -13,7 +13,6 @@
  * encoding, a type it does not decode) is refused as a whole with `undefined`, and the caller
  * reads it with DuckDB; a column the file lacks is NULL, as the scan SQL makes it.
  */
-import { closeSync, openSync } from "node:fs";
 import {
   CODEC_NONE,
   CODEC_ZSTD,
@@ -59,34 +58,28 @@ export class PageReader {
    */
   read(path: string, def: TableDef, rows: readonly number[]): Record<string, unknown>[] | undefined {
     if (def.columns.some((c) => PHYSICAL[c.type] === undefined)) return undefined;
-    let fd: number;
-    try {
-      fd = openSync(path, "r");
-    } catch {
-      return undefined; // gone (compacted away, retention): the caller asks DuckDB, which drops it
-    }
-    try {
-      const index = this.layouts.index(path, fd);
-      if (!index || rows.some((r) => r < 0 || r >= index.rows)) return undefined;
-      // One page per chunk (a flush file, DuckDB's own): read here only while every chunk is
-      // small (a flush file's), else a row would cost the decode of a whole big chunk per column.
-      const big = (g: Map<string, Chunk>) =>
-        def.columns.some((c) => (g.get(c.name)?.rawBytes ?? 0) > UNPAGED_MAX_BYTES);
-      if (!index.paged && index.groups.some(big)) return undefined;
-      const out = rows.map(() => ({}) as Record<string, unknown>);
-      for (const col of def.columns) {
-        if (!this.readColumn(path, fd, index, col.name, col.type, rows, out)) {
-          this.stats.refused++;
-          return undefined;
+    // Gone (compacted away, retention) or not read here: the caller asks DuckDB.
+    return this.layouts.withFile(
+      path,
+      (fd, index) => {
+        if (rows.some((r) => r < 0 || r >= index.rows)) return undefined;
+        // One page per chunk (a flush file, DuckDB's own): read here only while every chunk is
+        // small (a flush file's), else a row would cost the decode of a whole big chunk per column.
+        const big = (g: Map<string, Chunk>) =>
+          def.columns.some((c) => (g.get(c.name)?.rawBytes ?? 0) > UNPAGED_MAX_BYTES);
+        if (!index.paged && index.groups.some(big)) return undefined;
+        const out = rows.map(() => ({}) as Record<string, unknown>);
+        for (const col of def.columns) {
+          if (!this.readColumn(path, fd, index, col.name, col.type, rows, out)) {
+            this.stats.refused++;
+            return undefined;
+          }
         }
-      }
-      this.stats.rows += rows.length;
-      return out;
-    } catch {
-      return undefined; // a page this cannot decode: DuckDB reads the file instead
-    } finally {
-      closeSync(fd);
-    }
+        this.stats.rows += rows.length;
+        return out;
+      },
+      () => undefined,
+    );
   }
 
   private readColumn(

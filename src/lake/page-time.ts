@@ -12,7 +12,6 @@
  * Values are PLAIN or dictionary-encoded. A file this does not read (another encoding or type,
  * gone) is answered undefined: DuckDB reads it.
  */
-import { closeSync, openSync } from "node:fs";
 import {
   CODEC_NONE,
   CODEC_ZSTD,
@@ -120,24 +119,20 @@ export class PageTimes {
   }
 
   private withFile<T>(path: string, read: (fd: number, index: FileIndex) => T | undefined): T | undefined {
-    let fd: number;
-    try {
-      fd = openSync(path, "r");
-    } catch {
-      return undefined; // gone: DuckDB's read decides
-    }
-    try {
-      const index = this.layouts.index(path, fd);
-      const out = index ? read(fd, index) : undefined;
-      if (out === undefined) this.stats.refused++;
-      else this.stats.files++;
-      return out;
-    } catch {
-      this.stats.refused++;
-      return undefined; // a page this cannot decode: DuckDB reads the file
-    } finally {
-      closeSync(fd);
-    }
+    return this.layouts.withFile(
+      path,
+      (fd, index) => {
+        const out = read(fd, index);
+        if (out === undefined) this.stats.refused++;
+        else this.stats.files++;
+        return out;
+      },
+      // Gone: DuckDB's read decides. Not read here (a page this cannot decode): DuckDB reads it.
+      (why) => {
+        if (why === "unreadable") this.stats.refused++;
+        return undefined;
+      },
+    );
   }
 
   /**
