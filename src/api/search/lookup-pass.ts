@@ -144,7 +144,7 @@ export async function lookupFirstPass(p: PagePassInput): Promise<LookupPass | un
 }
 
 /** The time of the `want`-th row of `found` in the order; undefined while there are fewer. */
-function edgeTime(
+export function edgeTime(
   found: Record<string, unknown>[],
   time: string,
   want: number,

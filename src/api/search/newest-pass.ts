@@ -10,7 +10,7 @@
  * those was read.
  */
 import { ROW_FILE, ROW_NUMBER, type ScanFile } from "../../lake/index.ts";
-import { type PagePassInput, withIds } from "./lookup-pass.ts";
+import { edgeTime, type PagePassInput, withIds } from "./lookup-pass.ts";
 
 export async function newestFirstPass(p: PagePassInput): Promise<Record<string, unknown>[] | undefined> {
   const { lake, key } = p;
@@ -30,9 +30,9 @@ export async function newestFirstPass(p: PagePassInput): Promise<Record<string, 
       continue;
     }
     for (const r of rows) found.push({ [time]: r.t, [ROW_FILE]: path, [ROW_NUMBER]: r.row });
-    if (found.length >= p.want) {
-      const ts = found.map((r) => Number(r[time])).sort((a, b) => b - a);
-      edge = ts[p.want - 1]!;
+    const nth = edgeTime(found, time, p.want, true);
+    if (nth !== undefined) {
+      edge = nth;
       found = found.filter((r) => Number(r[time]) >= edge);
     }
   }
