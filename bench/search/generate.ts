@@ -12,7 +12,7 @@
  * --file-rows   rows per compacted file (default 800 000 ≈ 60 MiB: the compactor merges up to its 64 MiB max_file_size_bytes)
  * --small-minutes 6  the newest minutes stay as 30-second flush files (younger than min_age_sec + one
  *               check interval, so not compacted yet), as in a running appliance
- * --rows-per-page 512  compacted files cut into pages of that many rows (narrow columns: 32 KiB) with an offset index and
+ * --rows-per-page 512  compacted files cut into pages of that many rows (narrow columns: 8 KiB) with an offset index and
  *               bloom filters, as compaction writes them (docs/STORAGE.md "Paged data files"); 0: DuckDB's
  *               one page per chunk. The newest 30-second files keep DuckDB's layout either way.
  * --check       parse sampled payloads with src/sip and compare them with the row's columns

@@ -1,13 +1,13 @@
 /**
  * Rows fetched by page, measured (docs/BENCHMARKS.md "Rows fetched by page"): one compacted
  * `hep_proto_1_call` file of the benchmark lake merged again the way compaction writes it (COPY
- * sorted by session_id, zstd 1, 16 384-row groups) and cut into pages of `--rows-per-page` rows (narrow columns: 32 KiB of values)
+ * sorted by session_id, zstd 1, 16 384-row groups) and cut into pages of `--rows-per-page` rows (narrow columns: 8 KiB of values, --min-page-bytes)
  * with an offset index (src/core/parquet/repage.ts). On DuckDB's file and on the paged one:
  * DuckDB's lookups by session_id (the search's first pass and a one-statement read of every
  * column), DuckDB fetching every column of rows by number, and src/lake/page-reader.ts fetching
  * the same rows from the paged file (what a search's second pass now does).
  *
- *   bun bench/search/pages.ts --file <a compacted .parquet of the lake> [--rows-per-page 512]
+ *   bun bench/search/pages.ts --file <a compacted .parquet of the lake> [--rows-per-page 512] [--min-page-bytes 32768]
  *     [--out-dir <for the two copies; default the system's temporary directory>]
  */
 import { rmSync } from "node:fs";
@@ -25,6 +25,8 @@ const f = flags(process.argv.slice(2));
 const src = f.get("file");
 if (!src) throw new Error("--file is required");
 const rowsPerPage = Number(f.get("rows-per-page") ?? 512);
+/** Least bytes of values a page (default: repage.ts MIN_PAGE_BYTES). */
+const minPageBytes = f.has("min-page-bytes") ? Number(f.get("min-page-bytes")) : undefined;
 /** As compaction writes a paged file: PLAIN chunks (no dictionaries); `--plain false`: DuckDB's default encodings. */
 const plain = f.get("plain") !== "false";
 // Written outside the lake (a file in its data path would be an orphan to the lake).
@@ -43,7 +45,7 @@ await con.run(
 const copyMs = performance.now() - t;
 t = performance.now();
 const cpu0 = process.cpuUsage();
-const stats = await repageParquet(duckFile, paged, { rowsPerPage, bloomColumns: LOOKUP_COLUMNS });
+const stats = await repageParquet(duckFile, paged, { rowsPerPage, bloomColumns: LOOKUP_COLUMNS, ...(minPageBytes !== undefined ? { minPageBytes } : {}) });
 const cpu = process.cpuUsage(cpu0);
 console.log(
   `COPY ${copyMs.toFixed(0)} ms; cut into pages ${(performance.now() - t).toFixed(0)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms): ${stats.split} chunks cut, ${stats.copied} copied, ${stats.pages} pages`,

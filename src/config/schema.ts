@@ -720,7 +720,7 @@ export const ConfigSchema = obj("svc configuration", {
         ),
         rows_per_page: int(
           512,
-          "default merge: rows per Parquet data page of a merged file's columns (a narrow column's pages hold at least 32 KiB), with an offset index, so a search fetches a row by decoding a page instead of its whole row group (docs/STORAGE.md, Paged data files); 0 keeps DuckDB's one page per column chunk",
+          "default merge: rows per Parquet data page of a merged file's columns (a narrow column's pages hold at least 8 KiB), with an offset index, so a search fetches a row by decoding a page instead of its whole row group (docs/STORAGE.md, Paged data files); 0 keeps DuckDB's one page per column chunk",
           0,
         ),
         memory_limit: str(

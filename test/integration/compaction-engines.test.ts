@@ -107,7 +107,7 @@ describe("paged merged files (rows_per_page)", () => {
       expect(live.length).toBe(1);
       expect(await rowsOf(h)).toEqual(before);
       const pages = await pagesOf(join(dir.path, "lake", live[0]!.path));
-      // Every chunk has an offset index (pages of 256 rows, or 32 KiB: a few here), or none at all.
+      // Every chunk has an offset index (pages of 256 rows, or 8 KiB: a few here), or none at all.
       const groups = pages.get("rows")!;
       expect(groups.reduce((a, b) => a + b, 0)).toBe(1800);
       for (const n of pages.get("payload") ?? [])

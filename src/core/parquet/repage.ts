@@ -30,7 +30,7 @@ import { definitionLevels, PARQUET_MAGIC, pageHeader } from "./encode.ts";
 const FIXED: Record<number, number> = { 1: 4, 2: 8, 4: 4, 5: 8 }; // INT32, INT64, FLOAT, DOUBLE
 const BYTE_ARRAY = 6;
 /** A page holds at least this many bytes of values (uncompressed) unless its chunk ends. */
-export const MIN_PAGE_BYTES = 32 * 1024;
+export const MIN_PAGE_BYTES = 8 * 1024;
 
 export interface RepageStats {
   /** Column chunks cut into pages / copied as written. */

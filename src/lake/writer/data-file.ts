@@ -29,7 +29,7 @@ export interface DataFileTarget {
    */
   sorted?: boolean;
   /**
-   * Cut the file's PLAIN chunks into pages of `rowsPerPage` rows (narrow columns: 32 KiB) with an offset index
+   * Cut the file's PLAIN chunks into pages of `rowsPerPage` rows (narrow columns: 8 KiB) with an offset index
    * (docs/STORAGE.md "Paged data files"): COPY writes to `scratchDir` first (a directory DuckDB
    * may write to, emptied at start), the paged file goes to the data path, with bloom filters for
    * `bloomColumns` (the point-lookup columns). Compaction only.
