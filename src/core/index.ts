@@ -25,6 +25,7 @@ export { sbbfBlock, sbbfMask } from "./parquet/bloom-write.ts";
 export {
   CODEC_NONE,
   CODEC_ZSTD,
+  bitLevels,
   decodeHybrid,
   decompressPage,
   u32le,

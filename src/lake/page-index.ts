@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
 import {
-  decodeHybrid,
+  bitLevels,
   decompressPage,
   intField,
   PAGE_BLOOM_KEY,
@@ -67,7 +67,7 @@ export function levels(
   body: Uint8Array,
   rows: number,
   optional: boolean,
-): { defined: Uint32Array | undefined; at: number } {
+): { defined: Uint8Array | undefined; at: number } {
   if (!optional) return { defined: undefined, at: 0 };
   const n = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true);
   // One RLE run of 1 covering the page (no NULL, as writers encode it): nothing to decode.
@@ -79,7 +79,7 @@ export function levels(
     if (b < 0x80) break;
   }
   if (head % 2 === 0 && Math.floor(head / 2) >= rows && body[i] === 1) return { defined: undefined, at: 4 + n };
-  return { defined: decodeHybrid(body, 4, 4 + n, 1, rows), at: 4 + n };
+  return { defined: bitLevels(body, 4, 4 + n, rows), at: 4 + n };
 }
 
 /** A page's header and uncompressed body. */

@@ -85,3 +85,45 @@ export function decodeHybrid(buf: Uint8Array, at: number, end: number, width: nu
   if (n < count) throw new Error("RLE run ends early");
   return out;
 }
+
+/**
+ * The first `count` values of an RLE / bit-packed hybrid of bit width 1 in buf[at, end) (a flat
+ * OPTIONAL column's definition levels): 1 where the row holds a value. decodeHybrid's general
+ * loop, specialised: a bit-packed byte is eight rows, a run's value one byte.
+ */
+export function bitLevels(buf: Uint8Array, at: number, end: number, count: number): Uint8Array {
+  const out = new Uint8Array(count);
+  let n = 0;
+  while (n < count && at < end) {
+    let head = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = buf[at++]!;
+      head += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    const length = Math.floor(head / 2);
+    if (head % 2 === 1) {
+      const stop = Math.min(count, n + length * 8);
+      let i = at;
+      for (; n + 8 <= stop; i++, n += 8) {
+        const b = buf[i]!;
+        out[n] = b & 1;
+        out[n + 1] = (b >> 1) & 1;
+        out[n + 2] = (b >> 2) & 1;
+        out[n + 3] = (b >> 3) & 1;
+        out[n + 4] = (b >> 4) & 1;
+        out[n + 5] = (b >> 5) & 1;
+        out[n + 6] = (b >> 6) & 1;
+        out[n + 7] = b >> 7;
+      }
+      for (let bit = 0; n < stop; bit++, n++) out[n] = (buf[i]! >> bit) & 1;
+      at += length;
+    } else {
+      const run = Math.min(count - n, length);
+      if (buf[at++]! & 1) out.fill(1, n, n + run);
+      n += run;
+    }
+  }
+  if (n < count) throw new Error("RLE run ends early");
+  return out;
+}
