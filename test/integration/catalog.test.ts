@@ -266,6 +266,46 @@ for (const mode of ["fresh", "reopened"] as const) {
   });
 }
 
+describe("catalog statistics kept in memory", () => {
+  test("a listing answers what the catalog holds: subsets, partitions, another file under an id", async () => {
+    await using dir = tempDir();
+    const path = join(dir.path, "catalog.sqlite");
+    const dataPath = join(dir.path, "lake");
+    const cat = openCatalog({ path, dataPath });
+    try {
+      const t = cat.ensureTable("hep", { name: "calls", columns: COLUMNS, partitionBy: "date" });
+      const f1 = fakeFile(cat, t, "2026-11-20", 10, ["2026-11-20 10:00:00", "2026-11-20 11:00:00"], [1, 9]);
+      const f2 = fakeFile(cat, t, "2026-11-21", 20, ["2026-11-21 10:00:00", "2026-11-21 12:00:00"], [10, 100]);
+      cat.commitDataFiles(t.tableId, [f1, f2]);
+      const first = cat.listDataFiles(t.tableId);
+      // The second listing (from memory) equals the first (from the tables), column for column.
+      expect(cat.listDataFiles(t.tableId)).toEqual(first);
+      expect(first[1]?.partitionValues).toEqual({ date: "2026-11-21" });
+      expect(cat.listDataFiles(t.tableId, { stats: ["n"] }).map((f) => f.columnStats)).toEqual(
+        first.map((f) => ({ n: f.columnStats.n! })),
+      );
+      expect(cat.listDataFiles(t.tableId, { stats: false }).map((f) => f.columnStats)).toEqual([{}, {}]);
+      expect(cat.listDataFiles(t.tableId, { column: "n", min: 50 }).map((f) => f.columnStats.n?.max)).toEqual(["100"]);
+      // The statistics handed out cannot be changed by a caller (they are shared).
+      expect(() => {
+        (first[0]!.columnStats.n as { max: string | null }).max = "7";
+      }).toThrow();
+      // Another file under the same id (what the catalog never does; a rebuilt catalog might):
+      // its path and size differ, so its statistics are read again.
+      const db = new Database(path);
+      db.run("UPDATE ducklake_data_file SET path = path || '.x', file_size_bytes = 999 WHERE data_file_id = 0");
+      db.run("UPDATE ducklake_file_column_stats SET max_value = '8' WHERE data_file_id = 0 AND column_id = 3");
+      db.close();
+      const again = cat.listDataFiles(t.tableId);
+      expect(again[0]?.columnStats.n?.max).toBe("8");
+      expect(again[0]?.fileSizeBytes).toBe(999);
+      expect(again[1]?.columnStats.n).toEqual(first[1]!.columnStats.n!);
+    } finally {
+      cat.close();
+    }
+  });
+});
+
 describe("catalog validation", () => {
   test("bad files are refused and roll back", async () => {
     await using dir = tempDir();

@@ -146,6 +146,11 @@ peerTest(
       );
       expect(all[0]?.absolutePath).toBe(join(dir.path, f1.path));
       expect(all[1]?.columnStats.id).toEqual({ min: "10", max: "14", nullCount: 0 });
+      // A second listing takes the statistics from memory (docs/DUCKLAKE.md "Statistics kept in memory").
+      expect(await cat.listDataFiles(t.tableId)).toEqual(all);
+      expect((await cat.listDataFiles(t.tableId, { statsColumns: ["id"] }))[1]?.columnStats).toEqual({
+        id: { min: "10", max: "14", nullCount: 0 },
+      });
       // Integers compare as numbers ("9" < "10"), not as text.
       expect((await cat.listDataFiles(t.tableId, { column: "id", min: "9", max: "12" })).map((f) => f.path)).toEqual([
         f2.path,
@@ -188,6 +193,7 @@ peerTest(
       const p = await file(cat, dir.path, d.tableId, 3, [1, 3], "2026-11-29");
       expect(p.path).toContain("/day=2026-11-29/");
       await cat.commitDataFiles(d.tableId, [p]);
+      expect((await cat.listDataFiles(d.tableId))[0]?.partitionValues).toEqual({ day: "2026-11-29" });
       expect((await cat.listDataFiles(d.tableId))[0]?.partitionValues).toEqual({ day: "2026-11-29" });
     } finally {
       await cat.close();

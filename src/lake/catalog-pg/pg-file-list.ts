@@ -8,8 +8,11 @@ import { AppError } from "../../core/index.ts";
 import {
   compareStatValues,
   type DataFileInfo,
+  type FileColumnStats,
+  FreshStats,
   formatStatValue,
   type StatBound,
+  statsMemoOf,
   type TableInfo,
 } from "../catalog/index.ts";
 import { type Db, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
@@ -84,20 +87,23 @@ export async function loadFiles(
     });
   }
   if (byId.size === 0) return [];
-  const ids = [...byId.keys()];
   const wanted = t.columns.filter((c) => stats === true || (Array.isArray(stats) && stats.includes(c.name)));
   const colName = new Map(wanted.map((c) => [c.columnId, c.name]));
-  if (colName.size > 0) {
+  const partName = t.partitionBy;
+  // Files known with their statistics are filled from memory; the others are read, and kept
+  // when every column's were read (docs/DUCKLAKE.md "Statistics kept in memory").
+  const memo = statsMemoOf(ctx);
+  const keep = stats === true;
+  const ids = memo.fill(byId, colName, partName);
+  const fresh = new Map(keep ? ids.map((id) => [id, new FreshStats(id, byId.get(id)!)]) : []);
+  if (colName.size > 0 && ids.length > 0) {
     const rs = (await db.unsafe(
       `SELECT data_file_id, column_id, column_size_bytes, value_count, null_count, min_value, max_value, contains_nan FROM ducklake_file_column_stats
-       WHERE data_file_id = ANY($1::bigint[]) AND column_id = ANY($2::bigint[])`,
-      [ids, [...colName.keys()]],
+       WHERE data_file_id = ANY($1::bigint[])${keep ? "" : " AND column_id = ANY($2::bigint[])"}`,
+      keep ? [ids] : [ids, [...colName.keys()]],
     )) as Array<Record<string, unknown>>;
     for (const s of rs) {
-      const name = colName.get(num(s.column_id));
-      const f = byId.get(num(s.data_file_id));
-      if (name === undefined || f === undefined) continue;
-      f.columnStats[name] = {
+      const read: FileColumnStats = {
         min: (s.min_value as string | null) ?? null,
         max: (s.max_value as string | null) ?? null,
         nullCount: numOrNull(s.null_count),
@@ -105,10 +111,13 @@ export async function loadFiles(
         sizeBytes: numOrNull(s.column_size_bytes),
         containsNan: (s.contains_nan as boolean | null) ?? null,
       };
+      const st = fresh.get(num(s.data_file_id))?.column(num(s.column_id), read) ?? read;
+      const name = colName.get(num(s.column_id));
+      const f = byId.get(num(s.data_file_id));
+      if (name !== undefined && f !== undefined) f.columnStats[name] = st;
     }
   }
-  const partName = t.partitionBy;
-  if (partName !== undefined) {
+  if (partName !== undefined && ids.length > 0) {
     const parts = (await db.unsafe(
       "SELECT data_file_id, partition_value FROM ducklake_file_partition_value WHERE partition_key_index = 0 AND data_file_id = ANY($1::bigint[])",
       [ids],
@@ -119,8 +128,10 @@ export async function loadFiles(
     for (const p of parts) {
       const f = byId.get(num(p.data_file_id));
       if (f) f.partitionValues[partName] = p.partition_value;
+      fresh.get(num(p.data_file_id))?.partition(p.partition_value);
     }
   }
+  memo.keep(fresh.values());
   const deletes = (await db.unsafe(
     `SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $2 AND ${liveAt("d")}`,
     [snap, t.tableId],

@@ -7,6 +7,7 @@ import { AppError } from "../../core/index.ts";
 import { type Ctx, liveAt } from "./catalog-db.ts";
 import { getTableById } from "./tables.ts";
 import type { DataFileInfo, FileColumnStats, ListFilesOptions, TableInfo, TableStats } from "./types.ts";
+import { FreshStats, statsMemoOf } from "./stats-memo.ts";
 import { compareStatValues, formatStatValue } from "./values.ts";
 
 export interface FileRow {
@@ -85,8 +86,13 @@ export function loadFiles(
   const wanted = t.columns.filter((c) => stats === true || (Array.isArray(stats) && stats.includes(c.name)));
   const colName = new Map(wanted.map((c) => [c.columnId, c.name]));
   const partName = t.partitionBy;
-  for (const ids of chunks([...byId.keys()])) {
+  // Files known with their statistics are filled from memory; the others are read, and kept
+  // when every column's were read (docs/DUCKLAKE.md "Statistics kept in memory").
+  const memo = statsMemoOf(ctx);
+  const keep = stats === true;
+  for (const ids of chunks(memo.fill(byId, colName, partName))) {
     const inList = ids.map(() => "?").join(",");
+    const fresh = new Map(keep ? ids.map((id) => [id, new FreshStats(id, byId.get(id)!)]) : []);
     if (colName.size > 0) {
       const rs = ctx.db
         .query<
@@ -103,14 +109,11 @@ export function loadFiles(
           number[]
         >(
           `SELECT data_file_id, column_id, column_size_bytes, value_count, null_count, min_value, max_value, contains_nan FROM ducklake_file_column_stats
-           WHERE data_file_id IN (${inList})${stats === true ? "" : ` AND column_id IN (${[...colName.keys()].join(",")})`}`,
+           WHERE data_file_id IN (${inList})${keep ? "" : ` AND column_id IN (${[...colName.keys()].join(",")})`}`,
         )
         .all(...ids);
       for (const s of rs) {
-        const name = colName.get(s.column_id);
-        const f = byId.get(s.data_file_id);
-        if (name === undefined || f === undefined) continue;
-        const st: FileColumnStats = {
+        const read: FileColumnStats = {
           min: s.min_value,
           max: s.max_value,
           nullCount: s.null_count,
@@ -118,7 +121,10 @@ export function loadFiles(
           sizeBytes: s.column_size_bytes,
           containsNan: s.contains_nan === null ? null : s.contains_nan === 1,
         };
-        f.columnStats[name] = st;
+        const st = fresh.get(s.data_file_id)?.column(s.column_id, read) ?? read;
+        const name = colName.get(s.column_id);
+        const f = byId.get(s.data_file_id);
+        if (name !== undefined && f !== undefined) f.columnStats[name] = st;
       }
     }
     if (partName !== undefined) {
@@ -130,8 +136,10 @@ export function loadFiles(
       for (const p of ps) {
         const f = byId.get(p.data_file_id);
         if (f) f.partitionValues[partName] = p.partition_value;
+        fresh.get(p.data_file_id)?.partition(p.partition_value);
       }
     }
+    memo.keep(fresh.values());
   }
   const deletes = ctx.db
     .query<

@@ -6,6 +6,7 @@ export { Catalog, openCatalog, type OpenCatalogOptions } from "./catalog.ts";
 export { DUCKLAKE_VERSION } from "./ddl.ts";
 export { catalogSchemaProblems } from "./schema-check.ts";
 export { dropInflightRows } from "./inflight.ts";
+export { FreshStats, statsMemoOf } from "./stats-memo.ts";
 export type { WriterWatermark } from "./data-files.ts";
 export type { PartitionSwapGuard } from "./file-swap.ts";
 export type { SnapshotAnomalies } from "./snapshot-check.ts";
