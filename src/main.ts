@@ -401,6 +401,17 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   let phases: Awaited<ReturnType<typeof startInPhases>>;
   try {
     phases = await startInPhases(modules, first, startup, logger);
+    // Once everything has started, the newest files' footers go into the lookup indexes
+    // (docs/ARCHITECTURE.md "Lookups by page"): the first searches after a restart stay fast.
+    if (lake)
+      void startup.whenReady().then(
+        () =>
+          lake.warmLookups().then(
+            (files) => logger.info("lookup indexes warmed", { files }),
+            (e) => logger.warn("lookup index warm-up failed", { error: e }),
+          ),
+        () => undefined,
+      );
     if (!opts.background) await startup.whenReady();
   } finally {
     const admin = coordinatorAuth?.takeFirstRunAdmin();

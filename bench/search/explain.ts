@@ -15,7 +15,7 @@
  * dropped, what the lookups by page read (src/lake/page-match.ts) and the time spent in the Lake's
  * methods outside DuckDB (scan plan, lookups by page, row fetch).
  *
- *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|from_user_7d|newest|newest_7d|newest_past|tx [--strategy newest]
+ *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|from_user_7d|newest|newest_7d|newest_past|tx [--strategy newest] [--warm true]
  *     [--lazy-payload false] [--analyze] [--replay [--what-if-session-only]] [--repeat 3]
  * Run it while no appliance is using the lake (it takes the catalog lock).
  */
@@ -133,6 +133,17 @@ const logger = createLogger({ test: true });
 const lake = new TracingLake({ config: lakeConfig(config), logger, metrics: new MetricsRegistry() });
 await lake.start();
 for (const kind of ["call", "registration", "default"] as const) await lake.defineTable(hepTableDef(1, kind));
+if (f.get("warm") === "true") {
+  // What the appliance does once started (src/lake/lookup-warm.ts): time and heap it takes.
+  Bun.gc(true);
+  const heap0 = process.memoryUsage().heapUsed;
+  const t0 = performance.now();
+  const files = await lake.warmLookups();
+  const ms = performance.now() - t0;
+  Bun.gc(true);
+  const mb = (process.memoryUsage().heapUsed - heap0) / 1e6;
+  console.log(`warm-up: ${files} files in ${ms.toFixed(0)} ms, heap +${mb.toFixed(1)} MB`);
+}
 const { store: settings, module: settingsModule } = createSettingsModule(
   { path: config.coordinator.settings_db_path, games: false },
   logger,

@@ -45,7 +45,11 @@ await con.run(
 const copyMs = performance.now() - t;
 t = performance.now();
 const cpu0 = process.cpuUsage();
-const stats = await repageParquet(duckFile, paged, { rowsPerPage, bloomColumns: LOOKUP_COLUMNS, ...(minPageBytes !== undefined ? { minPageBytes } : {}) });
+const stats = await repageParquet(duckFile, paged, {
+  rowsPerPage,
+  bloomColumns: LOOKUP_COLUMNS,
+  ...(minPageBytes !== undefined ? { minPageBytes } : {}),
+});
 const cpu = process.cpuUsage(cpu0);
 console.log(
   `COPY ${copyMs.toFixed(0)} ms; cut into pages ${(performance.now() - t).toFixed(0)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms): ${stats.split} chunks cut, ${stats.copied} copied, ${stats.pages} pages`,

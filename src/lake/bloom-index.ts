@@ -130,8 +130,8 @@ export class BloomIndex {
   private cacheBytes = 0;
   /** Files whose footer could not be read (kept by every lookup). */
   private readonly unreadable = new Set<string>();
-  /** Row groups and files looked at / ruled out, for tests and bench/search/explain.ts. */
-  readonly stats = { files: 0, filesDropped: 0, rowGroups: 0, bloomReads: 0, wholeFileChecks: 0 };
+  /** Row groups and files looked at / ruled out, footers indexed, for tests and bench/search/explain.ts. */
+  readonly stats = { files: 0, filesDropped: 0, rowGroups: 0, bloomReads: 0, wholeFileChecks: 0, footers: 0 };
 
   constructor(
     private readonly read: Read,
@@ -270,6 +270,11 @@ export class BloomIndex {
     return words;
   }
 
+  /** Indexes `columns` of the files at `paths` not indexed yet (the warm-up after start, lookup-warm.ts). */
+  async warm(paths: readonly string[], columns: readonly string[]): Promise<void> {
+    await this.load(paths, columns);
+  }
+
   /** Reads the footers' chunk entries of files and columns not indexed yet (one statement). */
   private async load(paths: readonly string[], columns: readonly string[]): Promise<void> {
     const missing = paths.filter((p) => {
@@ -313,6 +318,7 @@ export class BloomIndex {
   ): void {
     const fresh = new Map<string, Map<string, ChunkIndex[]>>();
     for (const p of paths) fresh.set(p, new Map(columns.map((c) => [c, []])));
+    this.stats.footers += paths.length;
     for (const r of rows) {
       const chunks = fresh.get(String(r.file_name))?.get(String(r.path_in_schema));
       if (!chunks) continue;

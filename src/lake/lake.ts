@@ -25,6 +25,7 @@ import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type GroupBatch, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
+import { warmLookups } from "./lookup-warm.ts";
 import { PageReader } from "./page-reader.ts";
 import { type MatchResult, PageMatcher } from "./page-match.ts";
 import { PageTimes, type TimedRow } from "./page-time.ts";
@@ -302,7 +303,9 @@ export class Lake implements Module {
   }
 
   /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
-  lookupStats(): { files: number; filesDropped: number; rowGroups: number; bloomReads: number } | undefined {
+  lookupStats():
+    | { files: number; filesDropped: number; rowGroups: number; bloomReads: number; footers: number }
+    | undefined {
     return this.bloom ? { ...this.bloom.stats } : undefined;
   }
 
@@ -539,9 +542,9 @@ export class Lake implements Module {
     return await this.scanSql(key, { snapshotId: await snapshotOf(ref, this.parts.catalog) });
   }
 
-  /** Rows read page by page so far, and reads refused (page-reader.ts); undefined on a remote data path. */
-  pageStats(): { rows: number; refused: number } | undefined {
-    return this.pages ? { ...this.pages.stats } : undefined;
+  /** Rows read page by page so far, reads refused and file layouts built (page-reader.ts); undefined on a remote data path. */
+  pageStats(): { rows: number; refused: number; layouts: number } | undefined {
+    return this.pages ? { ...this.pages.stats, layouts: this.pages.layouts.pageStats.layouts } : undefined;
   }
 
   /** Whether rowsByPage can read this lake's files (a local data path). */
@@ -577,6 +580,29 @@ export class Lake implements Module {
   matchRows(path: string, lookups: readonly Lookup[], groups: readonly number[], limit: number): MatchResult {
     if (!this.matcher || !path.startsWith(this.dataPath)) return { refused: true };
     return this.matcher.match(path, lookups, groups, limit);
+  }
+
+  /**
+   * Reads the footers of the newest local data files of tables with point-lookup columns into the
+   * lookup indexes (lookup-warm.ts), in the background after start; resolves with the files read.
+   */
+  async warmLookups(): Promise<number> {
+    if (!this.catalog || !this.bloom || !this.pages) return 0;
+    const layouts = this.pages.layouts;
+    const stopped = () => this.engine === undefined;
+    try {
+      return await warmLookups({
+        catalog: this.catalog,
+        tables: () => this.defs.values(),
+        bloom: this.bloom,
+        layouts,
+        maxFiles: layouts.maxFiles,
+        stopped,
+      });
+    } catch (e) {
+      if (stopped()) return 0; // the lake stopped under it (its catalog closed)
+      throw e;
+    }
   }
 
   /**

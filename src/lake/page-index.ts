@@ -100,11 +100,11 @@ export class PagedFiles {
   /** Decompressed data pages by `path@offset`, the least recently used first, at most `maxPageBytes` in all. */
   private readonly pages = new Map<string, { header: ThriftStruct; body: Uint8Array }>();
   private pageBytes = 0;
-  /** Pages answered from the cache / read (tests, bench/search/explain.ts). */
-  readonly pageStats = { hits: 0, reads: 0 };
+  /** Pages answered from the cache / read, file layouts built (tests, bench/search/explain.ts). */
+  readonly pageStats = { hits: 0, reads: 0, layouts: 0 };
 
   constructor(
-    private readonly maxFiles = 512,
+    readonly maxFiles = 512,
     /**
      * A search's passes read some pages twice (a lookup's time and ids, then every column of the
      * same rows; a call view opened from a search), so the last ones are kept decompressed.
@@ -173,6 +173,7 @@ export class PagedFiles {
       return known ?? undefined;
     }
     let built: FileIndex | null = null;
+    this.pageStats.layouts++;
     try {
       built = build(fd);
     } catch {

@@ -104,6 +104,13 @@ describe("searches over paged merged files", () => {
     const md = await parquetMetadataAsync(await asyncBufferFromFile(join(dir.path, "lake", files[0]!.path)));
     expect(md.row_groups[0]!.columns.every((c) => c.offset_index_offset !== undefined)).toBe(true);
 
+    // The warm-up after start (src/lake/lookup-warm.ts) reads the merged file's footer into the
+    // lookup indexes: the searches below index no footer again.
+    const warmed = { lookups: lake.lookupStats()!.footers, layouts: lake.pageStats()!.layouts };
+    expect(await lake.warmLookups()).toBe(1);
+    const afterWarm = { lookups: lake.lookupStats()!.footers, layouts: lake.pageStats()!.layouts };
+    expect(afterWarm).toEqual({ lookups: warmed.lookups + 1, layouts: warmed.layouts + 1 });
+
     const api = `${coordinatorUrl}/api/v4`;
     const login = await fetch(`${api}/auth/sessions`, {
       method: "POST",
@@ -254,5 +261,6 @@ describe("searches over paged merged files", () => {
       if (id === "pg-13@test") expect(lake.matchStats()!.files > matchedBefore).toBe(true);
     }
     expect(lake.pageStats()!.refused).toBe(0);
+    expect({ lookups: lake.lookupStats()!.footers, layouts: lake.pageStats()!.layouts }).toEqual(afterWarm);
   }, 60_000);
 });
