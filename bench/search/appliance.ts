@@ -32,6 +32,11 @@ export interface Api {
 export interface Appliance {
   api: Api;
   pid: number;
+  /**
+   * Resolves once the appliance has logged the end of its lookup index warm-up after start
+   * (src/lake/lookup-warm.ts), or after `timeoutMs`: the warm iterations then measure the steady state.
+   */
+  warmed(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,6 +74,7 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
   // The lake opens in the second phase of the start (docs/ARCHITECTURE.md "Start-up"): lake routes
   // answer 503 STARTING until the appliance logs "svc started", so the cold query waits for it.
   let started = false;
+  let warmedUp = false;
   let pending = "";
   const pump = (async () => {
     for (;;) {
@@ -84,6 +90,7 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
           if (j.msg === "listening" && j.module === "coordinator-http" && j.address)
             port = Number(j.address.split(":").pop());
           else if (j.msg === "svc started") started = true;
+          else if (j.msg === "lookup indexes warmed" || j.msg === "lookup index warm-up failed") warmedUp = true;
           else if (j.level === "error" || j.level === "warn")
             console.error(`  appliance ${j.level}: ${line.slice(0, 300)}`);
         } catch {
@@ -118,6 +125,10 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
   return {
     api,
     pid: child.pid,
+    async warmed(timeoutMs = 60_000) {
+      const until = Date.now() + timeoutMs;
+      while (!warmedUp && Date.now() < until && child.exitCode === null) await Bun.sleep(20);
+    },
     async stop() {
       child.kill("SIGTERM");
       await child.exited;

@@ -9,7 +9,8 @@
  *   - the call view of a 2-leg call                POST /api/v4/transactions/messages (24 h, week)
  * Per scenario: a fresh process answers the first query (cold; with --evict the data files are
  * also dropped from the OS page cache first, posix_fadvise DONTNEED, in a separate fresh start),
- * then --iterations queries with random targets (warm). Every answer is checked (item counts,
+ * then, once its lookup index warm-up after start has ended (src/lake/lookup-warm.ts), --iterations
+ * queries with random targets (warm). Every answer is checked (item counts,
  * Call-IDs, order; newest 100 row by row against one plain ordered SQL statement), so a fast
  * wrong answer cannot pass.
  *
@@ -285,6 +286,7 @@ for (const sc of scenarios) {
   const sampler = setInterval(() => loads.push(loadAverage()), 1000);
   const cold = await timed(a, sc.next());
   note(cold.error);
+  await a.warmed();
   const cpu0 = cpuMs(a.pid);
   const own0 = cpuMs(process.pid);
   const busy0 = machineBusyMs();
