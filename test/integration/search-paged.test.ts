@@ -76,6 +76,8 @@ describe("searches over paged merged files", () => {
       coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
       storage: {
         lakehouse: {
+          // The last batch stays in the buffer until the end (the others are flushed by the test).
+          flush_interval_sec: 3600,
           search: { lazy_payload: true },
           compaction: { enable: true, min_age_sec: 0, check_interval_sec: 86_400, rows_per_page: 4 },
         },
@@ -261,6 +263,8 @@ describe("searches over paged merged files", () => {
       if (id === "pg-13@test") expect(lake.matchStats()!.files > matchedBefore).toBe(true);
     }
     expect(lake.pageStats()!.refused).toBe(0);
+    // The merged file's footer was not read again.
+    expect(await lake.files(key)).toHaveLength(1);
     expect({ lookups: lake.lookupStats()!.footers, layouts: lake.pageStats()!.layouts }).toEqual(afterWarm);
   }, 60_000);
 });
