@@ -44,7 +44,9 @@ export async function warmLookups(w: WarmTarget): Promise<number> {
     const byColumns = new Map<string, string[]>();
     for (const f of batch) {
       const k = f.columns.join(",");
-      byColumns.set(k, [...(byColumns.get(k) ?? []), f.file.absolutePath]);
+      const paths = byColumns.get(k);
+      if (paths) paths.push(f.file.absolutePath);
+      else byColumns.set(k, [f.file.absolutePath]);
     }
     for (const [k, paths] of byColumns) await w.bloom.warm(paths, k.split(","));
     for (const f of batch) {

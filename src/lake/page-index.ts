@@ -70,15 +70,6 @@ export function levels(
 ): { defined: Uint8Array | undefined; at: number } {
   if (!optional) return { defined: undefined, at: 0 };
   const n = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true);
-  // One RLE run of 1 covering the page (no NULL, as writers encode it): nothing to decode.
-  let head = 0;
-  let i = 4;
-  for (let shift = 0; i < 4 + n; shift += 7) {
-    const b = body[i++]!;
-    head += (b & 0x7f) * 2 ** shift;
-    if (b < 0x80) break;
-  }
-  if (head % 2 === 0 && Math.floor(head / 2) >= rows && body[i] === 1) return { defined: undefined, at: 4 + n };
   return { defined: bitLevels(body, 4, 4 + n, rows), at: 4 + n };
 }
 

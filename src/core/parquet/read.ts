@@ -88,10 +88,11 @@ export function decodeHybrid(buf: Uint8Array, at: number, end: number, width: nu
 
 /**
  * The first `count` values of an RLE / bit-packed hybrid of bit width 1 in buf[at, end) (a flat
- * OPTIONAL column's definition levels): 1 where the row holds a value. decodeHybrid's general
- * loop, specialised: a bit-packed byte is eight rows, a run's value one byte.
+ * OPTIONAL column's definition levels): 1 where the row holds a value; undefined when one run of
+ * 1 covers them (no NULL, as writers encode it: nothing to decode). decodeHybrid's general loop,
+ * specialised: a bit-packed byte is eight rows, a run's value one byte.
  */
-export function bitLevels(buf: Uint8Array, at: number, end: number, count: number): Uint8Array {
+export function bitLevels(buf: Uint8Array, at: number, end: number, count: number): Uint8Array | undefined {
   const out = new Uint8Array(count);
   let n = 0;
   while (n < count && at < end) {
@@ -119,6 +120,7 @@ export function bitLevels(buf: Uint8Array, at: number, end: number, count: numbe
       for (let bit = 0; n < stop; bit++, n++) out[n] = (buf[i]! >> bit) & 1;
       at += length;
     } else {
+      if (n === 0 && length >= count && buf[at] === 1) return undefined;
       const run = Math.min(count - n, length);
       if (buf[at++]! & 1) out.fill(1, n, n + run);
       n += run;
