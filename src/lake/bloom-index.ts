@@ -14,8 +14,9 @@
  * which is most of a lookup's time once a lake has a hundred files (docs/BENCHMARKS.md "Point
  * lookups").
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { readSync } from "node:fs";
 import { FILE_BLOOM_KEY, sbbfBlock, sbbfMask } from "../core/index.ts";
+import { OpenFiles } from "./open-files.ts";
 import { literal } from "./sql.ts";
 
 /**
@@ -138,6 +139,8 @@ export class BloomIndex {
     private readonly maxCacheBytes = 64 * 1024 * 1024,
     /** Files indexed at most (least recently used dropped first: files compacted away stop being used). */
     private readonly maxFiles = 4096,
+    /** Descriptors kept between reads (shared with the page reads, open-files.ts). */
+    private readonly openFiles = new OpenFiles(),
   ) {}
 
   /** The files that may hold a row matching every lookup (order kept). */
@@ -213,7 +216,7 @@ export class BloomIndex {
         may ??= col.groups.map(() => false);
         if (col.whole) {
           // One block read rules the column out for the whole file, before any row group's filter.
-          fd ??= openSync(path, "r");
+          fd ??= this.openFiles.fd(path);
           this.stats.wholeFileChecks++;
           const whole = col.whole;
           if (!l.values.some((v) => wholeMayHold(fd!, whole, v.probe))) continue;
@@ -229,7 +232,7 @@ export class BloomIndex {
             if (ch.max !== null && utf8Compare(v.value, ch.max, ascii) > 0) continue;
             if (ch.length !== 0) {
               if (!words) {
-                fd ??= openSync(path, "r");
+                fd ??= this.openFiles.fd(path);
                 words = this.bitset(fd, ch);
               }
               if (!wordsMayHold(words, v.probe)) continue;
@@ -242,9 +245,8 @@ export class BloomIndex {
       }
       return may ?? "unknown";
     } catch {
+      if (fd !== undefined) this.openFiles.drop(path);
       return "unknown"; // a file gone (compacted away under us) or unreadable: keep it, DuckDB decides
-    } finally {
-      if (fd !== undefined) closeSync(fd);
     }
   }
 

@@ -27,6 +27,8 @@ import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
 import { warmLookups } from "./lookup-warm.ts";
 import { PageReader } from "./page-reader.ts";
+import { PagedFiles } from "./page-index.ts";
+import { OpenFiles } from "./open-files.ts";
 import { type MatchResult, PageMatcher } from "./page-match.ts";
 import { PageTimes, type TimedRow } from "./page-time.ts";
 import type { Lookup } from "./bloom-index.ts";
@@ -110,6 +112,8 @@ export class Lake implements Module {
   private matcher: PageMatcher | undefined;
   /** Window counts and newest rows of data files from their statistics and time pages (page-time.ts). */
   private times: PageTimes | undefined;
+  /** Data files kept open between those reads (open-files.ts). */
+  private openFiles: OpenFiles | undefined;
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -188,10 +192,18 @@ export class Lake implements Module {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
       const engine = this.engine;
       // A remote data_path's files are local only once fetched: no pruning there (DuckDB still prunes row groups).
-      this.bloom = this.remote
-        ? undefined
-        : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
-      this.pages = this.remote ? undefined : new PageReader();
+      // One set of kept descriptors for every local read of data files (open-files.ts).
+      const openFiles = this.remote ? undefined : new OpenFiles();
+      this.openFiles = openFiles;
+      this.bloom = openFiles
+        ? new BloomIndex(
+            async (sql) => (await this.queries.track(() => engine.query(sql))).rows,
+            undefined,
+            undefined,
+            openFiles,
+          )
+        : undefined;
+      this.pages = openFiles ? new PageReader(new PagedFiles(undefined, undefined, openFiles)) : undefined;
       this.matcher = this.pages ? new PageMatcher(this.pages.layouts) : undefined;
       this.times = this.pages ? new PageTimes(this.pages.layouts) : undefined;
     } catch (e) {
@@ -296,6 +308,8 @@ export class Lake implements Module {
     this.engine = undefined;
     this.catalog = undefined;
     this.remote = undefined;
+    this.openFiles?.closeAll();
+    this.openFiles = undefined;
     this.bloom = undefined;
     this.pages = undefined;
     this.matcher = undefined;

@@ -4,7 +4,7 @@
  * chunk's physical type, codec and dictionary page, and, on first use, where each of its data
  * pages lies. The row fetch (page-reader.ts) and the lookup match (page-match.ts) share it.
  */
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { fstatSync } from "node:fs";
 import {
   bitLevels,
   decompressPage,
@@ -17,6 +17,7 @@ import {
   ThriftScan,
   type ThriftStruct,
 } from "../core/index.ts";
+import { OpenFiles } from "./open-files.ts";
 
 export interface Chunk {
   physical: number;
@@ -101,6 +102,8 @@ export class PagedFiles {
      * same rows; a call view opened from a search), so the last ones are kept decompressed.
      */
     private readonly maxPageBytes = 16 * 1024 * 1024,
+    /** Descriptors kept between reads (shared with the bloom index, open-files.ts). */
+    readonly openFiles = new OpenFiles(),
   ) {}
 
   /** A data page of the file at `path` (open as `fd`): its header and body uncompressed, from the cache when it was read lately. */
@@ -134,14 +137,14 @@ export class PagedFiles {
   }
 
   /**
-   * `read` on the file at `path`, open and with its layout, closed after; `fallback` instead when
-   * the file is gone (compacted away, retention) or is not one read here: not a flat Parquet
+   * `read` on the file at `path`, open (open-files.ts) and with its layout; `fallback` instead
+   * when the file is gone (compacted away, retention) or is not one read here: not a flat Parquet
    * file, or a page `read` cannot decode (it throws). The callers then leave the file to DuckDB.
    */
   withFile<T>(path: string, read: (fd: number, index: FileIndex) => T, fallback: (why: "gone" | "unreadable") => T): T {
     let fd: number;
     try {
-      fd = openSync(path, "r");
+      fd = this.openFiles.fd(path);
     } catch {
       return fallback("gone");
     }
@@ -149,9 +152,8 @@ export class PagedFiles {
       const index = this.index(path, fd);
       return index ? read(fd, index) : fallback("unreadable");
     } catch {
+      this.openFiles.drop(path); // an I/O error: the next read opens the file again
       return fallback("unreadable");
-    } finally {
-      closeSync(fd);
     }
   }
 
