@@ -89,6 +89,35 @@ describe("compareStatValues", () => {
   });
 });
 
+test("compareStatValues orders DuckDB's timestamp texts as their values", () => {
+  // The text fast path against the parse, over bounds as DuckDB and formatStatValue write them:
+  // fractions of 0-6 digits, trailing zeros or not, equal values in different forms.
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const text = (us: number) => {
+    const iso = new Date(Math.floor(us / 1000)).toISOString().replace("T", " ").slice(0, 19);
+    const frac = String(us % 1_000_000).padStart(6, "0");
+    const keep = rand(7); // digits written, at least those that are not trailing zeros
+    const digits = frac.replace(/0+$/, "").length;
+    const n = Math.max(keep, digits);
+    return n === 0 ? iso : `${iso}.${frac.slice(0, n)}`;
+  };
+  const base = Date.UTC(2026, 10, 22) * 1000;
+  for (let i = 0; i < 2000; i++) {
+    const a = base + rand(5) * 1_000_000 + [0, 500_000, 120_000, 1, 999_999][rand(5)]!;
+    const b = rand(3) === 0 ? a : base + rand(5) * 1_000_000 + rand(1_000_000);
+    const [x, y] = [text(a), text(b)];
+    const want = Math.sign(Number(parseTimestampMicros(x)! - parseTimestampMicros(y)!));
+    expect([x, y, Math.sign(compareStatValues("timestamp", x, y))]).toEqual([x, y, want]);
+  }
+  expect(compareStatValues("timestamp", "2026-11-22 10:00:00", "2026-11-22 10:00:00.000000")).toBe(0);
+  expect(compareStatValues("timestamp", "2026-11-22 10:00:00.1", "2026-11-22 10:00:00.100")).toBe(0);
+  expect(compareStatValues("date", "2026-11-22", "2026-11-22 00:00:00")).toBe(0);
+});
+
 test("formatDouble round-trips", () => {
   for (const x of [Math.PI, -Math.E, 1 / 3, 2 ** 60, 5e-324, 1.7976931348623157e308, 0.5, 100, 12345.678]) {
     expect(Number(formatDouble(x))).toBe(x);
