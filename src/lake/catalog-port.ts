@@ -67,11 +67,25 @@ export function toLiveDataFile(f: ListedDataFile): LiveDataFile {
     fileSizeBytes: f.fileSizeBytes,
     beginSnapshot: f.beginSnapshot,
     partitionValues: f.partitionValues,
-    columnStats: Object.fromEntries(
-      Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }]),
-    ),
+    columnStats: liveStats(f.columnStats),
     ...(f.deleteFile ? { hasDeletes: true } : {}),
   };
+}
+
+/** The port's stats of a frozen record the statistics memo hands out, made once (src/lake/catalog/stats-memo.ts). */
+const liveOf = new WeakMap<object, Readonly<Record<string, ColumnStat>>>();
+
+function liveStats(stats: ListedDataFile["columnStats"]): Record<string, ColumnStat> {
+  const known = liveOf.get(stats);
+  if (known) return known;
+  const live: Record<string, ColumnStat> = {};
+  for (const k in stats) {
+    const s = stats[k]!;
+    live[k] = { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 };
+  }
+  if (!Object.isFrozen(stats)) return live;
+  liveOf.set(stats, Object.freeze(live));
+  return live;
 }
 
 /** Native compaction's swap checks (src/lake/catalog/file-swap.ts PartitionSwapGuard). */

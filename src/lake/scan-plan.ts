@@ -90,6 +90,20 @@ function utf8Compare(a: string, b: string): number {
 }
 
 /**
+ * A time column's statistics as epoch µs, parsed once per statistics object: a listing hands out
+ * the same frozen objects for files it has listed before (src/lake/catalog/stats-memo.ts).
+ */
+const parsedBounds = new WeakMap<object, { minUs: number | null; maxUs: number | null }>();
+function timeBounds(s: { min: string | null; max: string | null }): { minUs: number | null; maxUs: number | null } {
+  let b = parsedBounds.get(s);
+  if (!b) {
+    b = { minUs: parseTimestampUs(s.min), maxUs: parseTimestampUs(s.max) };
+    parsedBounds.set(s, b);
+  }
+  return b;
+}
+
+/**
  * The files of one read of table `entry`, pruned by the catalog's statistics (time range, another
  * column's range, VARCHAR values), with their time bounds, and the buffer, captured as one cut:
  * the listing and the buffer read run inside the writer's commit gate, so no flush moves rows from
@@ -143,12 +157,8 @@ export async function planScan(
   const t = def.timeColumn;
   let spans: ScanFile[] = files.map((file) => {
     const s = file.columnStats[t];
-    return {
-      file,
-      minUs: parseTimestampUs(s?.min),
-      maxUs: parseTimestampUs(s?.max),
-      timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0,
-    };
+    const { minUs, maxUs } = s ? timeBounds(s) : { minUs: null, maxUs: null };
+    return { file, minUs, maxUs, timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
   });
   if (opts.newestFirst) {
     // Unknown bounds sort as the newest (such a file may hold any time).

@@ -42,6 +42,54 @@ describe("StatsMemo", () => {
     }).toThrow();
   });
 
+  test("a listing of every column gets the same frozen record each time, a new one after a rename", () => {
+    const memo = new StatsMemo();
+    const read = new FreshStats(1, file(1));
+    read.column(7, stat("a"));
+    read.column(8, stat("b"));
+    memo.keep([read]);
+    const list = (names: Map<number, string>) => {
+      const byId = new Map([[1, file(1)]]);
+      memo.fill(byId, names);
+      return byId.get(1)!.columnStats;
+    };
+    const first = list(
+      new Map([
+        [7, "x"],
+        [8, "y"],
+      ]),
+    );
+    expect(first).toEqual({ x: stat("a"), y: stat("b") });
+    expect(
+      list(
+        new Map([
+          [7, "x"],
+          [8, "y"],
+        ]),
+      ),
+    ).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    const renamed = list(
+      new Map([
+        [7, "x"],
+        [8, "z"],
+      ]),
+    );
+    expect(renamed).toEqual({ x: stat("a"), z: stat("b") });
+    // Some columns only: a record of those, not kept (it would replace the whole one each time).
+    const some = list(new Map([[7, "x"]]));
+    expect(some).toEqual({ x: stat("a") });
+    expect(Object.isFrozen(some)).toBe(false);
+    expect(
+      list(
+        new Map([
+          [7, "x"],
+          [8, "z"],
+        ]),
+      ),
+    ).toBe(renamed);
+  });
+
   test("a file under a known id but at another path or size is read again", () => {
     const memo = new StatsMemo();
     const read = new FreshStats(1, file(1));

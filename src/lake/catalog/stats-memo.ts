@@ -13,6 +13,11 @@ interface Known {
   size: number;
   columns: Map<number, Readonly<FileColumnStats>>;
   partition?: string;
+  /**
+   * The stats by column name of the last listing that wanted them all, and the names it used
+   * (`sig`): the next such listing hands out the same frozen record instead of building one.
+   */
+  byName?: { sig: string; record: Readonly<Record<string, Readonly<FileColumnStats>>> };
 }
 
 /** What one listing reads for a file not known here (kept once the listing has read it all). */
@@ -49,6 +54,8 @@ export class StatsMemo {
    */
   fill(byId: ReadonlyMap<number, DataFileInfo>, columns: ReadonlyMap<number, string>, partName?: string): number[] {
     const missing: number[] = [];
+    let sig = "";
+    for (const [id, name] of columns) sig += `${id}\0${name}\0`;
     for (const [id, f] of byId) {
       const k = this.known.get(id);
       if (k === undefined || k.path !== f.absolutePath || k.size !== f.fileSizeBytes) {
@@ -57,9 +64,16 @@ export class StatsMemo {
       }
       this.known.delete(id);
       this.known.set(id, k); // most recently used last
-      for (const [columnId, st] of k.columns) {
-        const name = columns.get(columnId);
-        if (name !== undefined) f.columnStats[name] = st;
+      if (k.byName?.sig === sig) f.columnStats = k.byName.record;
+      else {
+        const record: Record<string, Readonly<FileColumnStats>> = {};
+        for (const [columnId, st] of k.columns) {
+          const name = columns.get(columnId);
+          if (name !== undefined) record[name] = st;
+        }
+        // Only a listing of every column is kept: one of some columns would replace it each time.
+        if (k.columns.size === columns.size) k.byName = { sig, record: Object.freeze(record) };
+        f.columnStats = record;
       }
       if (partName !== undefined && k.partition !== undefined) f.partitionValues[partName] = k.partition;
     }
