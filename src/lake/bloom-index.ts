@@ -47,6 +47,8 @@ interface ChunkIndex {
   /** Offset and length of the filter's header + bitset; length 0 when the chunk has none. */
   offset: number;
   length: number;
+  /** Used since the cache last passed over it (BloomIndex.cached). */
+  used?: boolean;
   /** The bitset once read (cached, see BloomIndex.cached). */
   words?: Uint32Array;
 }
@@ -126,7 +128,12 @@ interface Prepared {
 export class BloomIndex {
   /** absolute path → column → its chunks and whole-file filter (files are immutable). */
   private readonly files = new Map<string, Map<string, ColumnIndex>>();
-  /** Chunks whose bitset is held, least recently used first, at most `maxCacheBytes` of bitsets in all. */
+  /**
+   * Chunks whose bitset is held, at most `maxCacheBytes` of bitsets in all, the oldest first. A
+   * use only marks the chunk (a search checks thousands of them; moving each to the end cost a
+   * quarter of the check); making room, a marked chunk is unmarked and moved to the end instead
+   * of dropped (the "second chance" clock).
+   */
   private readonly cached = new Set<ChunkIndex>();
   private cacheBytes = 0;
   /** Files whose footer could not be read (kept by every lookup). */
@@ -143,7 +150,10 @@ export class BloomIndex {
     private readonly openFiles = new OpenFiles(),
   ) {}
 
-  /** The files that may hold a row matching every lookup (order kept). */
+  /**
+   * The files that may hold a row matching every lookup (order kept). The row groups each kept
+   * file may hold one in are kept too, for the `candidateGroups` of the same lookups that follows.
+   */
   async prune<F extends { absolutePath: string }>(files: readonly F[], lookups: readonly Lookup[]): Promise<F[]> {
     const active = lookups.filter((l) => l.columns.length > 0 && l.values.length > 0);
     if (active.length === 0 || files.length === 0) return [...files];
@@ -152,11 +162,22 @@ export class BloomIndex {
       [...new Set(active.flatMap((l) => l.columns))],
     );
     const prepared = this.prepare(active);
-    const kept = files.filter((f) => prepared.every((l) => this.fileMayHold(f.absolutePath, l)));
+    const groups = new Map<string, number[] | undefined>();
+    const kept = files.filter((f) => {
+      const g = this.candidates(f.absolutePath, prepared);
+      groups.set(f.absolutePath, g);
+      return g === undefined || g.length > 0;
+    });
+    this.lastGroups.delete(signature(lookups));
+    this.lastGroups.set(signature(lookups), groups);
+    if (this.lastGroups.size > 8) this.lastGroups.delete(this.lastGroups.keys().next().value!);
     this.stats.files += files.length;
     this.stats.filesDropped += files.length - kept.length;
     return kept;
   }
+
+  /** The candidate row groups of the last prunes' files, by the lookups' signature (a few searches at once). */
+  private readonly lastGroups = new Map<string, Map<string, number[] | undefined>>();
 
   private prepare(lookups: readonly Lookup[]): Prepared[] {
     return lookups
@@ -173,34 +194,32 @@ export class BloomIndex {
    * The row groups of an indexed file that may hold a row matching every lookup (ascending), from
    * the whole-file filter, the row groups' min/max and their bloom filters; undefined when no
    * lookup can rule a row group out (a file or column not indexed: every group may). The files of
-   * a scan plan are indexed by `prune` (src/lake/page-match.ts reads only these groups).
+   * a scan plan are indexed by `prune`, which has worked this out already for its files
+   * (src/lake/page-match.ts reads only these groups).
    */
   candidateGroups(path: string, lookups: readonly Lookup[]): number[] | undefined {
-    let kept: boolean[] | undefined;
-    for (const l of this.prepare(lookups)) {
-      const may = this.groupsMayHold(path, l, false);
-      if (may === "unknown") continue;
-      kept = kept ? kept.map((k, g) => k && may[g] === true) : may;
-    }
-    if (!kept) return undefined;
-    const out: number[] = [];
-    kept.forEach((k, g) => {
-      if (k) out.push(g);
-    });
-    return out;
+    const known = this.lastGroups.get(signature(lookups));
+    if (known?.has(path)) return known.get(path);
+    return this.candidates(path, this.prepare(lookups));
   }
 
-  private fileMayHold(path: string, l: Prepared): boolean {
-    const may = this.groupsMayHold(path, l, true);
-    return may === "unknown" || may.includes(true);
+  private candidates(path: string, prepared: readonly Prepared[]): number[] | undefined {
+    let kept: boolean[] | undefined;
+    for (const l of prepared) {
+      const may = this.groupsMayHold(path, l);
+      if (may === "unknown") continue;
+      kept = kept ? kept.map((k, g) => k && may[g] === true) : may;
+      if (!kept.includes(true)) break;
+    }
+    return kept?.flatMap((k, g) => (k ? [g] : []));
   }
 
   /**
    * Per row group, whether it may hold a row where some of the lookup's columns equals one of its
    * values; "unknown" when the file or one of the columns is not indexed (nothing can be ruled
-   * out). With `first`, stops at the first group that may (the answer then only says whether one does).
+   * out).
    */
-  private groupsMayHold(path: string, l: Prepared, first: boolean): boolean[] | "unknown" {
+  private groupsMayHold(path: string, l: Prepared): boolean[] | "unknown" {
     const cols = this.files.get(path);
     if (!cols) return "unknown";
     this.files.delete(path);
@@ -240,7 +259,6 @@ export class BloomIndex {
             may[g] = true;
             break;
           }
-          if (may[g] && first) return may;
         }
       }
       return may ?? "unknown";
@@ -250,11 +268,10 @@ export class BloomIndex {
     }
   }
 
-  /** A chunk's bitset: from the cache (then used last), else read and cached, the least recently used out first. */
+  /** A chunk's bitset: from the cache (then marked used), else read and cached, room made as `cached` says. */
   private bitset(fd: number, ch: ChunkIndex): Uint32Array {
     if (ch.words) {
-      this.cached.delete(ch);
-      this.cached.add(ch);
+      ch.used = true;
       return ch.words;
     }
     const words = readBitset(fd, ch);
@@ -266,6 +283,11 @@ export class BloomIndex {
     for (const old of this.cached) {
       if (this.cacheBytes <= this.maxCacheBytes) break;
       this.cached.delete(old);
+      if (old.used) {
+        old.used = false;
+        this.cached.add(old); // visited again after every other chunk: the loop ends
+        continue;
+      }
       this.cacheBytes -= old.words!.byteLength;
       old.words = undefined;
     }
@@ -361,6 +383,11 @@ export class BloomIndex {
     }
     if (this.unreadable.size > this.maxFiles) this.unreadable.clear();
   }
+}
+
+/** Lookups as one string: the same columns and values give the same signature. */
+function signature(lookups: readonly Lookup[]): string {
+  return JSON.stringify(lookups.map((l) => [l.columns, l.values]));
 }
 
 /** The bitset of one chunk's filter: the last power-of-two bytes of [offset, offset + length) (the Thrift header comes first). */
