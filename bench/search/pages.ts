@@ -17,6 +17,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { repageParquet } from "../../src/core/parquet/repage.ts";
 import { hepTableDef } from "../../src/ingest/hep/tables.ts";
 import { LOOKUP_COLUMNS } from "../../src/lake/bloom-index.ts";
+import { PagedFiles } from "../../src/lake/page-index.ts";
 import { PageReader } from "../../src/lake/page-reader.ts";
 import { flags } from "./manifest.ts";
 import { summarize } from "./stats.ts";
@@ -27,6 +28,8 @@ if (!src) throw new Error("--file is required");
 const rowsPerPage = Number(f.get("rows-per-page") ?? 512);
 /** Least bytes of values a page (default: repage.ts MIN_PAGE_BYTES). */
 const minPageBytes = f.has("min-page-bytes") ? Number(f.get("min-page-bytes")) : undefined;
+/** Most bytes of values a page of more than one row (default: repage.ts MAX_PAGE_BYTES). */
+const maxPageBytes = f.has("max-page-bytes") ? Number(f.get("max-page-bytes")) : undefined;
 /** As compaction writes a paged file: PLAIN chunks (no dictionaries); `--plain false`: DuckDB's default encodings. */
 const plain = f.get("plain") !== "false";
 // Written outside the lake (a file in its data path would be an orphan to the lake).
@@ -49,6 +52,7 @@ const stats = await repageParquet(duckFile, paged, {
   rowsPerPage,
   bloomColumns: LOOKUP_COLUMNS,
   ...(minPageBytes !== undefined ? { minPageBytes } : {}),
+  ...(maxPageBytes !== undefined ? { maxPageBytes } : {}),
 });
 const cpu = process.cpuUsage(cpu0);
 console.log(
@@ -107,7 +111,8 @@ for (const [name, file] of [
   );
   await time(`${name}: DuckDB, every column of 100 scattered rows by number`, () => byNumber(file, scattered()));
 }
-const reader = new PageReader();
+// No page cache: the second round of the same calls would find their pages decompressed already.
+const reader = new PageReader(new PagedFiles(512, 0));
 await time("paged file: page reader, every column of one call", (i) => reader.read(paged, def, callRows[i]!));
 await time("paged file: page reader, every column of 14 calls (≈ 100 rows)", () =>
   reader.read(paged, def, callRows.slice(0, 14).flat()),

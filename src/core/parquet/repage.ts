@@ -31,6 +31,8 @@ const FIXED: Record<number, number> = { 1: 4, 2: 8, 4: 4, 5: 8 }; // INT32, INT6
 const BYTE_ARRAY = 6;
 /** A page holds at least this many bytes of values (uncompressed) unless its chunk ends. */
 export const MIN_PAGE_BYTES = 8 * 1024;
+/** A page of more than one row holds at most about this many bytes of values (uncompressed). */
+export const MAX_PAGE_BYTES = Number.POSITIVE_INFINITY;
 
 export interface RepageStats {
   /** Column chunks cut into pages / copied as written. */
@@ -74,6 +76,7 @@ function cut(
   optional: boolean,
   rowsPerPage: number,
   minBytes: number,
+  maxBytes: number,
   bloom: boolean,
 ): { parts: Uint8Array[]; rows: number[]; uncompressed: number; hashes: BigUint64Array[] | undefined } | undefined {
   const dph = page.header.get(5)?.value as ThriftStruct | undefined;
@@ -97,7 +100,7 @@ function cut(
   const hashes: BigUint64Array[] | undefined = bloom ? [] : undefined;
   for (let from = 0, to = 0; from < rows; from = to) {
     const start = at;
-    for (to = from; to < rows && (to - from < rowsPerPage || at - start < minBytes); to++) {
+    for (to = from; to < rows && ((to - from < rowsPerPage && at - start < maxBytes) || at - start < minBytes); to++) {
       if (defined && defined[to] === 0) continue;
       at += width ?? 4 + view.getUint32(at, true);
     }
@@ -140,6 +143,8 @@ export interface RepageOptions {
   rowsPerPage: number;
   /** Default MIN_PAGE_BYTES. */
   minPageBytes?: number;
+  /** Default MAX_PAGE_BYTES. */
+  maxPageBytes?: number;
   /**
    * VARCHAR columns whose cut chunks get a split-block bloom filter (xxHash64, 1 % false
    * positives), as DuckDB writes one only for dictionary-encoded chunks: point lookups keep
@@ -183,6 +188,7 @@ function keyValue(key: string, value: string): ThriftStruct {
 export async function repageParquet(input: string, output: string, opts: RepageOptions): Promise<RepageStats> {
   const { rowsPerPage } = opts;
   const minBytes = opts.minPageBytes ?? MIN_PAGE_BYTES;
+  const maxBytes = opts.maxPageBytes ?? MAX_PAGE_BYTES;
   const yieldEvery = opts.yieldEvery ?? (async () => {});
   const stats: RepageStats = { split: 0, copied: 0, pages: 0 };
   const fin = openSync(input, "r");
@@ -233,7 +239,7 @@ export async function repageParquet(input: string, output: string, opts: RepageO
         const wantBloom = physical === BYTE_ARRAY && opts.bloomColumns?.has(names[col] ?? "") === true;
         const split =
           only && body
-            ? cut(only, body, codec, physical, optional[col] ?? true, rowsPerPage, minBytes, wantBloom)
+            ? cut(only, body, codec, physical, optional[col] ?? true, rowsPerPage, minBytes, maxBytes, wantBloom)
             : undefined;
         const locations: { offset: number; size: number; first: number }[] = [];
         if (split) {
