@@ -177,6 +177,24 @@ export class PagedFiles {
     return built ?? undefined;
   }
 
+  /**
+   * Reads the offset indexes of `chunks` (those of one row group) that are not read yet with one
+   * pread when they lie together, as the page cutter writes them (row group by row group, column
+   * by column): a search's second pass wants every column of a row group, one small read each.
+   */
+  loadPages(fd: number, chunks: readonly Chunk[]): void {
+    const todo = chunks.filter((c) => !c.pages && c.indexLength > 0).sort((a, b) => a.indexOffset - b.indexOffset);
+    if (todo.length < 2) return;
+    const start = todo[0]!.indexOffset;
+    const last = todo[todo.length - 1]!;
+    const end = last.indexOffset + last.indexLength;
+    // Apart (another writer's order, or columns far from each other): each chunk on first use.
+    if (end - start > 2 * todo.reduce((a, c) => a + c.indexLength, 0)) return;
+    const bytes = preadExact(fd, start, end - start);
+    for (const c of todo)
+      c.pages = parseOffsetIndex(bytes.subarray(c.indexOffset - start, c.indexOffset - start + c.indexLength));
+  }
+
   /** A chunk's data pages from its offset index, or from its page headers when it has none (read once). */
   pagesOf(fd: number, c: Chunk): Float64Array {
     if (!c.pages) c.pages = c.indexLength > 0 ? fromOffsetIndex(fd, c) : fromHeaders(fd, c);
@@ -185,8 +203,12 @@ export class PagedFiles {
 }
 
 function fromOffsetIndex(fd: number, c: Chunk): Float64Array {
+  return parseOffsetIndex(preadExact(fd, c.indexOffset, c.indexLength));
+}
+
+function parseOffsetIndex(bytes: Uint8Array): Float64Array {
   // OffsetIndex: 1 page_locations; PageLocation: 1 offset, 2 compressed_page_size, 3 first_row_index.
-  const scan = new ThriftScan(preadExact(fd, c.indexOffset, c.indexLength));
+  const scan = new ThriftScan(bytes);
   const found: number[] = [];
   scan.struct((id) => {
     if (id !== 1) return false;

@@ -69,6 +69,15 @@ export class PageReader {
           def.columns.some((c) => (g.get(c.name)?.rawBytes ?? 0) > UNPAGED_MAX_BYTES);
         if (!index.paged && index.groups.some(big)) return undefined;
         const out = rows.map(() => ({}) as Record<string, unknown>);
+        // The offset indexes of every wanted column of each row group touched, one read a group.
+        if (index.paged)
+          for (const g of new Set(rows.map((r) => groupOf(index, r)))) {
+            const chunks = index.groups[g]!;
+            this.layouts.loadPages(
+              fd,
+              def.columns.flatMap((c) => chunks.get(c.name) ?? []),
+            );
+          }
         for (const col of def.columns) {
           if (!this.readColumn(path, fd, index, col.name, col.type, rows, out)) {
             this.stats.refused++;
@@ -98,8 +107,7 @@ export class PageReader {
     >();
     for (let j = 0; j < rows.length; j++) {
       const row = rows[j]!;
-      let g = index.groupStart.length - 1;
-      while (index.groupStart[g]! > row) g--;
+      const g = groupOf(index, row);
       const chunk = index.groups[g]!.get(name);
       if (!chunk) {
         out[j]![name] = null; // a column the file lacks: NULL, as the scan SQL makes it
@@ -198,6 +206,13 @@ export class PageReader {
     if (this.dictionaries.size > 256) this.dictionaries.delete(this.dictionaries.keys().next().value!);
     return dict;
   }
+}
+
+/** The row group holding row `row` of the file. */
+function groupOf(index: FileIndex, row: number): number {
+  let g = index.groupStart.length - 1;
+  while (index.groupStart[g]! > row) g--;
+  return g;
 }
 
 interface Dictionary {
