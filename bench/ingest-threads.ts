@@ -13,7 +13,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { engineTuning, loadConfig } from "../src/config/index.ts";
 import { MetricsRegistry, createLogger } from "../src/core/index.ts";
-import { threadCpuSeconds } from "../src/ingest/hep/libc.ts";
+import { threadCpuSeconds } from "../src/core/index.ts";
 import { createThreadedHepIngest } from "../src/ingest/index.ts";
 import { Lake } from "../src/lake/index.ts";
 import { packetSource } from "./hep-packets.ts";

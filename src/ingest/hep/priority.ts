@@ -1,4 +1,4 @@
-import { libc } from "./libc.ts";
+import { libc } from "../../core/index.ts";
 
 /**
  * Scheduling priority of the calling thread (Linux: `setpriority(PRIO_PROCESS, 0, nice)` applies

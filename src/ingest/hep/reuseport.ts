@@ -1,5 +1,5 @@
 import { ptr } from "bun:ffi";
-import type { Libc } from "./libc.ts";
+import type { Libc } from "../../core/index.ts";
 import { procSockets, socketInode } from "./udp-drops.ts";
 
 /**

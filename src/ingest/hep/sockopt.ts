@@ -1,5 +1,5 @@
 import { ptr } from "bun:ffi";
-import { libc } from "./libc.ts";
+import { libc } from "../../core/index.ts";
 
 /**
  * SO_RCVBUF on a UDP socket (docs/PLATFORM.md "UDP receive buffer": the buffer decides loss, and

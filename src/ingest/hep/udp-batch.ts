@@ -1,5 +1,5 @@
 import { ptr, read } from "bun:ffi";
-import { libc, type Libc } from "./libc.ts";
+import { libc, type Libc } from "../../core/index.ts";
 import { attachRandomSpread, otherSocketsOnPort, setReusePort } from "./reuseport.ts";
 import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "../../core/index.ts";
 

@@ -23,7 +23,7 @@ import { BatchSink } from "../batch-sink.ts";
 import { decodeHepRecords } from "../forward/hep-records.ts";
 import { RawBatch } from "../forward/raw-batch.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
-import { threadCpuSeconds } from "../hep/libc.ts";
+import { threadCpuSeconds } from "../../core/index.ts";
 import { sharedListenPort } from "../hep/reuseport.ts";
 import { setThreadNice } from "../hep/priority.ts";
 import { startMemoryFeed, type MemoryFeedInit } from "./memory-feed.ts";

@@ -1,8 +1,8 @@
 import { dlopen, FFIType, ptr } from "bun:ffi";
 
 /**
- * The few libc functions the HEP listeners call through bun:ffi (Linux, glibc): socket options
- * Bun does not offer (sockopt.ts), the ingest thread's priority (priority.ts) and the batch UDP
+ * The few libc functions svc calls through bun:ffi (Linux, glibc): socket options Bun does not
+ * offer (src/ingest/hep/sockopt.ts), the ingest thread's priority (priority.ts) and the batch UDP
  * socket (udp-batch.ts), the SO_REUSEPORT group of several ingest threads (reuseport.ts) and a
  * thread's own CPU time (threadCpuSeconds). Opened once, on first use; null where there is no libc.so.6.
  */
