@@ -49,4 +49,4 @@ export * from "./time-buckets.ts";
 export * from "./e-model.ts";
 export * from "./tls-files.ts";
 export * from "./test-pause.ts";
-export { libc, type Libc, threadCpuSeconds } from "./libc.ts";
+export { libc, type Libc, threadCpuSeconds, willNeed } from "./libc.ts";

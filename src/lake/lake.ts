@@ -597,6 +597,16 @@ export class Lake implements Module {
   }
 
   /**
+   * Advises the kernel of the first reads `matchRows` will make in these files and row groups
+   * (page-match.ts `advise`), so a search's files come off a cold disk side by side.
+   */
+  adviseMatch(files: ReadonlyArray<{ path: string; groups: readonly number[] }>, lookups: readonly Lookup[]): void {
+    const matcher = this.matcher;
+    if (!matcher) return;
+    for (const f of files) if (f.path.startsWith(this.dataPath)) matcher.advise(f.path, lookups, f.groups);
+  }
+
+  /**
    * Reads the footers of the newest local data files of tables with point-lookup columns into the
    * lookup indexes (lookup-warm.ts), in the background after start; resolves with the files read.
    */

@@ -106,6 +106,11 @@ export class PagedFiles {
     readonly openFiles = new OpenFiles(),
   ) {}
 
+  /** Whether the page at `offset` of the file at `path` is in the cache of decompressed pages. */
+  cached(path: string, offset: number): boolean {
+    return this.pages.has(`${path}@${offset}`);
+  }
+
   /** A data page of the file at `path` (open as `fd`): its header and body uncompressed, from the cache when it was read lately. */
   page(
     path: string,

@@ -27,6 +27,7 @@ import {
   preadExact,
   readThriftStruct,
   type ThriftStruct,
+  willNeed,
 } from "../core/index.ts";
 import { bloomHash, type Lookup, type Probe, probeOf, wordsMayHold } from "./bloom-index.ts";
 import { type Chunk, type FileIndex, levels, type PagedFiles } from "./page-index.ts";
@@ -90,6 +91,35 @@ export class PageMatcher {
       },
       // Gone (compacted away): DuckDB's read drops it. Not read here: DuckDB reads it instead.
       (why) => (why === "gone" ? { refused: true } : this.refuse()),
+    );
+  }
+
+  /**
+   * Advises the kernel of what `match` will read first in these row groups of the file at `path`
+   * (willNeed: docs/ARCHITECTURE.md "Read-ahead of pages"): the lookup columns' page filters and
+   * the offset indexes not read yet. A search advises every file before matching any, so on a
+   * cold page cache those small reads come off the disk side by side.
+   */
+  advise(path: string, lookups: readonly Lookup[], groups: readonly number[]): void {
+    this.layouts.withFile(
+      path,
+      (fd, index) => {
+        for (const column of new Set(lookups.flatMap((l) => l.columns))) {
+          const where = index.pageBlooms.get(column);
+          const dir = index.pageBloomDirs.get(column);
+          if (where && !dir) willNeed(fd, where.offset, Math.min(where.length, 16 * 1024));
+          for (const g of groups) {
+            const chunk = index.groups[g]?.get(column);
+            if (chunk && !chunk.pages && chunk.indexLength > 0) willNeed(fd, chunk.indexOffset, chunk.indexLength);
+            if (where && dir && g + 1 < dir.length) {
+              const at = (p: number) => dir[index.groups.length + 1 + p]!;
+              const [first, last] = [dir[g]!, dir[g + 1]!];
+              if (last > first) willNeed(fd, where.offset + at(first), at(last) - at(first));
+            }
+          }
+        }
+      },
+      () => undefined,
     );
   }
 

@@ -30,6 +30,7 @@ import {
   type TableDef,
   u32le,
   type ThriftStruct,
+  willNeed,
 } from "../core/index.ts";
 import { type Chunk, type FileIndex, levels, PagedFiles, readPage } from "./page-index.ts";
 
@@ -78,8 +79,24 @@ export class PageReader {
               def.columns.flatMap((c) => chunks.get(c.name) ?? []),
             );
           }
+        // Where each column's wanted rows lie, then every page not decompressed here lately
+        // advised to the kernel at once: on a cold page cache they come off the disk side by side
+        // (docs/ARCHITECTURE.md "Read-ahead of pages").
+        const located: Array<Map<string, Located>> = [];
         for (const col of def.columns) {
-          if (!this.readColumn(path, fd, index, col.name, col.type, rows, out)) {
+          const pages = this.locate(fd, index, col.name, col.type, rows, out);
+          if (!pages) {
+            this.stats.refused++;
+            return undefined;
+          }
+          located.push(pages);
+        }
+        for (const pages of located)
+          for (const e of pages.values())
+            if (!this.layouts.cached(path, e.page.offset)) willNeed(fd, e.page.offset, e.page.size);
+        for (let c = 0; c < def.columns.length; c++) {
+          const col = def.columns[c]!;
+          if (!this.readColumn(path, fd, col.name, col.type, rows, located[c]!, out)) {
             this.stats.refused++;
             return undefined;
           }
@@ -91,20 +108,19 @@ export class PageReader {
     );
   }
 
-  private readColumn(
-    path: string,
+  /**
+   * Column `name`'s wanted rows by row group and page (NULL set in `out` for a column the file
+   * lacks); undefined when its chunks are not ones this reads.
+   */
+  private locate(
     fd: number,
     index: FileIndex,
     name: string,
     type: ColumnType,
     rows: readonly number[],
     out: Record<string, unknown>[],
-  ): boolean {
-    // Wanted rows by row group and page.
-    const byPage = new Map<
-      string,
-      { chunk: Chunk; base: number; page: { offset: number; size: number; first: number }; want: number[] }
-    >();
+  ): Map<string, Located> | undefined {
+    const byPage = new Map<string, Located>();
     for (let j = 0; j < rows.length; j++) {
       const row = rows[j]!;
       const g = groupOf(index, row);
@@ -113,7 +129,8 @@ export class PageReader {
         out[j]![name] = null; // a column the file lacks: NULL, as the scan SQL makes it
         continue;
       }
-      if (chunk.physical !== PHYSICAL[type] || (chunk.codec !== CODEC_NONE && chunk.codec !== CODEC_ZSTD)) return false;
+      if (chunk.physical !== PHYSICAL[type] || (chunk.codec !== CODEC_NONE && chunk.codec !== CODEC_ZSTD))
+        return undefined;
       const pages = this.layouts.pagesOf(fd, chunk);
       const local = row - index.groupStart[g]!;
       let lo = 0;
@@ -128,6 +145,18 @@ export class PageReader {
       byPage.set(key, e);
       e.want.push(j);
     }
+    return byPage;
+  }
+
+  private readColumn(
+    path: string,
+    fd: number,
+    name: string,
+    type: ColumnType,
+    rows: readonly number[],
+    byPage: Map<string, Located>,
+    out: Record<string, unknown>[],
+  ): boolean {
     for (const e of byPage.values()) {
       const base = e.base;
       const { header, body } = this.layouts.page(path, fd, e.page.offset, e.page.size, e.chunk.codec);
@@ -213,6 +242,14 @@ function groupOf(index: FileIndex, row: number): number {
   let g = index.groupStart.length - 1;
   while (index.groupStart[g]! > row) g--;
   return g;
+}
+
+/** A page of a column holding wanted rows: its chunk, the row group's first row, where it lies, and the wanted rows (indexes into the rows asked). */
+interface Located {
+  chunk: Chunk;
+  base: number;
+  page: { offset: number; size: number; first: number };
+  want: number[];
 }
 
 interface Dictionary {
