@@ -13,6 +13,7 @@ import {
   errorMessage,
   forwardingLogger,
   rowsLostCounter,
+  threadCpuSeconds,
   type Logger,
   type LogLevel,
   type Module,
@@ -23,7 +24,6 @@ import { BatchSink } from "../batch-sink.ts";
 import { decodeHepRecords } from "../forward/hep-records.ts";
 import { RawBatch } from "../forward/raw-batch.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
-import { threadCpuSeconds } from "../../core/index.ts";
 import { sharedListenPort } from "../hep/reuseport.ts";
 import { setThreadNice } from "../hep/priority.ts";
 import { startMemoryFeed, type MemoryFeedInit } from "./memory-feed.ts";
