@@ -16,6 +16,8 @@ peerTest(
       calls: { [`q-${crypto.randomUUID()}`]: ["10.60.0.11", "10.60.0.1"] },
     });
     const { page } = h;
+    // The tabs come with the dashboards' list: wait for the last default one before reading them all.
+    await page.getByRole("tablist", { name: "Dashboards" }).getByRole("tab", { name: "NetGames" }).waitFor();
     expect(await page.getByRole("tablist", { name: "Dashboards" }).getByRole("tab").allInnerTexts()).toEqual([
       "Home",
       "Smart Search",
