@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Engine } from "./engine.ts";
-import { BloomIndex, bitsetMayHold, bloomHash } from "./bloom-index.ts";
+import { BloomIndex } from "./bloom-index.ts";
+import { bitsetMayHold, bloomHash } from "./bloom-probe.ts";
 import { repageParquet } from "../core/index.ts";
 
 /**

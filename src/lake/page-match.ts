@@ -29,7 +29,8 @@ import {
   type ThriftStruct,
   willNeed,
 } from "../core/index.ts";
-import { bloomHash, type Lookup, type Probe, probeOf, wordsMayHold } from "./bloom-index.ts";
+import type { Lookup } from "./bloom-index.ts";
+import { bloomHash, type Probe, probeOf, wordsMayHold } from "./bloom-probe.ts";
 import { type Chunk, type FileIndex, levels, type PagedFiles } from "./page-index.ts";
 
 const BYTE_ARRAY = 6;
