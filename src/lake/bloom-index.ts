@@ -15,8 +15,8 @@
  * lookups").
  */
 import { readSync } from "node:fs";
-import { FILE_BLOOM_KEY } from "../core/index.ts";
-import { bloomHash, type Probe, probeOf, wholeMayHold, wordsMayHold } from "./bloom-probe.ts";
+import { FILE_BLOOM_KEY, willNeed } from "../core/index.ts";
+import { bloomHash, type Probe, probeOf, wholeBlockAt, wholeMayHold, wordsMayHold } from "./bloom-probe.ts";
 import { OpenFiles } from "./open-files.ts";
 import { literal } from "./sql.ts";
 
@@ -113,6 +113,8 @@ export class BloomIndex {
       [...new Set(active.flatMap((l) => l.columns))],
     );
     const prepared = this.prepare(active);
+    // The whole-file filters' blocks of every file asked for at once (a cold disk serves them side by side).
+    for (const f of files) this.adviseWhole(f.absolutePath, prepared);
     const groups = new Map<string, number[] | undefined>();
     const kept = files.filter((f) => {
       const g = this.candidates(f.absolutePath, prepared);
@@ -216,6 +218,25 @@ export class BloomIndex {
     } catch {
       if (fd !== undefined) this.openFiles.drop(path);
       return "unknown"; // a file gone (compacted away under us) or unreadable: keep it, DuckDB decides
+    }
+  }
+
+  /** Advises the kernel of the whole-file filter blocks a lookup of this file will read (willNeed). */
+  private adviseWhole(path: string, prepared: readonly Prepared[]): void {
+    const cols = this.files.get(path);
+    if (!cols) return;
+    try {
+      for (const l of prepared)
+        for (const c of l.columns) {
+          const whole = cols.get(c)?.whole;
+          if (!whole) continue;
+          for (const v of l.values) {
+            const at = wholeBlockAt(whole, v.probe);
+            if (at !== undefined) willNeed(this.openFiles.fd(path), at, 32);
+          }
+        }
+    } catch {
+      // gone: the check that follows keeps it, as before
     }
   }
 

@@ -40,14 +40,19 @@ export function wordsMayHold(words: Uint32Array, p: Probe): boolean {
   return blocks === 0 || blockHolds(words, sbbfBlock(p.hi, blocks) << 3, p);
 }
 
-/** The check of one probe against a filter on disk ([offset, offset + length): header, then the bitset), one block read. */
-export function wholeMayHold(fd: number, f: { offset: number; length: number }, p: Probe): boolean {
+/** Where the block of a probe lies in a filter on disk ([offset, offset + length): header, then the bitset); undefined when it has none. */
+export function wholeBlockAt(f: { offset: number; length: number }, p: Probe): number | undefined {
   const size = 2 ** Math.floor(Math.log2(f.length));
   const blocks = size >>> 5;
-  if (blocks === 0) return true;
+  return blocks === 0 ? undefined : f.offset + f.length - size + sbbfBlock(p.hi, blocks) * 32;
+}
+
+/** The check of one probe against a filter on disk, one block read. */
+export function wholeMayHold(fd: number, f: { offset: number; length: number }, p: Probe): boolean {
+  const at = wholeBlockAt(f, p);
+  if (at === undefined) return true;
   const block = new Uint32Array(8);
-  if (readSync(fd, block, 0, 32, f.offset + f.length - size + sbbfBlock(p.hi, blocks) * 32) !== 32)
-    throw new Error("short read of a bloom filter");
+  if (readSync(fd, block, 0, 32, at) !== 32) throw new Error("short read of a bloom filter");
   return blockHolds(block, 0, p);
 }
 

@@ -597,13 +597,16 @@ export class Lake implements Module {
   }
 
   /**
-   * Advises the kernel of the first reads `matchRows` will make in these files and row groups
-   * (page-match.ts `advise`), so a search's files come off a cold disk side by side.
+   * Advises the kernel of the reads `matchRows` will make in these files and row groups
+   * (page-match.ts `advise`, `adviseData`), so a search's files come off a cold disk side by side.
    */
   adviseMatch(files: ReadonlyArray<{ path: string; groups: readonly number[] }>, lookups: readonly Lookup[]): void {
     const matcher = this.matcher;
     if (!matcher) return;
-    for (const f of files) if (f.path.startsWith(this.dataPath)) matcher.advise(f.path, lookups, f.groups);
+    const local = files.filter((f) => f.path.startsWith(this.dataPath));
+    // The filters and offset indexes of every file first; then, as they arrive, the pages they keep.
+    for (const f of local) matcher.advise(f.path, lookups, f.groups);
+    for (const f of local) matcher.adviseData(f.path, lookups, f.groups);
   }
 
   /**

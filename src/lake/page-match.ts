@@ -124,6 +124,31 @@ export class PageMatcher {
     );
   }
 
+  /**
+   * Advises the kernel of the pages `match` will read in these row groups of the file at `path`:
+   * those the page filters keep for the lookups' values (reading the filters and offset indexes
+   * `advise` announced). A search calls it for every file after `advise` and before matching any.
+   */
+  adviseData(path: string, lookups: readonly Lookup[], groups: readonly number[]): void {
+    this.layouts.withFile(
+      path,
+      (fd, index) => {
+        for (const l of lookups) {
+          const probes = l.values.map((v) => probeOf(bloomHash(v)));
+          for (const column of l.columns)
+            for (const g of groups) {
+              const chunk = index.groups[g]?.get(column);
+              if (!chunk || chunk.physical !== BYTE_ARRAY) continue;
+              const pages = this.layouts.pagesOf(fd, chunk);
+              const { wanted, start, end } = wantedPages(chunk, pages, probes, pageFilters(fd, index, column, g));
+              if (wanted.length > 0) willNeed(fd, start, end - start);
+            }
+        }
+      },
+      () => undefined,
+    );
+  }
+
   private refuse(): MatchResult {
     this.stats.refused++;
     return { refused: true };
@@ -148,16 +173,10 @@ export class PageMatcher {
     const n = pages.length / 3;
     if (n === 0) return true;
     // Page filters rule out pages without a value: only the others are read and decompressed.
-    const usable = filters?.length === n ? filters : undefined;
-    const wanted: number[] = [];
-    for (let p = 0; p < n; p++) if (!usable || lookup.probes.some((pr) => wordsMayHold(usable[p]!, pr))) wanted.push(p);
+    const { wanted, start, end: stop } = wantedPages(chunk, pages, lookup.probes, filters);
     this.stats.pagesSkipped += n - wanted.length;
     if (wanted.length === 0) return true;
-    // The chunk's pages lie one after the other, its dictionary first: one read from the first
-    // page wanted (or the dictionary) to the last.
-    const lastPage = wanted[wanted.length - 1]!;
-    const start = chunk.dictionaryOffset ?? pages[wanted[0]! * 3]!;
-    const bytes = preadExact(fd, start, pages[lastPage * 3]! + pages[lastPage * 3 + 1]! - start);
+    const bytes = preadExact(fd, start, stop - start);
     // Dictionary-encoded: the numbers of the values in the dictionary, then rows by number.
     let codes: Set<number> | undefined;
     if (chunk.dictionaryOffset !== undefined) {
@@ -210,6 +229,27 @@ export class PageMatcher {
     }
     return true;
   }
+}
+
+/**
+ * The pages of a chunk its page filters cannot rule out for `probes` (all without usable filters),
+ * and the bytes that hold them: the chunk's pages lie one after the other, its dictionary first,
+ * so one read from the first page wanted (or the dictionary) to the last.
+ */
+function wantedPages(
+  chunk: Chunk,
+  pages: Float64Array,
+  probes: readonly Probe[],
+  filters: Uint32Array[] | undefined,
+): { wanted: number[]; start: number; end: number } {
+  const n = pages.length / 3;
+  const usable = filters?.length === n ? filters : undefined;
+  const wanted: number[] = [];
+  for (let p = 0; p < n; p++) if (!usable || probes.some((pr) => wordsMayHold(usable[p]!, pr))) wanted.push(p);
+  if (wanted.length === 0) return { wanted, start: 0, end: 0 };
+  const last = wanted[wanted.length - 1]!;
+  const start = chunk.dictionaryOffset ?? pages[wanted[0]! * 3]!;
+  return { wanted, start, end: pages[last * 3]! + pages[last * 3 + 1]! };
 }
 
 /**
