@@ -121,8 +121,9 @@ export class BloomIndex {
       groups.set(f.absolutePath, g);
       return g === undefined || g.length > 0;
     });
-    this.lastGroups.delete(signature(lookups));
-    this.lastGroups.set(signature(lookups), groups);
+    const sig = signature(lookups);
+    this.lastGroups.delete(sig);
+    this.lastGroups.set(sig, groups);
     if (this.lastGroups.size > 8) this.lastGroups.delete(this.lastGroups.keys().next().value!);
     this.stats.files += files.length;
     this.stats.filesDropped += files.length - kept.length;

@@ -40,8 +40,10 @@ export class OpenFiles {
     this.stats.opened++;
     this.open.set(path, { fd, used: t });
     this.sweep(t);
-    this.timer ??= setInterval(() => this.sweep(this.now()), this.idleMs);
-    this.timer.unref?.();
+    if (!this.timer) {
+      this.timer = setInterval(() => this.sweep(this.now()), this.idleMs);
+      this.timer.unref?.();
+    }
     return fd;
   }
 
