@@ -270,11 +270,15 @@ describe("loadgen TLS through Kamailio's tls module", () => {
         defines: ["WITH_AUTH"],
         client: { auth_username: "alice", auth_password: PASSWORD },
       });
-      expect(r.uac.failed_reasons).toEqual({});
-      expect([r.uac.calls_successful, r.uac.auth_challenges]).toEqual([20, 20]);
-      expect(r.uas.calls_successful).toBe(20);
-      // Each INVITE came twice over TLS: without, then with credentials.
-      expect(kamLines(r.kam, "INVITE in over tls")).toBe(40);
+      // One object, so that a failure shows every count at once. Each INVITE came twice over TLS:
+      // without, then with credentials.
+      expect({
+        failed: r.uac.failed_reasons,
+        successful: r.uac.calls_successful,
+        challenges: r.uac.auth_challenges,
+        uasSuccessful: r.uas.calls_successful,
+        invitesOverTls: kamLines(r.kam, "INVITE in over tls"),
+      }).toEqual({ failed: {}, successful: 20, challenges: 20, uasSuccessful: 20, invitesOverTls: 40 });
     },
     90_000,
   );

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onPath } from "../harness.ts";
-import { spawnPeer, waitUdpListening, type PeerProcess } from "./process.ts";
+import { spawnPeer, waitTcpListening, waitUdpListening, type PeerProcess } from "./process.ts";
 
 const FIXTURES = join(import.meta.dir, "../fixtures/kamailio");
 
@@ -34,6 +34,25 @@ export function renderKamailioConfig(template: string, values: Record<string, st
   return text;
 }
 
+/** The TCP and TLS listener ports of a rendered config, under the #!ifdef/#!ifndef/#!else switches `defines` turn on. */
+export function streamListeners(text: string, defines: string[]): number[] {
+  const on = new Set(defines);
+  const stack: boolean[] = [];
+  const ports: number[] = [];
+  for (const line of text.split("\n")) {
+    const cond = /^#!(ifdef|ifndef)\s+(\w+)/.exec(line);
+    const active = stack.every(Boolean);
+    if (cond) stack.push(on.has(cond[2]!) === (cond[1] === "ifdef"));
+    else if (line.startsWith("#!else")) stack.push(!stack.pop());
+    else if (line.startsWith("#!endif")) stack.pop();
+    else if (active) {
+      const m = /^listen=(?:tcp|tls):127\.0\.0\.1:(\d+)/.exec(line);
+      if (m) ports.push(Number(m[1]));
+    }
+  }
+  return ports;
+}
+
 /** `defines` become `-A NAME` (the config's #!ifdef switches). */
 export async function startKamailio(
   dir: string,
@@ -44,7 +63,8 @@ export async function startKamailio(
   const run = join(dir, "kamailio");
   mkdirSync(run, { recursive: true });
   const cfg = join(run, "kamailio.cfg");
-  writeFileSync(cfg, renderKamailioConfig(template, values));
+  const text = renderKamailioConfig(template, values);
+  writeFileSync(cfg, text);
   // -m/-M: small shared and private memory, enough for ten calls;.
   const k = spawnPeer(
     "kamailio",
@@ -70,6 +90,8 @@ export async function startKamailio(
   );
   try {
     await waitUdpListening(k, values.SIP_PORT);
+    // Kamailio's TCP main process opens its TCP and TLS listeners after the UDP ones are up.
+    for (const port of streamListeners(text, defines)) await waitTcpListening(k, port);
   } catch (e) {
     await k.stop();
     throw e;

@@ -130,14 +130,40 @@ export function udpBound(port: number): boolean {
     .some((line) => line.trim().split(/\s+/)[1] === want);
 }
 
+/** Whether some process listens on TCP 127.0.0.1:`port` (Linux /proc/net/tcp, state 0A). */
+export function tcpListening(port: number): boolean {
+  const want = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .some((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[1] === want && f[3] === "0A";
+    });
+}
+
 /** Waits until `peer` listens on UDP `port`; fails early with its output if it exits instead. */
 export async function waitUdpListening(peer: PeerProcess, port: number, timeoutMs = 10_000): Promise<void> {
+  await waitListening(peer, "udp", port, udpBound, timeoutMs);
+}
+
+/** Waits until `peer` listens on TCP `port` (a TLS listener too); fails early if it exits instead. */
+export async function waitTcpListening(peer: PeerProcess, port: number, timeoutMs = 10_000): Promise<void> {
+  await waitListening(peer, "tcp", port, tcpListening, timeoutMs);
+}
+
+async function waitListening(
+  peer: PeerProcess,
+  kind: string,
+  port: number,
+  bound: (port: number) => boolean,
+  timeoutMs: number,
+): Promise<void> {
   await waitFor(
-    `${peer.name} listening on udp 127.0.0.1:${port}`,
+    `${peer.name} listening on ${kind} 127.0.0.1:${port}`,
     () => {
       if (peer.proc.exitCode !== null)
         throw new Error(`${peer.name} exited with ${peer.proc.exitCode}: ${peer.output().slice(-3000)}`);
-      return udpBound(port);
+      return bound(port);
     },
     timeoutMs,
   );
