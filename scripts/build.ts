@@ -96,6 +96,8 @@ const cmd = [
   "src/ingest/thread/worker.ts",
   // Compaction's page cutter (src/core/parquet/repage.ts repageInWorker), the same way.
   "src/core/parquet/repage-worker.ts",
+  // The row fetch's second thread (src/lake/page-helper.ts), the same way.
+  "src/lake/page-worker.ts",
   `--outfile=${outfile}`,
 ];
 
@@ -111,6 +113,7 @@ const seconds = (performance.now() - started) / 1000;
 rmSync(`${outfile}.map`, { force: true });
 rmSync(join(dirname(outfile), "worker.js.map"), { force: true });
 rmSync(join(dirname(outfile), "repage-worker.js.map"), { force: true });
+rmSync(join(dirname(outfile), "page-worker.js.map"), { force: true });
 const mib = statSync(outfile).size / 2 ** 20;
 console.log(`build: ${outfile} ${mib.toFixed(1)} MiB in ${seconds.toFixed(1)} s (svc ${version}, ${revision})`);
 

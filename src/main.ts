@@ -214,6 +214,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
         ...(opts.holdLake ? { holdStart: opts.holdLake } : {}),
         // Resolved here, at the top of src/, so the executable finds its bundled copy (scripts/build.ts).
         repageWorker: new URL("./core/parquet/repage-worker.ts", import.meta.url),
+        pageWorker: new URL("./lake/page-worker.ts", import.meta.url),
       })
     : undefined;
   if (lake) modules.push(lake);

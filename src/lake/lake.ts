@@ -27,6 +27,7 @@ import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { BloomIndex } from "./bloom-index.ts";
 import { warmLookups } from "./lookup-warm.ts";
 import { PageReader } from "./page-reader.ts";
+import { PageHelper, splitColumns } from "./page-helper.ts";
 import { PagedFiles } from "./page-index.ts";
 import { OpenFiles } from "./open-files.ts";
 import { type MatchResult, PageMatcher } from "./page-match.ts";
@@ -71,6 +72,11 @@ export interface LakeDeps {
    * by src/main.ts so the executable finds its bundled copy; absent: compaction does it in-process.
    */
   repageWorker?: URL;
+  /**
+   * Worker entry of the row fetch's second thread (src/lake/page-worker.ts), resolved by
+   * src/main.ts as repageWorker is; absent: the main thread reads every column.
+   */
+  pageWorker?: URL;
 }
 
 /**
@@ -108,6 +114,7 @@ export class Lake implements Module {
   private bloom: BloomIndex | undefined;
   /** Rows of paged data files fetched page by page (local data path only; page-reader.ts). */
   private pages: PageReader | undefined;
+  private helper: PageHelper | undefined;
   /** Point lookups inside paged data files (local data path only; page-match.ts). */
   private matcher: PageMatcher | undefined;
   /** Window counts and newest rows of data files from their statistics and time pages (page-time.ts). */
@@ -206,6 +213,13 @@ export class Lake implements Module {
       this.pages = openFiles ? new PageReader(new PagedFiles(undefined, undefined, openFiles)) : undefined;
       this.matcher = this.pages ? new PageMatcher(this.pages.layouts) : undefined;
       this.times = this.pages ? new PageTimes(this.pages.layouts) : undefined;
+      const pageWorker = this.deps.pageWorker;
+      this.helper =
+        this.pages && pageWorker
+          ? new PageHelper(pageWorker, (reason) =>
+              this.deps.logger.warn("row fetch worker gone: every column is read on the main thread", { reason }),
+            )
+          : undefined;
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -314,6 +328,8 @@ export class Lake implements Module {
     this.pages = undefined;
     this.matcher = undefined;
     this.times = undefined;
+    this.helper?.stop();
+    this.helper = undefined;
   }
 
   /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
@@ -586,6 +602,55 @@ export class Lake implements Module {
   }
 
   /**
+   * rowsByPage for several files at once, every column: with the row fetch's worker
+   * (page-helper.ts) the widest columns of each file are read there while this thread reads the
+   * others, and each row is put together in the table's column order. A file the worker fails on
+   * is read here whole.
+   */
+  async rowsByPageMany(
+    key: string,
+    reqs: ReadonlyArray<{ path: string; rows: readonly number[] }>,
+  ): Promise<Array<Record<string, unknown>[] | undefined>> {
+    const def = this.defs.get(key)?.def;
+    const pages = this.pages;
+    const helper = this.helper;
+    if (!def || !pages || !helper?.alive) return reqs.map((r) => this.rowsByPage(r.path, key, r.rows));
+    const local = (path: string) => path.startsWith(this.dataPath);
+    const first = reqs.find((r) => local(r.path));
+    const theirs = first
+      ? pages.layouts.withFile(
+          first.path,
+          (_fd, index) => splitColumns(def.columns, index),
+          () => new Set<string>(),
+        )
+      : new Set<string>();
+    if (theirs.size === 0) return reqs.map((r) => this.rowsByPage(r.path, key, r.rows));
+    const off = def.columns.filter((c) => theirs.has(c.name));
+    const mine = { columns: def.columns.filter((c) => !theirs.has(c.name)) };
+    // Every file's share posted first, so the worker never waits for this thread.
+    const asked = reqs.map((r) => (local(r.path) ? helper.read(r.path, off, r.rows) : undefined));
+    const here = reqs.map((r) => (local(r.path) ? pages.read(r.path, mine, r.rows) : undefined));
+    const out: Array<Record<string, unknown>[] | undefined> = [];
+    for (let i = 0; i < reqs.length; i++) {
+      const a = here[i];
+      let b = await asked[i];
+      if (b === "failed") b = pages.read(reqs[i]!.path, { columns: off }, reqs[i]!.rows);
+      if (!a || !b) {
+        out.push(undefined);
+        continue;
+      }
+      out.push(
+        a.map((row, j) => {
+          const joined: Record<string, unknown> = {};
+          for (const c of def.columns) joined[c.name] = theirs.has(c.name) ? b[j]![c.name] : row[c.name];
+          return joined;
+        }),
+      );
+    }
+    return out;
+  }
+
+  /**
    * Rows of the local data file at `path` (one a scan plan with these lookups just listed) where,
    * for every lookup, some column equals one of its values, by number, reading only the lookup
    * columns of row groups `groups` (lookupGroups; page-match.ts, docs/ARCHITECTURE.md "Lookups
@@ -624,6 +689,7 @@ export class Lake implements Module {
         bloom: this.bloom,
         layouts,
         maxFiles: layouts.maxFiles,
+        alsoWarm: (paths) => this.helper?.warm(paths),
         stopped,
       });
     } catch (e) {

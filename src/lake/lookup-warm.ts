@@ -19,6 +19,8 @@ export interface WarmTarget {
   layouts: PagedFiles;
   /** Files warmed at most (the page layouts' bound: more would push out the first ones). */
   maxFiles: number;
+  /** Told the files chosen, before any is read (the row fetch's worker warms its own layouts). */
+  alsoWarm?: (paths: string[]) => void;
   /** True once the lake is stopping: the warm-up ends. */
   stopped: () => boolean;
 }
@@ -38,6 +40,7 @@ export async function warmLookups(w: WarmTarget): Promise<number> {
   }
   files.sort((a, b) => (a.newest < b.newest ? 1 : a.newest > b.newest ? -1 : 0));
   const chosen = files.slice(0, w.maxFiles);
+  w.alsoWarm?.(chosen.map((f) => f.file.absolutePath));
   let warmed = 0;
   for (let i = 0; i < chosen.length; i += BATCH) {
     const batch = chosen.slice(i, i + BATCH);

@@ -57,7 +57,7 @@ export class PageReader {
    * Every column of `def` for rows `rows` (numbers in the file) of the file at `path`, in the
    * order asked; undefined when the file is not one this reads page by page.
    */
-  read(path: string, def: TableDef, rows: readonly number[]): Record<string, unknown>[] | undefined {
+  read(path: string, def: Pick<TableDef, "columns">, rows: readonly number[]): Record<string, unknown>[] | undefined {
     if (def.columns.some((c) => PHYSICAL[c.type] === undefined)) return undefined;
     // Gone (compacted away, retention) or not read here: the caller asks DuckDB.
     return this.layouts.withFile(

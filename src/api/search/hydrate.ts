@@ -33,12 +33,14 @@ export async function hydrate(h: HydrateInput): Promise<Record<string, unknown>[
   }
   const got: Record<string, unknown>[] = [];
   let bytes = 0;
-  for (const [file, rows] of byFile) {
-    const read = h.lake.rowsByPage(
-      file,
-      h.key,
-      rows.map((r) => Number(r[ROW_NUMBER])),
-    );
+  const files = [...byFile];
+  const reads = await h.lake.rowsByPageMany(
+    h.key,
+    files.map(([path, rows]) => ({ path, rows: rows.map((r) => Number(r[ROW_NUMBER])) })),
+  );
+  for (let i = 0; i < files.length; i++) {
+    const rows = files[i]![1];
+    const read = reads[i];
     if (!read) {
       rest.push(...rows);
       continue;

@@ -1,0 +1,98 @@
+/**
+ * The host side of page-worker.ts: a second thread for a search's row fetch (docs/ARCHITECTURE.md
+ * "Row fetch by page"). The fetch's time is mostly zstd over one page of every column per call,
+ * and a SIP table's payload and data_extra pages are most of those bytes: the worker reads the
+ * widest columns of the rows while the main thread reads the rest (`splitColumns`), so on an
+ * otherwise idle core the fetch takes about half as long. A worker that cannot start or dies
+ * leaves every read to the main thread from then on.
+ */
+import type { ColumnDef } from "../core/index.ts";
+import type { FileIndex } from "./page-index.ts";
+
+type Rows = Record<string, unknown>[];
+
+/** What a read through the worker gives: the rows, undefined (not a file read by page), or "failed" (read it here). */
+export type HelperAnswer = Rows | undefined | "failed";
+
+export class PageHelper {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, (a: HelperAnswer) => void>();
+  private next = 0;
+  /** Why the worker is gone (it failed to start, or died); undefined while it runs. */
+  failure: string | undefined;
+
+  constructor(entry: URL, onFailure: (reason: string) => void) {
+    try {
+      const w = new Worker(entry.href);
+      // Bun's Worker can be unreferenced: an idle helper never keeps the process alive.
+      (w as Worker & { unref?: () => void }).unref?.();
+      w.onmessage = (e: MessageEvent) => {
+        const m = e.data as { id: number; rows?: Rows | null; error?: string };
+        const done = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        done?.(m.error !== undefined ? "failed" : (m.rows ?? undefined));
+      };
+      w.onerror = (e: ErrorEvent) => {
+        this.fail(e.message || "the worker failed");
+        onFailure(this.failure!);
+      };
+      this.worker = w;
+    } catch (e) {
+      this.failure = e instanceof Error ? e.message : String(e);
+      onFailure(this.failure);
+    }
+  }
+
+  get alive(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** `columns` of rows `rows` of the data file at `path`, read by the worker. */
+  read(path: string, columns: readonly ColumnDef[], rows: readonly number[]): Promise<HelperAnswer> {
+    const w = this.worker;
+    if (!w) return Promise.resolve("failed");
+    const id = this.next++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      w.postMessage({ id, path, columns: columns.map((c) => ({ name: c.name, type: c.type })), rows: [...rows] });
+    });
+  }
+
+  /** Builds the worker's layouts of these files in the background (the lake's warm-up). */
+  warm(paths: readonly string[]): void {
+    this.worker?.postMessage({ warm: [...paths] });
+  }
+
+  stop(): void {
+    this.fail("stopped");
+  }
+
+  private fail(reason: string): void {
+    this.failure ??= reason;
+    this.worker?.terminate();
+    this.worker = undefined;
+    for (const done of this.pending.values()) done("failed");
+    this.pending.clear();
+  }
+}
+
+/**
+ * The columns the worker reads: the widest by uncompressed bytes in the file (`index`), taken
+ * while they hold less than half of the columns' bytes, so each thread decodes about half; none
+ * when the file has one column or its sizes are unknown.
+ */
+export function splitColumns(columns: readonly ColumnDef[], index: FileIndex): Set<string> {
+  const bytes = new Map<string, number>();
+  for (const g of index.groups) for (const [name, chunk] of g) bytes.set(name, (bytes.get(name) ?? 0) + chunk.rawBytes);
+  const total = columns.reduce((a, c) => a + (bytes.get(c.name) ?? 0), 0);
+  const out = new Set<string>();
+  if (columns.length < 2 || total === 0) return out;
+  let taken = 0;
+  for (const c of [...columns].sort((a, b) => (bytes.get(b.name) ?? 0) - (bytes.get(a.name) ?? 0))) {
+    const b = bytes.get(c.name) ?? 0;
+    if (taken + b / 2 > total / 2 || out.size === columns.length - 1) break;
+    out.add(c.name);
+    taken += b;
+  }
+  return out;
+}
