@@ -328,7 +328,7 @@ export class Lake implements Module {
     this.pages = undefined;
     this.matcher = undefined;
     this.times = undefined;
-    this.helper?.stop();
+    await this.helper?.stop();
     this.helper = undefined;
   }
 

@@ -1,15 +1,26 @@
 import { describe, expect, test } from "bun:test";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ColumnDef } from "../core/index.ts";
 import { repageParquet } from "../core/parquet/repage.ts";
-import type { FileIndex } from "./page-index.ts";
+import { type FileIndex, PagedFiles } from "./page-index.ts";
 import { PageHelper, splitColumns } from "./page-helper.ts";
 import { PageReader } from "./page-reader.ts";
 
 const ENTRY = new URL("./page-worker.ts", import.meta.url);
+
+/** Paths this process has open (Linux). */
+function openPaths(): string[] {
+  return readdirSync("/proc/self/fd").flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/self/fd/${fd}`)];
+    } catch {
+      return [];
+    }
+  });
+}
 
 const columns: ColumnDef[] = [
   { name: "uuid", type: "varchar" },
@@ -48,7 +59,7 @@ describe("splitColumns", () => {
 });
 
 describe("PageHelper", () => {
-  test("columns read by the worker equal the main thread's; a file not read by page is undefined", async () => {
+  test("columns read by the worker equal the main thread's; a file not read by page is undefined; stop closes its files", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-page-helper-"));
     const db = await DuckDBInstance.create(":memory:");
     const con = await db.connect();
@@ -65,16 +76,22 @@ describe("PageHelper", () => {
       ) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 16384)`);
       await repageParquet(src, paged, { rowsPerPage: 500 });
       const rows = [0, 1, 499, 500, 16383, 16384, 29999, 7, 12345];
-      const here = new PageReader().read(paged, { columns }, rows);
+      const local = new PagedFiles();
+      const here = new PageReader(local).read(paged, { columns }, rows);
       expect(here?.length).toBe(rows.length);
       const wide = columns.filter((c) => c.name === "payload" || c.name === "extra");
       const there = await helper.read(paged, wide, rows);
       expect(there).toEqual(here!.map((r) => ({ payload: r.payload, extra: r.extra })));
       expect(here!.some((r) => r.payload === null)).toBe(true);
       expect(await helper.read(join(dir, "missing.parquet"), wide, [0])).toBeUndefined();
-      expect(helper.alive).toBe(true);
+      // The worker's descriptors are the process's: stopping it closes them.
+      local.openFiles.closeAll();
+      expect(openPaths().filter((p) => p === paged).length).toBe(1);
+      await helper.stop();
+      expect(openPaths().filter((p) => p === paged)).toEqual([]);
+      expect(helper.alive).toBe(false);
     } finally {
-      helper.stop();
+      await helper.stop();
       con.closeSync();
       db.closeSync();
       rmSync(dir, { recursive: true, force: true });
@@ -92,7 +109,7 @@ describe("PageHelper", () => {
 
   test("after stop, reads are left to the caller", async () => {
     const helper = new PageHelper(ENTRY, () => {});
-    helper.stop();
+    await helper.stop();
     expect(await helper.read("/nowhere.parquet", columns, [0])).toBe("failed");
   });
 });

@@ -27,7 +27,11 @@ export class PageHelper {
       // Bun's Worker can be unreferenced: an idle helper never keeps the process alive.
       (w as Worker & { unref?: () => void }).unref?.();
       w.onmessage = (e: MessageEvent) => {
-        const m = e.data as { id: number; rows?: Rows | null; error?: string };
+        const m = e.data as { id: number; rows?: Rows | null; error?: string; closed?: true };
+        if (m.closed) {
+          this.closed?.();
+          return;
+        }
         const done = this.pending.get(m.id);
         this.pending.delete(m.id);
         done?.(m.error !== undefined ? "failed" : (m.rows ?? undefined));
@@ -63,7 +67,20 @@ export class PageHelper {
     this.worker?.postMessage({ warm: [...paths] });
   }
 
-  stop(): void {
+  private closed: (() => void) | undefined;
+
+  /** Ends the worker once it has closed its descriptors (at most `waitMs` later). */
+  async stop(waitMs = 1000): Promise<void> {
+    const w = this.worker;
+    if (w) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.closed = resolve;
+        timer = setTimeout(resolve, waitMs);
+        w.postMessage({ close: true });
+      });
+      clearTimeout(timer);
+    }
     this.fail("stopped");
   }
 

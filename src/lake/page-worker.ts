@@ -3,7 +3,8 @@
  * by page"): reads some columns of rows of local data files page by page, with its own open
  * descriptors and page layouts, while the main thread reads the others. Messages in:
  * `{id, path, columns, rows}` (answered `{id, rows}`, `rows` null when the file is not one read
- * by page) and `{warm: paths}` (their layouts built one per turn, unanswered). Built into the
+ * by page), `{warm: paths}` (their layouts built one per turn, unanswered) and `{close: true}`
+ * (its descriptors closed, answered `{closed: true}`; the host sends it before ending it). Built into the
  * executable as its own entry point (scripts/build.ts).
  */
 import type { ColumnDef } from "../core/index.ts";
@@ -29,7 +30,17 @@ function warmOne(): void {
 }
 
 self.onmessage = (e: MessageEvent) => {
-  const m = e.data as { warm: string[] } | { id: number; path: string; columns: ColumnDef[]; rows: number[] };
+  const m = e.data as
+    | { close: true }
+    | { warm: string[] }
+    | { id: number; path: string; columns: ColumnDef[]; rows: number[] };
+  if ("close" in m) {
+    // Descriptors are the process's, not the thread's: they stay open past terminate() unless closed.
+    warming = [];
+    reader.layouts.openFiles.closeAll();
+    self.postMessage({ closed: true });
+    return;
+  }
   if ("warm" in m) {
     const idle = warming.length === 0;
     warming = [...warming, ...m.warm].slice(-reader.layouts.maxFiles);
