@@ -620,7 +620,7 @@ export class Lake implements Module {
     const theirs = first
       ? pages.layouts.withFile(
           first.path,
-          (_fd, index) => splitColumns(def.columns, index),
+          (fd, index) => splitColumns(def.columns, index, (chunk) => pages.layouts.pagesOf(fd, chunk).length / 3),
           () => new Set<string>(),
         )
       : new Set<string>();

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ColumnDef } from "../core/index.ts";
 import { repageParquet } from "../core/parquet/repage.ts";
-import { type FileIndex, PagedFiles } from "./page-index.ts";
+import { type Chunk, type FileIndex, PagedFiles } from "./page-index.ts";
 import { PageHelper, splitColumns } from "./page-helper.ts";
 import { PageReader } from "./page-reader.ts";
 
@@ -31,30 +31,48 @@ const columns: ColumnDef[] = [
   { name: "extra", type: "varchar" },
 ];
 
-/** A FileIndex whose chunks have these uncompressed sizes, in two row groups. */
-function indexOf(sizes: Record<string, number>): FileIndex {
-  const group = () => new Map(Object.entries(sizes).map(([name, b]) => [name, { rawBytes: b / 2 }])) as never;
-  return {
+/** A FileIndex whose first row group's chunks have these uncompressed bytes and page counts. */
+function indexOf(chunks: Record<string, [number, number]>): { index: FileIndex; pages: (c: Chunk) => number } {
+  const group = new Map(Object.entries(chunks).map(([name, [b, pages]]) => [name, { rawBytes: b, pages }]));
+  const index = {
     paged: true,
-    groupStart: [0, 10],
-    rows: 20,
-    groups: [group(), group()],
+    groupStart: [0],
+    rows: 10,
+    groups: [group],
     pageBlooms: new Map(),
     pageBloomDirs: new Map(),
-  };
+  } as unknown as FileIndex;
+  return { index, pages: (c: Chunk) => (c as unknown as { pages: number }).pages };
 }
 
 describe("splitColumns", () => {
-  test("the widest columns while they hold less than half of the bytes", () => {
-    const sizes = { uuid: 40, ts: 10, sid: 40, port: 5, payload: 500, extra: 200 };
-    expect([...splitColumns(columns, indexOf(sizes))]).toEqual(["payload"]);
-    // No column dominates: the widest ones up to about half.
-    const even = { uuid: 100, ts: 100, sid: 100, port: 100, payload: 100, extra: 100 };
-    expect(splitColumns(columns, indexOf(even)).size).toBe(3);
-    // One column holding everything still leaves the others here, and one column is never split.
-    expect([...splitColumns(columns, indexOf({ ...sizes, payload: 1e9 }))]).toEqual(["payload"]);
-    expect(splitColumns(columns.slice(0, 1), indexOf({ uuid: 40 })).size).toBe(0);
-    expect(splitColumns(columns, indexOf({})).size).toBe(0);
+  test("the costliest columns by a page each (fixed cost plus bytes) while they cost less than half", () => {
+    const sip = indexOf({
+      uuid: [40_000, 2],
+      ts: [16_000, 2],
+      sid: [40_000, 2],
+      port: [8_000, 1],
+      payload: [2_600_000, 10],
+      extra: [1_200_000, 10],
+    });
+    // payload 280 000 of 548 000 (pages: 20 000 fixed + bytes) is over half already alone.
+    expect([...splitColumns(columns, sip.index, sip.pages)]).toEqual(["payload"]);
+    // Many narrow columns: the worker takes the wide ones and some narrow ones too.
+    const many: ColumnDef[] = [
+      ...columns,
+      ...Array.from({ length: 14 }, (_, i) => ({ name: `n${i}`, type: "varchar" as const })),
+    ];
+    const narrow = Object.fromEntries(many.map((c) => [c.name, [20_000, 1] as [number, number]]));
+    const wide = indexOf({ ...narrow, payload: [2_600_000, 10], extra: [1_200_000, 10] });
+    const picked = splitColumns(many, wide.index, wide.pages);
+    expect(picked.has("payload") && picked.has("extra")).toBe(true);
+    expect(picked.size).toBe(6);
+    // Equal columns: half of them; one column is never split, nor a file without chunks.
+    const even = indexOf(Object.fromEntries(columns.map((c) => [c.name, [10_000, 1] as [number, number]])));
+    expect(splitColumns(columns, even.index, even.pages).size).toBe(3);
+    expect(splitColumns(columns.slice(0, 1), sip.index, sip.pages).size).toBe(0);
+    const none = indexOf({});
+    expect(splitColumns(columns, none.index, none.pages).size).toBe(0);
   });
 });
 

@@ -7,7 +7,7 @@
  * leaves every read to the main thread from then on.
  */
 import type { ColumnDef } from "../core/index.ts";
-import type { FileIndex } from "./page-index.ts";
+import type { Chunk, FileIndex } from "./page-index.ts";
 
 type Rows = Record<string, unknown>[];
 
@@ -94,19 +94,35 @@ export class PageHelper {
 }
 
 /**
- * The columns the worker reads: the widest by uncompressed bytes in the file (`index`), taken
- * while they hold less than half of the columns' bytes, so each thread decodes about half; none
- * when the file has one column or its sizes are unknown.
+ * A page's fixed cost in the row fetch (one pread, its header, one zstd call), in bytes
+ * decompressed for the same time: about 25 µs against zstd's 0.8 GB/s on the benchmark guest
+ * (docs/BENCHMARKS.md "A second thread for the row fetch").
  */
-export function splitColumns(columns: readonly ColumnDef[], index: FileIndex): Set<string> {
-  const bytes = new Map<string, number>();
-  for (const g of index.groups) for (const [name, chunk] of g) bytes.set(name, (bytes.get(name) ?? 0) + chunk.rawBytes);
-  const total = columns.reduce((a, c) => a + (bytes.get(c.name) ?? 0), 0);
+const PAGE_COST_BYTES = 20_000;
+
+/**
+ * The columns the worker reads. A row costs one page of each column: its fixed cost plus its
+ * bytes (the first row group's chunk over its page count, `pageCount`). The costliest columns
+ * are taken while they hold less than half of the cost, so each thread does about half; none
+ * when there is one column.
+ */
+export function splitColumns(
+  columns: readonly ColumnDef[],
+  index: FileIndex,
+  pageCount: (chunk: Chunk) => number,
+): Set<string> {
+  const cost = new Map<string, number>();
+  const first = index.groups[0];
+  for (const c of columns) {
+    const chunk = first?.get(c.name);
+    cost.set(c.name, chunk ? PAGE_COST_BYTES + chunk.rawBytes / Math.max(1, pageCount(chunk)) : 0);
+  }
+  const total = columns.reduce((a, c) => a + cost.get(c.name)!, 0);
   const out = new Set<string>();
   if (columns.length < 2 || total === 0) return out;
   let taken = 0;
-  for (const c of [...columns].sort((a, b) => (bytes.get(b.name) ?? 0) - (bytes.get(a.name) ?? 0))) {
-    const b = bytes.get(c.name) ?? 0;
+  for (const c of [...columns].sort((a, b) => cost.get(b.name)! - cost.get(a.name)!)) {
+    const b = cost.get(c.name)!;
     if (taken + b / 2 > total / 2 || out.size === columns.length - 1) break;
     out.add(c.name);
     taken += b;
