@@ -114,6 +114,7 @@ export class Lake implements Module {
   private bloom: BloomIndex | undefined;
   /** Rows of paged data files fetched page by page (local data path only; page-reader.ts). */
   private pages: PageReader | undefined;
+  /** The row fetch's second thread (page-helper.ts), started on first use: never on the way to the first HTTP 200. */
   private helper: PageHelper | undefined;
   /** Point lookups inside paged data files (local data path only; page-match.ts). */
   private matcher: PageMatcher | undefined;
@@ -213,13 +214,6 @@ export class Lake implements Module {
       this.pages = openFiles ? new PageReader(new PagedFiles(undefined, undefined, openFiles)) : undefined;
       this.matcher = this.pages ? new PageMatcher(this.pages.layouts) : undefined;
       this.times = this.pages ? new PageTimes(this.pages.layouts) : undefined;
-      const pageWorker = this.deps.pageWorker;
-      this.helper =
-        this.pages && pageWorker
-          ? new PageHelper(pageWorker, (reason) =>
-              this.deps.logger.warn("row fetch worker gone: every column is read on the main thread", { reason }),
-            )
-          : undefined;
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -601,11 +595,21 @@ export class Lake implements Module {
     return this.pages.read(path, want, rows);
   }
 
+  /** The row fetch's worker, started now if the lake has its entry and reads pages; undefined otherwise. */
+  private pageHelper(): PageHelper | undefined {
+    const entry = this.deps.pageWorker;
+    if (this.helper || !entry || !this.pages) return this.helper;
+    this.helper = new PageHelper(entry, (reason) =>
+      this.deps.logger.warn("row fetch worker gone: every column is read on the main thread", { reason }),
+    );
+    return this.helper;
+  }
+
   /**
    * rowsByPage for several files at once, every column: with the row fetch's worker
-   * (page-helper.ts) the widest columns of each file are read there while this thread reads the
-   * others, and each row is put together in the table's column order. A file the worker fails on
-   * is read here whole.
+   * (page-helper.ts) the costliest columns of each file (splitColumns) are read there while this
+   * thread reads the others, and each row is put together in the table's column order. A file
+   * the worker fails on is read here whole.
    */
   async rowsByPageMany(
     key: string,
@@ -613,7 +617,7 @@ export class Lake implements Module {
   ): Promise<Array<Record<string, unknown>[] | undefined>> {
     const def = this.defs.get(key)?.def;
     const pages = this.pages;
-    const helper = this.helper;
+    const helper = this.pageHelper();
     if (!def || !pages || !helper?.alive) return reqs.map((r) => this.rowsByPage(r.path, key, r.rows));
     const local = (path: string) => path.startsWith(this.dataPath);
     const first = reqs.find((r) => local(r.path));
@@ -689,7 +693,7 @@ export class Lake implements Module {
         bloom: this.bloom,
         layouts,
         maxFiles: layouts.maxFiles,
-        alsoWarm: (paths) => this.helper?.warm(paths),
+        alsoWarm: (paths) => this.pageHelper()?.warm(paths),
         stopped,
       });
     } catch (e) {
