@@ -26,6 +26,7 @@ export {
   CODEC_NONE,
   CODEC_ZSTD,
   bitLevels,
+  levelRanks,
   decodeHybrid,
   decompressPage,
   u32le,

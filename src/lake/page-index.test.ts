@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeHybrid } from "../core/index.ts";
+import { decodeHybrid, levelRanks } from "../core/index.ts";
 import { levels } from "./page-index.ts";
 
 /** ULEB128, as the hybrid's run headers are written. */
@@ -91,5 +91,43 @@ describe("levels", () => {
 
   test("a required column has no levels: the values start at the body", () => {
     expect(levels(new Uint8Array(8), 5, false)).toEqual({ defined: undefined, at: 0 });
+  });
+});
+
+describe("levelRanks", () => {
+  test("each asked row's level and the count of values before it, as the decoded levels give them", () => {
+    const random = rng(4242);
+    for (let round = 0; round < 300; round++) {
+      const rows = 1 + Math.floor(random() * 20_000);
+      const density = [0, 0.01, 0.5, 0.99, 1][round % 5]!;
+      const bits: number[] = [];
+      while (bits.length < rows) {
+        const stretch = 1 + Math.floor(random() * 400);
+        const noisy = random() < 0.5;
+        const level = random() < density ? 1 : 0;
+        for (let k = 0; k < stretch && bits.length < rows; k++) bits.push(noisy ? (random() < density ? 1 : 0) : level);
+      }
+      const body = hybrid(bits, random);
+      const n = new DataView(body.buffer).getUint32(0, true);
+      // Rows asked: a few, sorted, the first and last included now and then, two in one byte too.
+      const ks = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * rows)))];
+      if (random() < 0.3) ks.push(0, rows - 1);
+      if (ks[0]! + 1 < rows) ks.push(ks[0]! + 1);
+      const sorted = [...new Set(ks)].sort((a, b) => a - b);
+      const got = levelRanks(body, 4, 4 + n, sorted);
+      const prefix = (k: number) => bits.slice(0, k).reduce((a, b) => a + b, 0);
+      if (got === undefined) expect(bits.slice(0, sorted[sorted.length - 1]! + 1).every((b) => b === 1)).toBe(true);
+      else {
+        expect([...got.defined]).toEqual(sorted.map((k) => bits[k]!));
+        expect([...got.rank]).toEqual(sorted.map(prefix));
+      }
+    }
+  });
+
+  test("rows past the levels are an error", () => {
+    const body = hybrid([1, 0, 1, 1, 0, 0, 1, 0], rng(7));
+    expect(() => levelRanks(body, 4, 4 + new DataView(body.buffer).getUint32(0, true), [3, 40])).toThrow(
+      "RLE run ends early",
+    );
   });
 });

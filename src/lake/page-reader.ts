@@ -24,6 +24,7 @@ import {
   PAGE_DATA,
   PAGE_DICTIONARY,
   intField,
+  levelRanks,
   preadExact,
   readThriftStruct,
   structField,
@@ -32,7 +33,7 @@ import {
   type ThriftStruct,
   willNeed,
 } from "../core/index.ts";
-import { type Chunk, type FileIndex, levels, PagedFiles, readPage } from "./page-index.ts";
+import { type Chunk, type FileIndex, PagedFiles, readPage } from "./page-index.ts";
 
 /** Parquet physical type each column type is stored as (INT32 1, INT64 2, BYTE_ARRAY 6). */
 export const PHYSICAL: Partial<Record<ColumnType, number>> = { varchar: 6, int32: 1, int64: 2, timestamp: 2, date: 1 };
@@ -165,42 +166,47 @@ export class PageReader {
       if (!dph) return false;
       const count = intField(dph, 1) ?? 0;
       const encoding = intField(dph, 2);
-      // Position of each wanted row among the page's values (NULL rows hold none); the levels
-      // and indices are decoded up to the last wanted row only.
+      // Each wanted row's place among the page's values (NULL rows hold none), from the levels'
+      // runs without a step per row (a mostly NULL column's page spans thousands of rows).
       const wanted = e.want.map((j) => ({ j, k: rows[j]! - base - e.page.first })).sort((a, b) => a.k - b.k);
-      const upto = wanted.length ? Math.min(count, wanted[wanted.length - 1]!.k + 1) : 0;
-      const { defined, at } = levels(body, upto, e.chunk.optional);
+      if (wanted.length === 0) continue;
+      if (wanted[wanted.length - 1]!.k >= count) return false;
+      const at = e.chunk.optional ? 4 + u32le(body, 0) : 0;
+      const ranks = e.chunk.optional
+        ? levelRanks(
+            body,
+            4,
+            at,
+            wanted.map((w) => w.k),
+          )
+        : undefined;
+      const last = wanted.length - 1;
       let dictionary: Dictionary | undefined;
       let indices: Uint32Array | undefined;
       if (encoding === ENC_PLAIN_DICTIONARY || encoding === ENC_RLE_DICTIONARY) {
         if (e.chunk.dictionaryOffset === undefined) return false;
         dictionary = this.dictionary(path, fd, e.chunk, type);
         if (!dictionary) return false;
-        const nonNull = defined ? defined.reduce((a, v) => a + v, 0) : upto;
-        indices = decodeHybrid(body, at + 1, body.length, body[at]!, nonNull);
+        const values = ranks ? ranks.rank[last]! + ranks.defined[last]! : wanted[last]!.k + 1;
+        indices = decodeHybrid(body, at + 1, body.length, body[at]!, values);
       } else if (encoding !== ENC_PLAIN) return false;
       const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
-      let pos = at;
-      let value = 0; // index of the next value among the non-NULL ones
-      let row = 0;
       const width = type === "varchar" ? 0 : PHYSICAL[type] === 1 ? 4 : 8;
-      for (const w of wanted) {
-        if (!defined && (indices || width > 0)) {
-          // No NULL in the page: the k-th row is the k-th value, a fixed width away.
-          value = w.k;
-          pos = at + w.k * width;
-          row = w.k;
-        }
-        for (; row < w.k; row++) {
-          if (defined && defined[row] === 0) continue;
-          if (!indices) pos += type === "varchar" ? 4 + u32le(body, pos) : PHYSICAL[type] === 1 ? 4 : 8;
-          value++;
-        }
-        if (defined && defined[row] === 0) {
+      let pos = at;
+      let value = 0; // the value `pos` is at, among the non-NULL ones (varchar: walked in order)
+      for (let i = 0; i < wanted.length; i++) {
+        const w = wanted[i]!;
+        if (ranks && ranks.defined[i] === 0) {
           out[w.j]![name] = null;
           continue;
         }
-        out[w.j]![name] = indices ? dictionary!.value(indices[value]!) : plainValue(view, body, pos, type);
+        const target = ranks ? ranks.rank[i]! : w.k;
+        if (indices) out[w.j]![name] = dictionary!.value(indices[target]!);
+        else if (width > 0) out[w.j]![name] = plainValue(view, body, at + target * width, type);
+        else {
+          for (; value < target; value++) pos += 4 + u32le(body, pos);
+          out[w.j]![name] = plainValue(view, body, pos, type);
+        }
       }
     }
     return true;
