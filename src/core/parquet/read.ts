@@ -46,6 +46,25 @@ export function preadExact(fd: number, offset: number, length: number): Uint8Arr
   return b;
 }
 
+/** Where the last `runHeader` ended: the run's first byte. */
+let headerEnd = 0;
+
+/**
+ * The ULEB128 header of a run of the RLE / bit-packed hybrid at buf[at] (its low bit: bit-packed;
+ * the rest: the run's length or its groups of eight); `headerEnd` is set past it. Shared by the
+ * hybrid's decoders below, on their hot loops (one module-level cursor instead of an object a run).
+ */
+function runHeader(buf: Uint8Array, at: number): number {
+  let head = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = buf[at++]!;
+    head += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  headerEnd = at;
+  return head;
+}
+
 /**
  * The first `count` values of the RLE / bit-packed hybrid of `width` bits (at most 32) in
  * buf[at, end): a page's definition levels or dictionary indices, decoded only as far as needed.
@@ -56,12 +75,8 @@ export function decodeHybrid(buf: Uint8Array, at: number, end: number, width: nu
   const mask = width >= 32 ? 0xffffffff : 2 ** width - 1;
   let n = 0;
   while (n < count && at < end) {
-    let head = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = buf[at++]!;
-      head += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-    }
+    const head = runHeader(buf, at);
+    at = headerEnd;
     if (head % 2 === 1) {
       const groups = Math.floor(head / 2);
       const values = Math.min(groups * 8, count - n);
@@ -114,12 +129,8 @@ export function levelRanks(
   let r = 0; // rows holding a value before this run
   let i = 0;
   while (i < ks.length && at < end) {
-    let head = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = buf[at++]!;
-      head += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-    }
+    const head = runHeader(buf, at);
+    at = headerEnd;
     const length = Math.floor(head / 2);
     if (head % 2 === 1) {
       // `length` bytes of eight rows each.
@@ -161,12 +172,8 @@ export function bitLevels(buf: Uint8Array, at: number, end: number, count: numbe
   const out = new Uint8Array(count);
   let n = 0;
   while (n < count && at < end) {
-    let head = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = buf[at++]!;
-      head += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-    }
+    const head = runHeader(buf, at);
+    at = headerEnd;
     const length = Math.floor(head / 2);
     if (head % 2 === 1) {
       const stop = Math.min(count, n + length * 8);
