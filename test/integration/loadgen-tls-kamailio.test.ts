@@ -207,6 +207,18 @@ async function throughKamailio({
     // A caller that failed calls leaves the UAS waiting for calls that never come: stop it then.
     if (e.snapshot().calls_failed > 0) await uas.stop();
     await uas.done;
+    if (e.snapshot().calls_failed > 0 || uas.snapshot().calls_failed > 0) {
+      // A failure on a busy machine is hard to reproduce: say what both ends and Kamailio saw.
+      const complaints = kam
+        .output()
+        .split("\n")
+        .filter((l) => /ERROR|WARNING|CRITICAL|BUG/.test(l));
+      console.error(
+        `loadgen TLS through Kamailio (${transport}): UAC failed ${JSON.stringify(e.snapshot().failed_reasons)}, ` +
+          `UAS failed ${JSON.stringify(uas.snapshot().failed_reasons)}; Kamailio's last complaints:\n` +
+          complaints.slice(-15).join("\n"),
+      );
+    }
     return {
       uac: e.snapshot(),
       uas: uas.snapshot(),
