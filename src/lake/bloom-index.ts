@@ -200,10 +200,16 @@ export class BloomIndex {
           this.stats.rowGroups++;
           let words: Uint32Array | undefined;
           for (const v of l.values) {
+            // A bitset in memory first: it rules out most row groups, and costs less than the
+            // two comparisons (time-sliced files' min/max rarely rule anything out).
+            if (ch.words) {
+              ch.used = true;
+              if (!wordsMayHold(ch.words, v.probe)) continue;
+            }
             const ascii = v.ascii && ch.ascii;
             if (ch.min !== null && utf8Compare(v.value, ch.min, ascii) < 0) continue;
             if (ch.max !== null && utf8Compare(v.value, ch.max, ascii) > 0) continue;
-            if (ch.length !== 0) {
+            if (ch.length !== 0 && !ch.words) {
               if (!words) {
                 fd ??= this.openFiles.fd(path);
                 words = this.bitset(fd, ch);
