@@ -665,14 +665,50 @@ export class Lake implements Module {
     return this.matcher.match(path, lookups, groups, limit);
   }
 
+  /** Whether `matchRowsAside` runs on the row fetch's worker (started now if it was not): else it is `matchRows`. */
+  get matchesAside(): boolean {
+    return this.matcher !== undefined && this.pageHelper()?.alive === true;
+  }
+
+  /**
+   * `matchRows` of several files on the row fetch's worker (page-helper.ts), while this thread
+   * goes on: a lookup's older files there, its newer ones here (docs/ARCHITECTURE.md "Lookups by
+   * page"). Without the worker, or when it fails, the files are matched here; an error refuses a
+   * file (DuckDB reads it).
+   */
+  async matchRowsAside(
+    files: ReadonlyArray<{ path: string; groups: readonly number[] }>,
+    lookups: readonly Lookup[],
+    limit: number,
+  ): Promise<MatchResult[]> {
+    const helper = this.pageHelper();
+    const local = files.every((f) => f.path.startsWith(this.dataPath));
+    const theirs = helper?.alive && local ? await helper.matchMany(files, lookups, limit) : "failed";
+    if (theirs !== "failed") return theirs;
+    return files.map((f) => {
+      try {
+        return this.matchRows(f.path, lookups, f.groups, limit);
+      } catch {
+        return { refused: true };
+      }
+    });
+  }
+
   /**
    * Advises the kernel of the reads `matchRows` will make in these files and row groups
-   * (page-match.ts `advise`, `adviseData`), so a search's files come off a cold disk side by side.
+   * (page-match.ts `advise`, `adviseData`), so a search's files come off a cold disk side by side;
+   * `aside`: those `matchRowsAside` will make, on the row fetch's worker before it matches them.
    */
-  adviseMatch(files: ReadonlyArray<{ path: string; groups: readonly number[] }>, lookups: readonly Lookup[]): void {
+  adviseMatch(
+    files: ReadonlyArray<{ path: string; groups: readonly number[] }>,
+    lookups: readonly Lookup[],
+    aside = false,
+  ): void {
     const matcher = this.matcher;
     if (!matcher) return;
     const local = files.filter((f) => f.path.startsWith(this.dataPath));
+    const helper = aside ? this.pageHelper() : undefined;
+    if (helper?.alive) return helper.adviseMatch(local, lookups);
     // The filters and offset indexes of every file first; then, as they arrive, the pages they keep.
     for (const f of local) matcher.advise(f.path, lookups, f.groups);
     for (const f of local) matcher.adviseData(f.path, lookups, f.groups);

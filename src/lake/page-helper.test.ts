@@ -7,6 +7,7 @@ import type { ColumnDef } from "../core/index.ts";
 import { repageParquet } from "../core/parquet/repage.ts";
 import { type Chunk, type FileIndex, PagedFiles } from "./page-index.ts";
 import { PageHelper, splitColumns } from "./page-helper.ts";
+import { PageMatcher } from "./page-match.ts";
 import { PageReader } from "./page-reader.ts";
 
 const ENTRY = new URL("./page-worker.ts", import.meta.url);
@@ -108,6 +109,65 @@ describe("PageHelper", () => {
       await helper.stop();
       expect(openPaths().filter((p) => p === paged)).toEqual([]);
       expect(helper.alive).toBe(false);
+    } finally {
+      await helper.stop();
+      con.closeSync();
+      db.closeSync();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the worker's lookup matches equal the main thread's, file by file; advice leaves it running", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-page-helper-match-"));
+    const db = await DuckDBInstance.create(":memory:");
+    const con = await db.connect();
+    const helper = new PageHelper(ENTRY, () => {});
+    try {
+      // Three paged files of one table, with the lookups' filters, as compaction writes them.
+      const files: string[] = [];
+      for (const k of [0, 1, 2]) {
+        const src = join(dir, `duck${k}.parquet`);
+        const paged = join(dir, `paged${k}.parquet`);
+        await con.run(`COPY (
+          SELECT 'c' || (i // 7) || '-${k}' AS sid,
+                 CASE WHEN i % 13 = 0 THEN NULL ELSE 'u' || ((i * ${k + 3}) % 400) END AS caller,
+                 'x' || (i % 40) AS callee, 'INVITE ' || repeat('p', i % 90) AS payload
+          FROM range(${20000 + k * 5000}) r(i) ORDER BY sid
+        ) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 8192)`);
+        await repageParquet(src, paged, {
+          rowsPerPage: 500,
+          minPageBytes: 512,
+          bloomColumns: new Set(["caller", "callee"]),
+        });
+        files.push(paged);
+      }
+      const share = [...files, join(dir, "gone.parquet")].map((path) => ({ path, groups: [0, 1, 2] }));
+      const matcher = new PageMatcher(new PagedFiles());
+      const cases = [
+        [{ columns: ["caller"], values: ["u20"] }],
+        [
+          { columns: ["caller"], values: ["u7", "u399"] },
+          { columns: ["callee"], values: ["x7", "x19"] },
+        ],
+        [{ columns: ["caller", "callee"], values: ["nobody"] }],
+      ];
+      for (const lookups of cases) {
+        helper.adviseMatch(share, lookups);
+        const there = await helper.matchMany(share, lookups, 100_000);
+        const here = share.map((f) => matcher.match(f.path, lookups, f.groups, 100_000));
+        expect(there).toEqual(here);
+        // The missing file is refused on both threads.
+        expect(here[3]).toEqual({ refused: true });
+      }
+      // u20 is found in every file.
+      const u20 = await helper.matchMany(share.slice(0, 3), cases[0]!, 100_000);
+      expect(u20 !== "failed" && u20.every((m) => "rows" in m && m.rows.length > 2)).toBe(true);
+      // The limit applies per file, as on this thread.
+      const few = await helper.matchMany(share.slice(0, 1), cases[0]!, 2);
+      expect(few).toEqual([matcher.match(files[0]!, cases[0]!, [0, 1, 2], 2)]);
+      expect(few).toEqual([{ tooMany: true }]);
+      await helper.stop();
+      expect(await helper.matchMany(share, cases[0]!, 10)).toBe("failed");
     } finally {
       await helper.stop();
       con.closeSync();

@@ -7,16 +7,26 @@
  * leaves every read to the main thread from then on.
  */
 import type { ColumnDef } from "../core/index.ts";
+import type { Lookup } from "./bloom-index.ts";
 import type { Chunk, FileIndex } from "./page-index.ts";
+import type { MatchResult } from "./page-match.ts";
 
 type Rows = Record<string, unknown>[];
 
 /** What a read through the worker gives: the rows, undefined (not a file read by page), or "failed" (read it here). */
 export type HelperAnswer = Rows | undefined | "failed";
 
+/** A worker's answer as it comes: rows of a read (null: not read by page), a match's result, or an error. */
+interface Answer {
+  id: number;
+  rows?: Rows | null;
+  match?: MatchResult[];
+  error?: string;
+}
+
 export class PageHelper {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, (a: HelperAnswer) => void>();
+  private readonly pending = new Map<number, (a: Answer | "failed") => void>();
   private next = 0;
   /** Why the worker is gone (it failed to start, or died); undefined while it runs. */
   failure: string | undefined;
@@ -27,14 +37,14 @@ export class PageHelper {
       // Bun's Worker can be unreferenced: an idle helper never keeps the process alive.
       (w as Worker & { unref?: () => void }).unref?.();
       w.onmessage = (e: MessageEvent) => {
-        const m = e.data as { id: number; rows?: Rows | null; error?: string; closed?: true };
+        const m = e.data as Answer & { closed?: true };
         if (m.closed) {
           this.closed?.();
           return;
         }
         const done = this.pending.get(m.id);
         this.pending.delete(m.id);
-        done?.(m.error !== undefined ? "failed" : (m.rows ?? undefined));
+        done?.(m.error !== undefined ? "failed" : m);
       };
       w.onerror = (e: ErrorEvent) => {
         this.fail(e.message || "the worker failed");
@@ -52,13 +62,44 @@ export class PageHelper {
   }
 
   /** `columns` of rows `rows` of the data file at `path`, read by the worker. */
-  read(path: string, columns: readonly ColumnDef[], rows: readonly number[]): Promise<HelperAnswer> {
+  async read(path: string, columns: readonly ColumnDef[], rows: readonly number[]): Promise<HelperAnswer> {
+    const a = await this.ask({ path, columns: columns.map((c) => ({ name: c.name, type: c.type })), rows: [...rows] });
+    return a === "failed" ? a : (a.rows ?? undefined);
+  }
+
+  /**
+   * For each data file, the rows matching every lookup in its row groups `groups` (page-match.ts
+   * `match`, at most `limit` rows a file), found by the worker in one message; "failed" when it
+   * could not (match them here).
+   */
+  async matchMany(
+    files: ReadonlyArray<{ path: string; groups: readonly number[] }>,
+    lookups: readonly Lookup[],
+    limit: number,
+  ): Promise<MatchResult[] | "failed"> {
+    const a = await this.ask({
+      match: { files: files.map((f) => ({ path: f.path, groups: [...f.groups] })), lookups, limit },
+    });
+    return a === "failed" || a.match === undefined || a.match.length !== files.length ? "failed" : a.match;
+  }
+
+  /**
+   * Has the worker advise the kernel of what matching these files will read (page-match.ts
+   * `advise`, then `adviseData`), off this thread; unanswered.
+   */
+  adviseMatch(files: ReadonlyArray<{ path: string; groups: readonly number[] }>, lookups: readonly Lookup[]): void {
+    this.worker?.postMessage({
+      advise: { files: files.map((f) => ({ path: f.path, groups: [...f.groups] })), lookups },
+    });
+  }
+
+  private ask(message: object): Promise<Answer | "failed"> {
     const w = this.worker;
     if (!w) return Promise.resolve("failed");
     const id = this.next++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      w.postMessage({ id, path, columns: columns.map((c) => ({ name: c.name, type: c.type })), rows: [...rows] });
+      w.postMessage({ id, ...message });
     });
   }
 

@@ -8,7 +8,8 @@
  * 2. In each, the lookup columns of those groups give the matching rows' numbers
  *    (src/lake/page-match.ts), then the time of those rows alone gives the window's matches. A
  *    file wholly inside the window whose rows all come after the order's `want`-th so far is
- *    counted without reading their times.
+ *    counted without reading their times. The last files in the order (mostly only counted) are
+ *    matched on the row fetch's worker while this thread matches the first ones.
  * 3. The rows of the order's first `want` (ties included) get uuid and session_id too.
  * 4. Files not paged (a flush's, one with deletes) and the buffer are one DuckDB statement, as
  *    before, and its rows merge in.
@@ -17,7 +18,14 @@
  * that matches too much (a busy proxy's address) is left to DuckDB: more than MAX_GROUPS row groups
  * to read or more than MAX_ROWS rows matched, and this answers undefined before anything is lost.
  */
-import { ROW_FILE, ROW_NUMBER, type Lake, type ScanFile, type ScanOptions } from "../../lake/index.ts";
+import {
+  ROW_FILE,
+  ROW_NUMBER,
+  type Lake,
+  type MatchResult,
+  type ScanFile,
+  type ScanOptions,
+} from "../../lake/index.ts";
 import { countMatches } from "./count.ts";
 import type { WhereClause } from "./filters.ts";
 
@@ -78,19 +86,27 @@ export async function lookupFirstPass(p: PagePassInput): Promise<LookupPass | un
   // window counts its matches without their times.
   const newestFirst = p.newestFirst;
   if (!newestFirst) paged.sort((a, b) => (a.file.minUs ?? -Infinity) - (b.file.minUs ?? -Infinity));
-  // Every file's first reads advised at once: on a cold page cache they come off the disk together.
-  lake.adviseMatch(
-    paged.map((p) => ({ path: p.file.file.absolutePath, groups: p.groups })),
-    lookups,
-  );
+  // The older files (the last in the order) are matched on the row fetch's worker meanwhile; most
+  // of them are only counted. Their matches are taken in the same order as this thread's. Every
+  // file's first reads are advised before any is matched, each thread its own: on a cold page
+  // cache they come off the disk together.
+  const mine = lake.matchesAside ? ownShare(paged) : paged.length;
+  const share = (from: number, to: number) =>
+    paged.slice(from, to).map((p) => ({ path: p.file.file.absolutePath, groups: p.groups }));
+  lake.adviseMatch(share(mine, paged.length), lookups, true);
+  const aside = mine < paged.length ? lake.matchRowsAside(share(mine, paged.length), lookups, MAX_ROWS) : undefined;
+  let theirs: MatchResult[] = [];
+  lake.adviseMatch(share(0, mine), lookups);
   const found: Record<string, unknown>[] = [];
   let counted = 0;
   let matched = 0;
   let edge: number | undefined;
-  for (const { file, groups: g } of paged) {
+  for (let i = 0; i < paged.length; i++) {
+    if (i === mine && aside) theirs = await aside;
+    const { file, groups: g } = paged[i]!;
     const path = file.file.absolutePath;
-    const m = lake.matchRows(path, lookups, g, MAX_ROWS - matched);
-    if ("tooMany" in m) return undefined;
+    const m = i < mine ? lake.matchRows(path, lookups, g, MAX_ROWS - matched) : theirs[i - mine]!;
+    if ("tooMany" in m || ("rows" in m && matched + m.rows.length > MAX_ROWS)) return undefined;
     if ("refused" in m) {
       rest.push(file);
       continue;
@@ -146,6 +162,18 @@ export async function lookupFirstPass(p: PagePassInput): Promise<LookupPass | un
   const total = counted + found.length + (otherCount?.total ?? others.length);
   const exact = otherCount?.exact === true;
   return total > p.countCap ? { rows, total: p.countCap, exact: false } : { rows, total, exact };
+}
+
+/**
+ * How many of the files, in the order, this thread matches: the rest, the last ones, hold at most
+ * half of the row groups to read (each costs about the same), and go to the worker.
+ */
+export function ownShare(files: ReadonlyArray<{ groups: readonly number[] }>): number {
+  const total = files.reduce((a, f) => a + f.groups.length, 0);
+  let theirs = 0;
+  let i = files.length;
+  while (i > 1 && 2 * (theirs + files[i - 1]!.groups.length) <= total) theirs += files[--i]!.groups.length;
+  return i;
 }
 
 /** The time of the `want`-th row of `found` in the order; undefined while there are fewer. */
