@@ -2,7 +2,9 @@
  * The appliance under the search benchmark (bench/search/run.ts, docs/BENCHMARKS.md "Search over 7
  * days / 100 M rows"): `src/main.ts serve` as a child process on a data set made by generate.ts,
  * its HTTP API after an admin login, dropping the data set from the OS page cache, and the CPU time
- * of a process and of the machine.
+ * of a process and of the machine. With SVC_BENCH_CPU_PROF=<dir> in the environment each appliance
+ * writes a CPU profile of its main thread there when it stops (Bun's --cpu-prof), to read with
+ * Chrome's or any .cpuprofile viewer.
  */
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -62,7 +64,9 @@ export async function startAppliance(dir: string, strategy: Strategy, lazyPayloa
     },
   });
   await Bun.write(cfgPath, JSON.stringify(cfg));
-  const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], {
+  const prof = process.env.SVC_BENCH_CPU_PROF;
+  const profile = prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : [];
+  const child = Bun.spawn([process.execPath, ...profile, "src/main.ts", "serve", "--config-path", cfgPath], {
     cwd: ROOT,
     stderr: "pipe",
     stdout: "ignore",
