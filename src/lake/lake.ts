@@ -595,6 +595,24 @@ export class Lake implements Module {
     return this.pages.read(path, want, rows);
   }
 
+  /**
+   * Advises the kernel of `columns` of these rows of local data files of table `key`
+   * (page-reader.ts `adviseMany`): a pass that reads a few columns of rows in several files calls
+   * it before reading any of them, so a cold page cache serves the files side by side.
+   */
+  adviseRows(
+    key: string,
+    reqs: ReadonlyArray<{ path: string; rows: readonly number[] }>,
+    columns: readonly string[],
+  ): void {
+    const def = this.defs.get(key)?.def;
+    if (!def || !this.pages) return;
+    this.pages.adviseMany(
+      reqs.filter((r) => r.path.startsWith(this.dataPath)),
+      { columns: def.columns.filter((c) => columns.includes(c.name)) },
+    );
+  }
+
   /** The row fetch's worker, started now if the lake has its entry and reads pages; undefined otherwise. */
   private pageHelper(): PageHelper | undefined {
     const entry = this.deps.pageWorker;

@@ -48,6 +48,27 @@ describe("PageReader", () => {
       await repageParquet(src, paged, { rowsPerPage: 500 });
       const reader = new PageReader();
       const wanted = [0, 1, 499, 500, 501, 16383, 16384, 20000, 33333, 49999, 7, 25000, 25001, 40000];
+      // Advice before a read loads the offset indexes of the columns advised, in the row groups of
+      // the rows, and of no other column; a file gone and rows past the end are skipped.
+      const idx = (c: string) =>
+        reader.layouts.withFile(
+          paged,
+          (_fd, index) => index.groups.map((g) => g.get(c)?.pages !== undefined),
+          () => [],
+        );
+      reader.adviseMany(
+        [
+          { path: paged, rows: [1, 20000] },
+          { path: join(dir, "gone.parquet"), rows: [1] },
+          { path: paged, rows: [50000] },
+        ],
+        { columns: def.columns.filter((c) => c.name === "uuid" || c.name === "sid") },
+      );
+      expect({ uuid: idx("uuid"), sid: idx("sid"), payload: idx("payload") }).toEqual({
+        uuid: [true, true, false, false],
+        sid: [true, true, false, false],
+        payload: [false, false, false, false],
+      });
       const got = reader.read(paged, def, wanted)!;
       expect(got).toBeDefined();
       const rows = (

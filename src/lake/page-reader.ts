@@ -110,6 +110,43 @@ export class PageReader {
   }
 
   /**
+   * Advises the kernel of what `read` of these rows of these files will read, before any of it is
+   * read (docs/ARCHITECTURE.md "Read-ahead of pages"): first the offset indexes not read yet of
+   * every file (a row group's lie together), then, reading those, the pages holding the rows in
+   * the columns of `def`, but those decompressed lately. A pass that reads several files one after
+   * the other then waits for the disk once, not once a file. A file not read by page is skipped.
+   */
+  adviseMany(reqs: ReadonlyArray<{ path: string; rows: readonly number[] }>, def: Pick<TableDef, "columns">): void {
+    if (def.columns.some((c) => PHYSICAL[c.type] === undefined)) return;
+    const each = (visit: (path: string, fd: number, index: FileIndex, rows: readonly number[]) => void) => {
+      for (const r of reqs)
+        this.layouts.withFile(
+          r.path,
+          (fd, index) => {
+            if (index.paged && r.rows.every((n) => n >= 0 && n < index.rows)) visit(r.path, fd, index, r.rows);
+          },
+          () => undefined,
+        );
+    };
+    const chunksOf = (index: FileIndex, g: number) => def.columns.flatMap((c) => index.groups[g]!.get(c.name) ?? []);
+    each((_path, fd, index, rows) => {
+      for (const g of new Set(rows.map((n) => groupOf(index, n)))) {
+        const todo = chunksOf(index, g).filter((c) => !c.pages && c.indexLength > 0);
+        if (todo.length === 0) continue;
+        const start = Math.min(...todo.map((c) => c.indexOffset));
+        willNeed(fd, start, Math.max(...todo.map((c) => c.indexOffset + c.indexLength)) - start);
+      }
+    });
+    each((path, fd, index, rows) => {
+      for (const g of new Set(rows.map((n) => groupOf(index, n)))) this.layouts.loadPages(fd, chunksOf(index, g));
+      const out = rows.map(() => ({}) as Record<string, unknown>);
+      for (const col of def.columns)
+        for (const e of this.locate(fd, index, col.name, col.type, rows, out)?.values() ?? [])
+          if (!this.layouts.cached(path, e.page.offset)) willNeed(fd, e.page.offset, e.page.size);
+    });
+  }
+
+  /**
    * Column `name`'s wanted rows by row group and page (NULL set in `out` for a column the file
    * lacks); undefined when its chunks are not ones this reads.
    */

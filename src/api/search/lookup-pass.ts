@@ -97,15 +97,35 @@ export async function lookupFirstPass(p: PagePassInput): Promise<LookupPass | un
   const aside = mine < paged.length ? lake.matchRowsAside(share(mine, paged.length), lookups, MAX_ROWS) : undefined;
   let theirs: MatchResult[] = [];
   lake.adviseMatch(share(0, mine), lookups);
+  // This thread's files matched first; then the times the loop below will read advised at once:
+  // those of files partly outside the window, and of the first files until `want` rows.
+  const results: MatchResult[] = [];
+  let mineMatched = 0;
+  for (let i = 0; i < mine; i++) {
+    const m = lake.matchRows(paged[i]!.file.file.absolutePath, lookups, paged[i]!.groups, MAX_ROWS - mineMatched);
+    if ("tooMany" in m) return undefined;
+    if ("rows" in m) mineMatched += m.rows.length;
+    results.push(m);
+  }
+  let ahead = 0;
+  const timesAhead: Array<{ path: string; rows: number[] }> = [];
+  results.forEach((m, i) => {
+    const f = paged[i]!.file;
+    const partly = f.minUs === null || f.maxUs === null || f.minUs < p.fromUs || f.maxUs > p.toUs;
+    if (!("rows" in m) || m.rows.length === 0 || (ahead >= p.want && !partly)) return;
+    timesAhead.push({ path: f.file.absolutePath, rows: m.rows });
+    ahead += m.rows.length;
+  });
+  lake.adviseRows(key, timesAhead, [time]);
   const found: Record<string, unknown>[] = [];
   let counted = 0;
   let matched = 0;
   let edge: number | undefined;
   for (let i = 0; i < paged.length; i++) {
     if (i === mine && aside) theirs = await aside;
-    const { file, groups: g } = paged[i]!;
+    const { file } = paged[i]!;
     const path = file.file.absolutePath;
-    const m = i < mine ? lake.matchRows(path, lookups, g, MAX_ROWS - matched) : theirs[i - mine]!;
+    const m = i < mine ? results[i]! : theirs[i - mine]!;
     if ("tooMany" in m || ("rows" in m && matched + m.rows.length > MAX_ROWS)) return undefined;
     if ("refused" in m) {
       rest.push(file);
@@ -213,6 +233,12 @@ export function withIds(
     if (list) list.push(r);
     else byFile.set(f, [r]);
   }
+  // uuid and session_id of every file's rows advised before any is read.
+  lake.adviseRows(
+    key,
+    [...byFile].map(([path, rows]) => ({ path, rows: rows.map((r) => Number(r[ROW_NUMBER])) })),
+    ["uuid", "session_id"],
+  );
   const out: Record<string, unknown>[] = [];
   for (const [file, rows] of byFile) {
     const ids = lake.rowsByPage(
