@@ -71,30 +71,11 @@ export class PageReader {
           def.columns.some((c) => (g.get(c.name)?.rawBytes ?? 0) > UNPAGED_MAX_BYTES);
         if (!index.paged && index.groups.some(big)) return undefined;
         const out = rows.map(() => ({}) as Record<string, unknown>);
-        // The offset indexes of every wanted column of each row group touched, one read a group.
-        if (index.paged)
-          for (const g of new Set(rows.map((r) => groupOf(index, r)))) {
-            const chunks = index.groups[g]!;
-            this.layouts.loadPages(
-              fd,
-              def.columns.flatMap((c) => chunks.get(c.name) ?? []),
-            );
-          }
-        // Where each column's wanted rows lie, then every page not decompressed here lately
-        // advised to the kernel at once: on a cold page cache they come off the disk side by side
-        // (docs/ARCHITECTURE.md "Read-ahead of pages").
-        const located: Array<Map<string, Located>> = [];
-        for (const col of def.columns) {
-          const pages = this.locate(fd, index, col.name, col.type, rows, out);
-          if (!pages) {
-            this.stats.refused++;
-            return undefined;
-          }
-          located.push(pages);
+        const located = this.locateAll(path, fd, index, def, rows, out);
+        if (!located) {
+          this.stats.refused++;
+          return undefined;
         }
-        for (const pages of located)
-          for (const e of pages.values())
-            if (!this.layouts.cached(path, e.page.offset)) willNeed(fd, e.page.offset, e.page.size);
         for (let c = 0; c < def.columns.length; c++) {
           const col = def.columns[c]!;
           if (!this.readColumn(path, fd, col.name, col.type, rows, located[c]!, out)) {
@@ -137,13 +118,51 @@ export class PageReader {
         willNeed(fd, start, Math.max(...todo.map((c) => c.indexOffset + c.indexLength)) - start);
       }
     });
-    each((path, fd, index, rows) => {
-      for (const g of new Set(rows.map((n) => groupOf(index, n)))) this.layouts.loadPages(fd, chunksOf(index, g));
-      const out = rows.map(() => ({}) as Record<string, unknown>);
-      for (const col of def.columns)
-        for (const e of this.locate(fd, index, col.name, col.type, rows, out)?.values() ?? [])
-          if (!this.layouts.cached(path, e.page.offset)) willNeed(fd, e.page.offset, e.page.size);
-    });
+    each((path, fd, index, rows) =>
+      this.locateAll(
+        path,
+        fd,
+        index,
+        def,
+        rows,
+        rows.map(() => ({})),
+      ),
+    );
+  }
+
+  /**
+   * Where each column's wanted rows lie (the offset indexes of every wanted column of each row
+   * group touched read first, one read a group), then every page not decompressed here lately
+   * advised to the kernel at once: on a cold page cache they come off the disk side by side
+   * (docs/ARCHITECTURE.md "Read-ahead of pages"). Undefined when a column's chunks are not ones
+   * this reads.
+   */
+  private locateAll(
+    path: string,
+    fd: number,
+    index: FileIndex,
+    def: Pick<TableDef, "columns">,
+    rows: readonly number[],
+    out: Record<string, unknown>[],
+  ): Array<Map<string, Located>> | undefined {
+    if (index.paged)
+      for (const g of new Set(rows.map((r) => groupOf(index, r)))) {
+        const chunks = index.groups[g]!;
+        this.layouts.loadPages(
+          fd,
+          def.columns.flatMap((c) => chunks.get(c.name) ?? []),
+        );
+      }
+    const located: Array<Map<string, Located>> = [];
+    for (const col of def.columns) {
+      const pages = this.locate(fd, index, col.name, col.type, rows, out);
+      if (!pages) return undefined;
+      located.push(pages);
+    }
+    for (const pages of located)
+      for (const e of pages.values())
+        if (!this.layouts.cached(path, e.page.offset)) willNeed(fd, e.page.offset, e.page.size);
+    return located;
   }
 
   /**
