@@ -93,8 +93,9 @@ export async function lookupFirstPass(p: PagePassInput): Promise<LookupPass | un
   const mine = lake.matchesAside ? ownShare(paged) : paged.length;
   const share = (from: number, to: number) =>
     paged.slice(from, to).map((p) => ({ path: p.file.file.absolutePath, groups: p.groups }));
-  lake.adviseMatch(share(mine, paged.length), lookups, true);
-  const aside = mine < paged.length ? lake.matchRowsAside(share(mine, paged.length), lookups, MAX_ROWS) : undefined;
+  const asideFiles = share(mine, paged.length);
+  if (asideFiles.length > 0) lake.adviseMatch(asideFiles, lookups, true);
+  const aside = asideFiles.length > 0 ? lake.matchRowsAside(asideFiles, lookups, MAX_ROWS) : undefined;
   let theirs: MatchResult[] = [];
   lake.adviseMatch(share(0, mine), lookups);
   // This thread's files matched first; then the times the loop below will read advised at once:
