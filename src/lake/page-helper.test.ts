@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { DuckDBInstance } from "@duckdb/node-api";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { duckScratch } from "../../test/harness.ts";
 import type { ColumnDef } from "../core/index.ts";
 import { repageParquet } from "../core/parquet/repage.ts";
 import { type Chunk, type FileIndex, PagedFiles } from "./page-index.ts";
@@ -79,9 +78,8 @@ describe("splitColumns", () => {
 
 describe("PageHelper", () => {
   test("columns read by the worker equal the main thread's; a file not read by page is undefined; stop closes its files", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-page-helper-"));
-    const db = await DuckDBInstance.create(":memory:");
-    const con = await db.connect();
+    await using scratch = await duckScratch("svc-page-helper-");
+    const { con, path: dir } = scratch;
     const helper = new PageHelper(ENTRY, () => {});
     try {
       const src = join(dir, "duck.parquet");
@@ -111,16 +109,12 @@ describe("PageHelper", () => {
       expect(helper.alive).toBe(false);
     } finally {
       await helper.stop();
-      con.closeSync();
-      db.closeSync();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 
   test("the worker's lookup matches equal the main thread's, file by file; advice leaves it running", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-page-helper-match-"));
-    const db = await DuckDBInstance.create(":memory:");
-    const con = await db.connect();
+    await using scratch = await duckScratch("svc-page-helper-match-");
+    const { con, path: dir } = scratch;
     const helper = new PageHelper(ENTRY, () => {});
     try {
       // Three paged files of one table, with the lookups' filters, as compaction writes them.
@@ -170,9 +164,6 @@ describe("PageHelper", () => {
       expect(await helper.matchMany(share, cases[0]!, 10)).toBe("failed");
     } finally {
       await helper.stop();
-      con.closeSync();
-      db.closeSync();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 
